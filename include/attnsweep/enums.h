@@ -1,0 +1,136 @@
+/* attnsweep/enums.h: the enumerations that are data (families, outcomes, verdicts...).
+ *
+ * Each list is X(NAME, "label", "meaning"). The same list generates the C enum, the label
+ * used in YAML specs and in the HDF5 enum types of the results file, and the documentation.
+ * Values are the list positions and are part of the results-file contract: append only.
+ */
+#ifndef ATTNSWEEP_ENUMS_H
+#define ATTNSWEEP_ENUMS_H
+
+/* Family of the value matrix V. */
+#define AS_VFAMILY_LIST(X)                                                                  \
+  X(AS_V_IDENTITY, "identity", "V = s I")                                                   \
+  X(AS_V_MINUS_IDENTITY, "minus_identity", "V = -s I")                                      \
+  X(AS_V_EXPLICIT, "explicit", "V written in the spec")                                     \
+  X(AS_V_PERRON, "perron", "i.i.d. U[0,1) entries times s (Perron-Frobenius: good triple)") \
+  X(AS_V_SYMMETRIC, "symmetric", "random symmetric V with k positive eigenvalues")          \
+  X(AS_V_PARANORMAL, "paranormal", "lambda I on F, spectral radius < lambda on G")          \
+  X(AS_V_GOOD, "good", "simple dominant real eigenvalue with a chosen gap")                 \
+  X(AS_V_COMPLEX, "complex", "leading complex-conjugate pair")                              \
+  X(AS_V_GAUSSIAN, "gaussian", "i.i.d. N(0, s^2/d) entries (generic V)")                    \
+  X(AS_V_SCALAR, "scalar", "d = 1: V = v")                                                  \
+  X(AS_V_FILE, "file", "read from an HDF5 file")
+
+/* Family of the query/key pair (the model uses M = Q^T K only). */
+#define AS_MFAMILY_LIST(X)                                                                  \
+  X(AS_M_IDENTITY, "identity", "Q = K = sqrt(s) I, M = s I")                                \
+  X(AS_M_EXPLICIT, "explicit", "Q and K (or M) written in the spec")                        \
+  X(AS_M_SPD, "spd", "random symmetric positive definite M with a chosen condition number") \
+  X(AS_M_UNIFORM, "uniform", "i.i.d. U[0,1) entries of Q and K times s (generic M)")        \
+  X(AS_M_GAUSSIAN, "gaussian", "i.i.d. N(0,1) entries of Q and K times s (generic M)")      \
+  X(AS_M_ZERO, "zero", "M = 0: uniform attention, linear dynamics (exact solutions)")       \
+  X(AS_M_SCALAR, "scalar", "d = 1: Q K = q k")                                              \
+  X(AS_M_FILE, "file", "read from an HDF5 file")
+
+/* Initial token distribution. */
+#define AS_INIT_LIST(X)                                            \
+  X(AS_INIT_BOX, "box", "uniform on [-s, s]^d")                    \
+  X(AS_INIT_GAUSS, "gauss", "i.i.d. N(0, s^2)")                    \
+  X(AS_INIT_SPHERE, "sphere", "uniform on the sphere of radius s") \
+  X(AS_INIT_EXPLICIT, "explicit", "written in the spec")           \
+  X(AS_INIT_FILE, "file", "read from an HDF5 file")
+
+/* Time integration. */
+#define AS_METHOD_LIST(X)                                                     \
+  X(AS_METHOD_RK4, "rk4", "classic RK4, attention recomputed at every stage") \
+  X(AS_METHOD_DOPRI5, "dopri5", "Dormand-Prince 5(4), adaptive step")         \
+  X(AS_METHOD_EULER, "euler", "forward Euler on the ODE")                     \
+  X(AS_METHOD_LAYERS, "layers", "discrete layers x <- x + dt P V x (residual network)")
+
+/* Variables integrated. */
+#define AS_VARS_LIST(X)                                                    \
+  X(AS_VARS_Z, "z", "rescaled tokens z = e^{-tV} x (R^{-k} x for layers)") \
+  X(AS_VARS_X, "x", "original tokens x")
+
+/* How e^{tV} is computed for a triple. */
+#define AS_EXPM_LIST(X)                                                 \
+  X(AS_EXPM_NONE, "none", "not computed")                               \
+  X(AS_EXPM_EIGEN, "eigen", "real eigenbasis with 2x2 rotation blocks") \
+  X(AS_EXPM_PADE, "pade", "scaling and squaring Pade")
+
+/* Which theorem's hypotheses the triple satisfies (the most specific one). */
+#define AS_THEOREM_LIST(X)                                                        \
+  X(AS_THM_NONE, "none", "no theorem applies")                                    \
+  X(AS_THM_D1, "d1", "d = 1, V > 0, QK > 0 [Thm 2.1]")                            \
+  X(AS_THM_IDENTITY, "identity", "V = I, M SPD [Thm 3.1]")                        \
+  X(AS_THM_GOOD, "good", "good triple [Thm 4.1]")                                 \
+  X(AS_THM_PARANORMAL, "paranormal", "paranormal V, M SPD [Thm 5.1]")             \
+  X(AS_THM_MINUS_IDENTITY, "minus_identity", "V = -I, M = I [Thm C.5]")           \
+  X(AS_THM_CODIM, "codim_k", "conjecture: k eigenvalues with positive real part") \
+  X(AS_THM_COMPLEX, "complex", "complex leading pair: no clustering expected")
+
+/* Geometry of an end state (predicted or observed). */
+#define AS_GEOM_LIST(X)                                                                      \
+  X(AS_GEOM_NONE, "none", "no prediction, or not classified")                                \
+  X(AS_GEOM_POLYTOPE, "polytope", "clusters at the vertices of a polytope (and 0/boundary)") \
+  X(AS_GEOM_HYPERPLANES, "hyperplanes", "at most 3 parallel hyperplanes l1^T z in {a,0,b}")  \
+  X(AS_GEOM_POLYTOPE_SUBSPACE, "polytope_x_subspace", "polytope in F times G")               \
+  X(AS_GEOM_COLLAPSE, "collapse", "all tokens to 0 and P to J/n")                            \
+  X(AS_GEOM_BOOLEAN, "boolean_lowrank", "d = 1: P Boolean, rank <= 3")                       \
+  X(AS_GEOM_SUBSPACES, "affine_subspaces", "at most 3 parallel affine subspaces, codim k")   \
+  X(AS_GEOM_SINGLE, "single_cluster", "one cluster")                                         \
+  X(AS_GEOM_CLUSTERS, "clusters", "finitely many clusters, no predicted shape")              \
+  X(AS_GEOM_UNCLUSTERED, "unclustered", "no clustering")                                     \
+  X(AS_GEOM_UNRESOLVED, "unresolved", "not settled: no geometry can be read")
+
+/* Verdict of an end state against its theorem. */
+#define AS_VERDICT_LIST(X)                                                            \
+  X(AS_VERDICT_PENDING, "pending", "trial not run yet")                               \
+  X(AS_VERDICT_CONSISTENT, "consistent", "the end state matches the prediction")      \
+  X(AS_VERDICT_VIOLATED, "violated", "the end state contradicts the prediction")      \
+  X(AS_VERDICT_UNRESOLVED, "unresolved", "not settled enough to decide")              \
+  X(AS_VERDICT_NO_PREDICTION, "no_prediction", "no theorem applies")                  \
+  X(AS_VERDICT_NONFINITE, "nonfinite", "the integration produced non-finite numbers") \
+  X(AS_VERDICT_FAILED, "failed", "the trial could not be set up")
+
+/* How a trial's integration ended (an outcome is data, not an error). */
+#define AS_OUTCOME_LIST(X)                                             \
+  X(AS_OUT_PENDING, "pending", "not run yet")                          \
+  X(AS_OUT_REACHED_T, "reached_T", "integrated to the horizon")        \
+  X(AS_OUT_SETTLED, "settled", "stopped early: configuration settled") \
+  X(AS_OUT_MAX_STEPS, "max_steps", "step limit reached")               \
+  X(AS_OUT_NONFINITE, "nonfinite", "non-finite state")                 \
+  X(AS_OUT_INTERRUPTED, "interrupted", "stopped by a signal")          \
+  X(AS_OUT_FAILED, "failed", "set-up failed (see message)")
+
+#define AS_X_ENUM_ENTRY(name, label, doc) name,
+typedef enum as_vfamily { AS_VFAMILY_LIST(AS_X_ENUM_ENTRY) AS_V_COUNT } as_vfamily;
+typedef enum as_mfamily { AS_MFAMILY_LIST(AS_X_ENUM_ENTRY) AS_M_COUNT } as_mfamily;
+typedef enum as_init { AS_INIT_LIST(AS_X_ENUM_ENTRY) AS_INIT_COUNT } as_init;
+typedef enum as_method { AS_METHOD_LIST(AS_X_ENUM_ENTRY) AS_METHOD_COUNT } as_method;
+typedef enum as_vars { AS_VARS_LIST(AS_X_ENUM_ENTRY) AS_VARS_COUNT } as_vars;
+typedef enum as_expm { AS_EXPM_LIST(AS_X_ENUM_ENTRY) AS_EXPM_COUNT } as_expm;
+typedef enum as_theorem { AS_THEOREM_LIST(AS_X_ENUM_ENTRY) AS_THM_COUNT } as_theorem;
+typedef enum as_geom { AS_GEOM_LIST(AS_X_ENUM_ENTRY) AS_GEOM_COUNT } as_geom;
+typedef enum as_verdict { AS_VERDICT_LIST(AS_X_ENUM_ENTRY) AS_VERDICT_COUNT } as_verdict;
+typedef enum as_outcome { AS_OUTCOME_LIST(AS_X_ENUM_ENTRY) AS_OUT_COUNT } as_outcome;
+#undef AS_X_ENUM_ENTRY
+
+/* A table of one enumeration: labels[i] is the label of value i. */
+typedef struct as_enum_table {
+  const char *type_name;     /* e.g. "outcome" */
+  int count;                 /* number of values */
+  const char *const *labels; /* count labels */
+  const char *const *docs;   /* count one-line meanings */
+} as_enum_table;
+
+extern const as_enum_table as_vfamily_table, as_mfamily_table, as_init_table, as_method_table,
+    as_vars_table, as_expm_table, as_theorem_table, as_geom_table, as_verdict_table,
+    as_outcome_table;
+
+/* Label of value v in table t ("?" when out of range). */
+const char *as_enum_label(const as_enum_table *t, int v);
+/* Value whose label is `label`, or -1. */
+int as_enum_parse(const as_enum_table *t, const char *label);
+
+#endif /* ATTNSWEEP_ENUMS_H */

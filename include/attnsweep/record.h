@@ -1,0 +1,158 @@
+/* attnsweep/record.h: one row of /trials, the result of one trial.
+ *
+ * AS_RECORD_FIELDS is the single definition of the row: it generates the C struct, the HDF5
+ * compound type (io/results.c), the journal encoding and the schema documentation. Fields
+ * are X(KIND, name, "meaning [units]"). KIND is one of
+ *   U64 I64 I32 F64                  plain numbers
+ *   VFAMILY MFAMILY INIT METHOD VARS EXPM THEOREM GEOM VERDICT OUTCOME
+ *                                    enumerations of enums.h (int32 in C, HDF5 enums)
+ *   MSG                              char[AS_RECORD_MSG], NUL padded
+ * Append fields at the end of a group; never reorder within a released version.
+ * NaN in a F64 field means "not applicable / not measured".
+ */
+#ifndef ATTNSWEEP_RECORD_H
+#define ATTNSWEEP_RECORD_H
+
+#include <stdint.h>
+
+#include "attnsweep/enums.h"
+
+#define AS_RECORD_MSG 160
+
+/* Flags of the triple (field `flags`). */
+enum {
+  AS_FLAG_LEAD_REAL = 1 << 0,         /* eigenvalue of V of largest modulus is real */
+  AS_FLAG_LEAD_POSITIVE = 1 << 1,     /* ... and positive */
+  AS_FLAG_LEAD_SIMPLE = 1 << 2,       /* ... and simple */
+  AS_FLAG_LEAD_DOMINANT = 1 << 3,     /* ... and strictly dominant: lambda_1 > |lambda_2| */
+  AS_FLAG_MARGIN_POSITIVE = 1 << 4,   /* <Q phi_1, K phi_1> > 0 */
+  AS_FLAG_GOOD = 1 << 5,              /* good triple (Def 1): all of the above */
+  AS_FLAG_M_SYMMETRIC = 1 << 6,       /* M = Q^T K symmetric (to tolerance) */
+  AS_FLAG_M_SPD = 1 << 7,             /* M symmetric positive definite */
+  AS_FLAG_M_IDENTITY = 1 << 8,        /* M = I */
+  AS_FLAG_V_IDENTITY = 1 << 9,        /* V = I */
+  AS_FLAG_V_MINUS_IDENTITY = 1 << 10, /* V = -I */
+  AS_FLAG_PARANORMAL = 1 << 11,       /* paranormal V (Def 2) */
+  AS_FLAG_COMPLEX_LEAD = 1 << 12,     /* leading eigenvalue (max real part) is a complex pair */
+  AS_FLAG_DISTRIBUTED = 1 << 13,      /* analysed with ScaLAPACK */
+  AS_FLAG_V_DIAGONALISABLE = 1 << 14  /* eigenvector matrix well conditioned (eigen path) */
+};
+
+#define AS_RECORD_FIELDS(X)                                                            \
+  /* ---- sweep coordinates */                                                         \
+  X(U64, trial, "trial index = row")                                                   \
+  X(I32, case_id, "case (sub-sweep) index in the spec")                                \
+  X(I32, replicate, "seed axis value")                                                 \
+  X(I32, d, "dimension")                                                               \
+  X(I32, n, "number of tokens")                                                        \
+  X(VFAMILY, vfamily, "family of V")                                                   \
+  X(MFAMILY, mfamily, "family of Q, K")                                                \
+  X(INIT, init, "initial distribution")                                                \
+  X(METHOD, method, "integrator")                                                      \
+  X(VARS, vars, "integrated variables")                                                \
+  X(F64, v_scale, "family parameter s of V")                                           \
+  X(I32, v_kpos, "family parameter k (symmetric V)")                                   \
+  X(F64, v_lambda, "family parameter lambda")                                          \
+  X(I32, v_dim_f, "family parameter dim F (paranormal)")                               \
+  X(F64, v_radius, "family parameter: spectral radius on G (paranormal)")              \
+  X(F64, v_gap, "family parameter: spectral gap (good)")                               \
+  X(F64, v_imag, "family parameter: imaginary part (complex)")                         \
+  X(F64, m_scale, "family parameter s of M")                                           \
+  X(F64, m_cond, "family parameter: condition number (spd)")                           \
+  X(I32, m_rows, "rows of Q and K")                                                    \
+  X(F64, margin_target, "family parameter: imposed <Q phi_1, K phi_1> (good)")         \
+  X(F64, eps, "perturbation size")                                                     \
+  X(F64, init_scale, "scale of the initial distribution")                              \
+  X(F64, T, "horizon")                                                                 \
+  X(F64, dt, "time step (initial step for dopri5)")                                    \
+  /* ---- the triple: spectral analysis and hypotheses */                              \
+  X(I32, flags, "AS_FLAG_* bits (see the schema documentation)")                       \
+  X(THEOREM, theorem, "theorem whose hypotheses hold")                                 \
+  X(GEOM, predicted, "geometry the theorem predicts")                                  \
+  X(EXPM, expm, "how e^{tV} was computed")                                             \
+  X(F64, lambda1_re, "leading eigenvalue of V (largest modulus), real part")           \
+  X(F64, lambda1_im, "leading eigenvalue of V, imaginary part")                        \
+  X(F64, lambda2_abs, "second largest modulus of an eigenvalue of V")                  \
+  X(F64, gap, "lambda_1 - |lambda_2|")                                                 \
+  X(F64, margin, "<Q phi_1, K phi_1> with the right eigenvector phi_1, |phi_1| = 1")   \
+  X(F64, m_min_sym_eig, "smallest eigenvalue of (M + M^T)/2")                          \
+  X(F64, m_asym, "||M - M^T||_F / ||M||_F")                                            \
+  X(F64, angle_l1_phi1, "angle between left and right leading eigenvectors [degrees]") \
+  X(I32, kpos, "number of eigenvalues of V with positive real part")                   \
+  X(I32, dim_f, "paranormal: dim F found (0 if not paranormal)")                       \
+  X(F64, eig_cond, "condition number of V's eigenvector matrix")                       \
+  /* ---- integration */                                                               \
+  X(OUTCOME, outcome, "how the integration ended")                                     \
+  X(I64, steps, "accepted steps")                                                      \
+  X(I64, rejected, "rejected steps (dopri5)")                                          \
+  X(F64, t_final, "time reached")                                                      \
+  X(F64, settle_time, "time at which the configuration settled (NaN: never)")          \
+  X(F64, velocity, "final max token speed relative to the spread")                     \
+  X(F64, spread, "final spread (diameter) of the classified coordinates")              \
+  /* ---- classification */                                                            \
+  X(GEOM, observed, "observed geometry")                                               \
+  X(VERDICT, verdict, "verdict against the prediction")                                \
+  X(I32, n_clusters, "number of clusters")                                             \
+  X(I32, n_unresolved, "tokens not settled (in no cluster)")                           \
+  X(I32, n_leaders, "tokens that receive whole rows of P")                             \
+  X(I32, rank_p, "numerical rank of the final P")                                      \
+  X(I32, n_vertices, "clusters that are vertices of their convex hull")                \
+  X(I32, n_levels, "distinct limits of l_1^T z (good) or of pi_F z (codim k)")         \
+  X(F64, cluster_tol, "distance under which tokens are one cluster")                   \
+  X(F64, p_bool_dist, "max distance of an entry of P from {0, 1}")                     \
+  X(F64, p_uniform_dist, "max |P_ij - 1/n|")                                           \
+  X(F64, max_norm_x, "max_i |x_i(T)|")                                                 \
+  X(F64, level_a, "lowest level of l_1^T z (good)")                                    \
+  X(F64, level_b, "highest level of l_1^T z (good)")                                   \
+  X(F64, verdict_margin, "the distance or count that decided the verdict")             \
+  X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")      \
+  X(F64, mean_shift, "|mean(z(T)) - mean(z(0))| / initial spread")                     \
+  /* ---- bookkeeping (excluded from reproducibility comparisons) */                   \
+  X(F64, wall_time, "seconds spent on the trial")                                      \
+  X(I32, rank, "MPI rank that ran it")                                                 \
+  X(MSG, message, "error message of a failed trial, else empty")
+
+#define AS_CT_U64 uint64_t
+#define AS_CT_I64 int64_t
+#define AS_CT_I32 int32_t
+#define AS_CT_F64 double
+#define AS_CT_VFAMILY int32_t
+#define AS_CT_MFAMILY int32_t
+#define AS_CT_INIT int32_t
+#define AS_CT_METHOD int32_t
+#define AS_CT_VARS int32_t
+#define AS_CT_EXPM int32_t
+#define AS_CT_THEOREM int32_t
+#define AS_CT_GEOM int32_t
+#define AS_CT_VERDICT int32_t
+#define AS_CT_OUTCOME int32_t
+#define AS_CT_MSG char
+#define AS_DIM_U64
+#define AS_DIM_I64
+#define AS_DIM_I32
+#define AS_DIM_F64
+#define AS_DIM_VFAMILY
+#define AS_DIM_MFAMILY
+#define AS_DIM_INIT
+#define AS_DIM_METHOD
+#define AS_DIM_VARS
+#define AS_DIM_EXPM
+#define AS_DIM_THEOREM
+#define AS_DIM_GEOM
+#define AS_DIM_VERDICT
+#define AS_DIM_OUTCOME
+#define AS_DIM_MSG [AS_RECORD_MSG]
+
+typedef struct as_record {
+#define AS_X_FIELD(kind, name, doc) AS_CT_##kind name AS_DIM_##kind;
+  AS_RECORD_FIELDS(AS_X_FIELD)
+#undef AS_X_FIELD
+} as_record;
+
+struct as_trial;
+/* Zero a record, set NaN in every F64 field, and copy the sweep coordinates of trial t. */
+void as_record_init(as_record *r, const struct as_trial *t);
+/* Zero the bookkeeping fields (wall_time, rank) so records can be compared bytewise. */
+void as_record_strip_timing(as_record *r);
+
+#endif /* ATTNSWEEP_RECORD_H */

@@ -1,0 +1,38 @@
+/* cli.h: the subcommands of the attnsweep executable (private to src/cli).
+ * Each returns a process exit code (0, 2 bad input, 3 I/O failure, 99 resumable). */
+#ifndef AS_CLI_H
+#define AS_CLI_H
+
+#include "attnsweep/status.h"
+
+typedef int (*as_cmd_fn)(int argc, char **argv);
+
+typedef struct as_command {
+  const char *name;     /* subcommand */
+  as_cmd_fn fn;         /* entry point; argv[0] is the subcommand name */
+  int needs_mpi;        /* 1: MPI_Init around it */
+  const char *synopsis; /* one line for --help */
+  const char *help;     /* full text for `attnsweep help CMD` */
+} as_command;
+
+int as_cmd_validate(int argc, char **argv);
+int as_cmd_plan(int argc, char **argv);
+int as_cmd_run(int argc, char **argv);
+int as_cmd_status(int argc, char **argv);
+int as_cmd_summarize(int argc, char **argv);
+int as_cmd_reproduce(int argc, char **argv);
+int as_cmd_repair(int argc, char **argv);
+int as_cmd_bench(int argc, char **argv);
+
+/* Prints "attnsweep CMD: message" and returns 2 (bad usage). */
+int as_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints the recorded error (as_error_format) prefixed with the command, returns its exit code. */
+int as_cli_report(const char *cmd, as_status st);
+/* Says plainly that a command is not available in this build; returns 2. */
+int as_cli_not_implemented(const char *cmd);
+
+#endif

@@ -1,0 +1,171 @@
+/* main.c: the attnsweep command: global options, help, and dispatch to subcommands. */
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/versions.h"
+#include "cli.h"
+
+static const as_command commands[] = {
+    {"validate", as_cmd_validate, 0, "check a sweep spec; every error as SPEC:LINE:COL",
+     "usage: attnsweep validate SPEC\n\n"
+     "Parses and checks SPEC (YAML) and reports every error at once as SPEC:LINE:COL: message.\n"
+     "Exit 0 with a one-line summary when valid, 2 otherwise.\n"},
+    {"plan", as_cmd_plan, 0, "trial counts, cost estimate, suggested ranks and walltime",
+     "usage: attnsweep plan SPEC [--calibrate] [--target-hours H] [--sbatch]\n\n"
+     "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
+     "model (--calibrate runs a sample of trials to fit it), suggests ranks and walltime, and\n"
+     "with --sbatch prints a ready Slurm job script.\n"},
+    {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
+     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume]\n\n"
+     "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems)\n"
+     "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 99 when stopped\n"
+     "early by a signal (resumable with --resume), 2 for bad input, 3 for I/O failures.\n"},
+    {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
+     "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
+     "sweep.\n"},
+    {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
+     "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format "
+     "md|csv|latex]\n\n"
+     "Grouped tables: counts, verdict fractions with Wilson 95% intervals, cluster counts,\n"
+     "rank of P, settling and wall time.\n"},
+    {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
+     "usage: attnsweep reproduce OUT.h5 TRIAL\n\n"
+     "Reruns trial TRIAL from the spec stored in OUT.h5 and compares bit for bit.\n"},
+    {"repair", as_cmd_repair, 1, "rebuild the results from the journal after a hard kill",
+     "usage: attnsweep repair OUT.h5\n\nRebuilds /trials from OUT.h5.journal.\n"},
+    {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
+     "usage: attnsweep bench [NAME]\n\nRuns the benchmarks and prints their figures.\n"},
+};
+static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
+
+static void print_usage(FILE *f) {
+  fprintf(f, "usage: attnsweep [--version] [--help] COMMAND [ARGS]\n");
+}
+
+static void print_help(void) {
+  print_usage(stdout);
+  printf("\nattnsweep runs sweeps of self-attention particle dynamics (Geshkovski et al.,\n"
+         "\"The emergence of clusters in self-attention dynamics\") across MPI ranks into one\n"
+         "HDF5 file, and judges every end state against the theorems' predictions.\n\n"
+         "commands:\n");
+  for (int i = 0; i < n_commands; i++)
+    printf("  %-10s %s\n", commands[i].name, commands[i].synopsis);
+  printf("\n`attnsweep help COMMAND` describes one command.\n"
+         "Exit codes: 0 done, 2 bad input, 3 I/O failure, 99 stopped early (resumable).\n");
+}
+
+static void print_version(void) {
+  as_versions v;
+  as_versions_get(&v);
+  printf("attnsweep %s (git %s)\n", v.tool, v.git);
+  printf("  MPI:     %s\n", v.mpi);
+  printf("  HDF5:    %s\n", v.hdf5);
+  printf("  libyaml: %s\n", v.yaml);
+  printf("  BLAS:    %s\n", v.blas);
+  printf("  RNG:     %s\n", v.rng);
+}
+
+static const as_command *find_command(const char *name) {
+  for (int i = 0; i < n_commands; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+int as_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  fprintf(stderr, "attnsweep %s: ", cmd);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  const as_command *c = find_command(cmd);
+  if (c) {
+    const char *end = strchr(c->help, '\n');
+    fprintf(stderr, "%.*s\n", end ? (int)(end - c->help) : (int)strlen(c->help), c->help);
+  }
+  return 2;
+}
+
+int as_cli_report(const char *cmd, as_status st) {
+  char buf[AS_ERRMSG_MAX + 256];
+  const as_error *e = as_error_get();
+  if (e->status != AS_OK) {
+    /* Bad input is the user's to fix: the message alone; failures also say where in the code. */
+    if (as_status_exit_code(e->status) == 2)
+      snprintf(buf, sizeof buf, "%s", e->message);
+    else
+      as_error_format(buf, sizeof buf);
+  } else {
+    snprintf(buf, sizeof buf, "%s", as_status_message(st));
+  }
+  fprintf(stderr, "attnsweep %s: %s\n", cmd, buf);
+  return as_status_exit_code(st);
+}
+
+int as_cli_not_implemented(const char *cmd) {
+  fprintf(stderr,
+          "attnsweep %s: this command is not implemented yet in attnsweep %s; nothing was run.\n",
+          cmd, AS_VERSION);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    fprintf(stderr, "run `attnsweep --help` for the commands\n");
+    return 2;
+  }
+  const char *a = argv[1];
+  if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    print_help();
+    return 0;
+  }
+  if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+    print_version();
+    return 0;
+  }
+  if (strcmp(a, "help") == 0) {
+    if (argc == 2) {
+      print_help();
+      return 0;
+    }
+    const as_command *c = find_command(argv[2]);
+    if (!c) {
+      fprintf(stderr, "attnsweep: unknown command '%s'\n", argv[2]);
+      print_usage(stderr);
+      return 2;
+    }
+    fputs(c->help, stdout);
+    return 0;
+  }
+  if (a[0] == '-') {
+    fprintf(stderr, "attnsweep: unknown option '%s'\n", a);
+    print_usage(stderr);
+    return 2;
+  }
+  const as_command *c = find_command(a);
+  if (!c) {
+    fprintf(stderr, "attnsweep: unknown command '%s'\n", a);
+    print_usage(stderr);
+    fprintf(stderr, "run `attnsweep --help` for the commands\n");
+    return 2;
+  }
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(c->help, stdout);
+      return 0;
+    }
+  }
+  if (!c->needs_mpi) return c->fn(argc - 1, argv + 1);
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "attnsweep: MPI_Init failed\n");
+    return 3;
+  }
+  int rc = c->fn(argc - 1, argv + 1);
+  MPI_Finalize();
+  return rc;
+}

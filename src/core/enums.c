@@ -1,0 +1,32 @@
+/* enums.c: label tables generated from the lists in enums.h. */
+#include "attnsweep/enums.h"
+
+#include <string.h>
+
+#define AS_X_LABEL(name, label, doc) label,
+#define AS_X_DOC(name, label, doc) doc,
+#define AS_DEFINE_TABLE(var, list, tname, count)                \
+  static const char *const var##_labels[] = {list(AS_X_LABEL)}; \
+  static const char *const var##_docs[] = {list(AS_X_DOC)};     \
+  const as_enum_table var = {tname, count, var##_labels, var##_docs};
+
+AS_DEFINE_TABLE(as_vfamily_table, AS_VFAMILY_LIST, "vfamily", AS_V_COUNT)
+AS_DEFINE_TABLE(as_mfamily_table, AS_MFAMILY_LIST, "mfamily", AS_M_COUNT)
+AS_DEFINE_TABLE(as_init_table, AS_INIT_LIST, "init", AS_INIT_COUNT)
+AS_DEFINE_TABLE(as_method_table, AS_METHOD_LIST, "method", AS_METHOD_COUNT)
+AS_DEFINE_TABLE(as_vars_table, AS_VARS_LIST, "vars", AS_VARS_COUNT)
+AS_DEFINE_TABLE(as_expm_table, AS_EXPM_LIST, "expm", AS_EXPM_COUNT)
+AS_DEFINE_TABLE(as_theorem_table, AS_THEOREM_LIST, "theorem", AS_THM_COUNT)
+AS_DEFINE_TABLE(as_geom_table, AS_GEOM_LIST, "geometry", AS_GEOM_COUNT)
+AS_DEFINE_TABLE(as_verdict_table, AS_VERDICT_LIST, "verdict", AS_VERDICT_COUNT)
+AS_DEFINE_TABLE(as_outcome_table, AS_OUTCOME_LIST, "outcome", AS_OUT_COUNT)
+
+const char *as_enum_label(const as_enum_table *t, int v) {
+  return (v >= 0 && v < t->count) ? t->labels[v] : "?";
+}
+
+int as_enum_parse(const as_enum_table *t, const char *label) {
+  for (int i = 0; i < t->count; i++)
+    if (strcmp(t->labels[i], label) == 0) return i;
+  return -1;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian packages attnsweep needs, if any are missing.
+# One apt-get update, --no-install-recommends, nothing when all are present.
+# Usage: tests/deps.sh [--slurm]   (sourced by jobs/local.sh and tests/run.sh)
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config git
+      openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
+      libscalapack-openmpi-dev liblapack-dev libopenblas-dev
+      libyaml-dev librandom123-dev
+      python3 python3-h5py python3-numpy python3-matplotlib)
+if [ "${1:-}" = "--test" ]; then
+  pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [ "$st" = "install ok installed" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "attnsweep: missing Debian packages: ${missing[*]}" >&2
+  echo "attnsweep: run as root, or: sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "attnsweep: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

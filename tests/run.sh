@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The one test entry point (README, .ci/run): installs missing Debian packages, configures
+# with warnings as errors, builds, runs the whole ctest suite (unit, io, MPI with 1/2/4 ranks,
+# cli, py, slurm), then the AddressSanitizer/UBSan build of the unit tests, and checks the
+# formatting. Exits non-zero on any failure.
+#
+# Environment: AS_BUILD_DIR (default build/test), AS_JOBS (default nproc),
+#              AS_CTEST_ARGS (extra ctest arguments, e.g. "-L unit").
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+start=$(date +%s)
+
+bash tests/deps.sh --test
+
+# MPI as root on a small machine (toolchain.md): allow root, oversubscribe, loopback only.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1
+
+jobs=${AS_JOBS:-$(nproc)}
+build=${AS_BUILD_DIR:-$root/build/test}
+asan=${AS_ASAN_DIR:-$root/build/asan}
+status=0
+
+echo "== format check (clang-format)"
+mapfile -t sources < <(git ls-files '*.c' '*.h' 2>/dev/null || find include src tests bench -name '*.[ch]')
+if [ ${#sources[@]} -gt 0 ] && ! clang-format --dry-run --Werror "${sources[@]}"; then
+  echo "formatting differs from .clang-format: run clang-format -i on the files above" >&2
+  status=1
+fi
+
+echo "== build (warnings are errors)"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAS_WERROR=ON >/dev/null
+cmake --build "$build" -j "$jobs"
+
+echo "== tests"
+# shellcheck disable=SC2086
+ctest --test-dir "$build" --output-on-failure -j "$jobs" ${AS_CTEST_ARGS:-} || status=1
+
+echo "== AddressSanitizer/UBSan build of the unit tests"
+CC=${AS_ASAN_CC:-gcc} cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DAS_WERROR=ON \
+  -DAS_SANITIZE=ON -DAS_UNIT_ONLY=ON >/dev/null
+cmake --build "$asan" -j "$jobs"
+ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L unit || status=1
+
+echo "== tests/run.sh finished in $(( $(date +%s) - start )) s, status $status"
+exit $status
