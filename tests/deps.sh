@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
       libscalapack-openmpi-dev liblapack-dev libopenblas-dev
-      libyaml-dev librandom123-dev
+      libyaml-dev librandom123-dev libglpk-dev
       python3 python3-h5py python3-numpy python3-matplotlib)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge)
