@@ -27,10 +27,13 @@ static const as_command commands[] = {
      "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
      "sweep.\n"},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
-     "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format "
-     "md|csv|latex]\n\n"
-     "Grouped tables: counts, verdict fractions with Wilson 95% intervals, cluster counts,\n"
-     "rank of P, settling and wall time.\n"},
+     "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format md|csv|latex]\n"
+     "                           [--table1] [--phase PARAM [--bins N] [--png FILE]]\n"
+     "                           [--plot TRIAL --png FILE] [-o FILE]\n\n"
+     "Grouped tables (default by theorem): counts, verdict fractions with Wilson 95% intervals,\n"
+     "cluster counts, rank of P, settling and wall time; --table1 the paper's Table 1 with the\n"
+     "measured columns; --phase a phase diagram (table, PNG); --plot one trial's end state.\n"
+     "Runs /usr/bin/python3 analysis/attnsweep_summarize.py (docs/analysis.md).\n"},
     {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
      "usage: attnsweep reproduce OUT.h5 TRIAL\n\n"
      "Reruns trial TRIAL from the spec stored in OUT.h5 and compares bit for bit.\n"},

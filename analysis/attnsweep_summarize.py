@@ -1,0 +1,692 @@
+#!/usr/bin/python3
+"""attnsweep summarize: summary tables (and figures) from an attnsweep results file.
+
+usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
+                           [--table1] [--phase PARAM [--bins N] [--png FILE]]
+                           [--plot TRIAL --png FILE] [-o FILE]
+
+Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
+Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures).
+Exit codes: 0 done, 2 bad arguments or not a results file, 3 the file cannot be read or a
+needed Python module is missing.
+"""
+
+import argparse
+import ast
+import io
+import math
+import os
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    sys.stderr.write("attnsweep summarize: Python module numpy is missing: apt-get install "
+                     "python3-numpy python3-h5py (and run with /usr/bin/python3)\n")
+    sys.exit(3)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema  # noqa: E402
+
+#: two-sided 95% normal quantile, Phi^{-1}(0.975)
+Z95 = 1.959963984540054
+
+#: verdict labels counted in every table, in this order
+VERDICTS = ("consistent", "violated", "unresolved", "no_prediction", "nonfinite", "failed")
+#: verdicts that are a judgement of an end state: the denominator of the fractions
+JUDGED = ("consistent", "violated", "unresolved")
+#: verdicts whose end state was classified (cluster counts, rank P are read on these rows)
+CLASSIFIED = ("consistent", "violated", "unresolved", "no_prediction")
+
+#: The paper's Table 1 (theory.md section 2), keyed by the theorem label of the file.
+TABLE1 = [
+    ("d1", "V > 0 (d = 1)", "QK > 0", "P Boolean, rank P <= 3", "Thm 2.1"),
+    ("identity", "V = I", "Q^T K SPD", "polytope (clusters at its vertices, 0, boundary)",
+     "Thm 3.1"),
+    ("good", "good: lambda_1 real > 0, simple, dominant", "<Q phi_1, K phi_1> > 0",
+     "<= 3 parallel hyperplanes l_1^T z in {a, 0, b}", "Thm 4.1"),
+    ("paranormal", "paranormal: lambda I on F, rho < lambda on G", "Q^T K SPD",
+     "polytope in F x subspace G", "Thm 5.1"),
+    ("minus_identity", "V = -I", "Q^T K = I", "collapse: x -> 0, P -> J/n", "Thm C.5"),
+    ("codim_k", "k eigenvalues with Re > 0", "any", "<= 3 parallel affine subspaces, codim k",
+     "conjecture"),
+    ("complex", "complex leading pair", "any", "no clustering expected", "-"),
+    ("none", "otherwise", "-", "no prediction", "-"),
+]
+
+
+class UsageError(Exception):
+    """Bad arguments (exit 2)."""
+
+
+# ---------------------------------------------------------------- statistics
+def wilson(k, n, z=Z95):
+    """Wilson score interval for k successes in n trials (vectorised): (p, lo, hi); NaN where
+    n = 0."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        z2 = z * z
+        den = 1.0 + z2 / n
+        center = (p + z2 / (2 * n)) / den
+        half = z / den * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+        lo = np.clip(center - half, 0.0, 1.0)
+        hi = np.clip(center + half, 0.0, 1.0)
+    bad = n <= 0
+    for a in (p, lo, hi):
+        a[bad] = np.nan
+    return p, lo, hi
+
+
+def group_quantiles(values, gid, ngroups, qs):
+    """Quantiles (linear interpolation between order statistics, Hyndman-Fan type 7, numpy's
+    default) of `values` within each group. values: float array (NaN = excluded); gid: group
+    of each value. Returns (ngroups, len(qs)) array (NaN for empty groups) and the counts."""
+    ok = ~np.isnan(values)
+    v = values[ok]
+    g = gid[ok]
+    order = np.lexsort((v, g))
+    vs = v[order]
+    counts = np.bincount(g, minlength=ngroups)
+    starts = np.cumsum(counts) - counts
+    out = np.full((ngroups, len(qs)), np.nan)
+    has = counts > 0
+    for j, q in enumerate(qs):
+        pos = starts[has] + q * (counts[has] - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, starts[has] + counts[has] - 1)
+        frac = pos - lo
+        out[has, j] = vs[lo] + (vs[hi] - vs[lo]) * frac
+    return out, counts
+
+
+# ---------------------------------------------------------------- --where
+class _Where:
+    """A safe evaluator of filter expressions over columns: comparisons, and/or/not, + - * /,
+    `in (...)`, isnan/isfinite/abs. Enum fields compare against their labels as strings."""
+
+    FUNCS = {"isnan": np.isnan, "isfinite": np.isfinite, "abs": np.abs, "log10": np.log10}
+
+    def __init__(self, rf, expr):
+        self.rf = rf
+        self.expr = expr
+        try:
+            self.tree = ast.parse(expr.strip(), mode="eval")
+        except SyntaxError as e:
+            raise UsageError("--where: cannot parse '%s': %s" % (expr, e.msg))
+        called = {id(n.func) for n in ast.walk(self.tree) if isinstance(n, ast.Call)}
+        names = sorted({n.id for n in ast.walk(self.tree)
+                        if isinstance(n, ast.Name) and id(n) not in called} -
+                       {"nan", "inf", "True", "False"})
+        for nm in names:
+            try:
+                rf.field_kind(nm)
+            except schema.SchemaError as e:
+                raise UsageError("--where: %s" % e)
+        self.cols = rf.read(names)
+
+    def fail(self, node, what):
+        raise UsageError("--where: %s in '%s'" % (what, ast.unparse(node)))
+
+    def run(self):
+        r = self.ev(self.tree.body)
+        r = np.asarray(r)
+        if r.dtype != bool:
+            raise UsageError("--where: '%s' is not a condition" % self.expr)
+        if r.shape == ():
+            r = np.full(self.rf.n_rows, bool(r))
+        return r
+
+    def enum_field(self, node):
+        if isinstance(node, ast.Name) and self.rf.is_enum(node.id):
+            return node.id
+        return None
+
+    def operand(self, node, enum):
+        """Evaluate a comparison operand; strings become codes of `enum` (the other side)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if enum is None:
+                self.fail(node, "a string compares only with an enumeration field")
+            try:
+                return self.rf.code(enum, node.value)
+            except schema.SchemaError as e:
+                raise UsageError("--where: %s" % e)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return np.array([self.operand(e, enum) for e in node.elts])
+        return self.ev(node)
+
+    def ev(self, node):
+        if isinstance(node, ast.BoolOp):
+            vals = [np.asarray(self.ev(v), dtype=bool) for v in node.values]
+            r = vals[0]
+            for v in vals[1:]:
+                r = (r & v) if isinstance(node.op, ast.And) else (r | v)
+            return r
+        if isinstance(node, ast.UnaryOp):
+            v = self.ev(node.operand)
+            if isinstance(node.op, ast.Not):
+                return ~np.asarray(v, dtype=bool)
+            if isinstance(node.op, ast.USub):
+                return -v
+            if isinstance(node.op, ast.UAdd):
+                return v
+            if isinstance(node.op, ast.Invert):
+                return ~v
+        if isinstance(node, ast.Compare):
+            result = None
+            left = node.left
+            for op, right in zip(node.ops, node.comparators):
+                enum = self.enum_field(left) or self.enum_field(right)
+                a = self.operand(left, enum)
+                b = self.operand(right, enum)
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    if np.ndim(b) != 1:
+                        self.fail(node, "'in' needs a list like (1, 2)")
+                    r = np.isin(a, b)
+                    if isinstance(op, ast.NotIn):
+                        r = ~r
+                else:
+                    fn = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less,
+                          ast.LtE: np.less_equal, ast.Gt: np.greater,
+                          ast.GtE: np.greater_equal}.get(type(op))
+                    if fn is None:
+                        self.fail(node, "unsupported comparison")
+                    r = fn(a, b)
+                result = r if result is None else (result & r)
+                left = right
+            return result
+        if isinstance(node, ast.BinOp):
+            a, b = self.ev(node.left), self.ev(node.right)
+            ops = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
+                   ast.Div: np.true_divide, ast.Mod: np.mod, ast.Pow: np.power,
+                   ast.BitAnd: np.bitwise_and, ast.BitOr: np.bitwise_or}
+            fn = ops.get(type(node.op))
+            if fn is None:
+                self.fail(node, "unsupported operator")
+            with np.errstate(all="ignore"):
+                return fn(a, b)
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in self.FUNCS \
+                    or len(node.args) != 1 or node.keywords:
+                self.fail(node, "only isnan(x), isfinite(x), abs(x), log10(x) may be called")
+            with np.errstate(all="ignore"):
+                return self.FUNCS[node.func.id](self.ev(node.args[0]))
+        if isinstance(node, ast.Name):
+            if node.id in self.cols:
+                return self.cols[node.id]
+            return {"nan": np.nan, "inf": np.inf, "True": True, "False": False}[node.id]
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+            return node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self.fail(node, "a string compares only with an enumeration field")
+        self.fail(node, "unsupported expression")
+
+
+def where_mask(rf, expr):
+    if not expr:
+        return np.ones(rf.n_rows, dtype=bool)
+    return _Where(rf, expr).run()
+
+
+# ---------------------------------------------------------------- grouping
+def _fmt_num(v):
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return "n/a"
+        return "%g" % v
+    return str(v)
+
+
+class Axis:
+    """One grouping axis: codes per row, and the label of each code."""
+
+    def __init__(self, rf, name, col, bins=None):
+        self.name = name
+        kind = rf.field_kind(name)
+        if kind == "bytes":
+            raise UsageError("--by: '%s' is text, not an axis" % name)
+        self.kind = kind
+        self.centers = None
+        if kind == "float":
+            col = col.astype(float)
+            nan = np.isnan(col)
+            finite = col[~nan]
+            uniq = np.unique(finite)
+            if bins and len(uniq) > bins:
+                edges = np.unique(np.quantile(finite, np.linspace(0, 1, bins + 1)))
+                idx = np.clip(np.searchsorted(edges, col, side="right") - 1, 0, len(edges) - 2)
+                self.labels = ["[%s, %s%s" % (_fmt_num(edges[i]), _fmt_num(edges[i + 1]),
+                                               "]" if i == len(edges) - 2 else ")")
+                               for i in range(len(edges) - 1)]
+                codes = idx.astype(np.int64)
+                # x of each bin: the median of the values in it
+                meds, _ = group_quantiles(np.where(nan, np.nan, col), codes, len(self.labels),
+                                          [0.5])
+                self.values = list(meds[:, 0])
+            else:
+                codes = np.searchsorted(uniq, col).astype(np.int64)
+                self.labels = [_fmt_num(u) for u in uniq]
+                self.values = list(uniq)
+            if nan.any():
+                codes[nan] = len(self.labels)
+                self.labels.append("n/a")
+                self.values.append(np.nan)
+            self.codes = codes
+        elif kind == "flag":
+            self.codes = col.astype(np.int64)
+            self.labels = ["no", "yes"]
+            self.values = [0, 1]
+        else:
+            uniq, inv = np.unique(col, return_inverse=True)
+            self.codes = inv.astype(np.int64)
+            if kind == "enum":
+                self.labels = [rf.label(name, u) for u in uniq]
+            else:
+                self.labels = [str(int(u)) for u in uniq]
+            self.values = [int(u) for u in uniq]
+
+
+def make_groups(axes, mask):
+    """Combine axes into groups over the rows in mask. Returns (gid per selected row, keys: list
+    of tuples of axis code indices, in lexicographic order of the axes)."""
+    n = int(mask.sum())
+    if not axes:
+        return np.zeros(n, dtype=np.int64), [()]
+    dims = [len(a.labels) for a in axes]
+    combo = np.ravel_multi_index([a.codes[mask] for a in axes], dims)
+    uniq, gid = np.unique(combo, return_inverse=True)
+    keys = list(zip(*np.unravel_index(uniq, dims))) if len(uniq) else []
+    return gid.astype(np.int64), [tuple(int(i) for i in k) for k in keys]
+
+
+# ---------------------------------------------------------------- the statistics table
+STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "settle_time", "wall_time"]
+
+
+def compute_stats(rf, cols, mask, gid, ngroups):
+    """Per-group statistics (dict of arrays of length ngroups) over the rows in mask."""
+    verdict = cols["verdict"][mask]
+    s = {"n": np.bincount(gid, minlength=ngroups)}
+    codes = {}
+    for v in ("pending",) + VERDICTS:
+        codes[v] = rf.code("verdict", v) if rf.has_code("verdict", v) else None
+        if codes[v] is None:
+            s[v] = np.zeros(ngroups, dtype=np.int64)
+        else:
+            s[v] = np.bincount(gid[verdict == codes[v]], minlength=ngroups)
+    s["done"] = s["n"] - s["pending"]
+    s["judged"] = s["consistent"] + s["violated"] + s["unresolved"]
+    for v in JUDGED:
+        s[v + "_frac"], s[v + "_lo"], s[v + "_hi"] = wilson(s[v], s["judged"])
+    classified = np.isin(verdict, [codes[v] for v in CLASSIFIED if codes[v] is not None])
+    if "n_clusters" in cols:
+        nc = cols["n_clusters"][mask].astype(float)
+        nc[~classified | (nc < 0)] = np.nan
+        q, _ = group_quantiles(nc, gid, ngroups, [0.5, 0.25, 0.75])
+        s["clusters_median"], s["clusters_q1"], s["clusters_q3"] = q[:, 0], q[:, 1], q[:, 2]
+    if "rank_p" in cols:
+        rp = cols["rank_p"][mask].astype(np.int64)
+        ok = classified & (rp >= 1)  # 0: not measured (the fill value)
+        top = int(rp[ok].max()) + 1 if ok.any() else 1
+        # counts[g, r] = number of classified rows of group g with rank P = r
+        s["rank_p_counts"] = np.bincount(gid[ok] * top + rp[ok],
+                                         minlength=ngroups * top).reshape(ngroups, top)
+        q, _ = group_quantiles(np.where(ok, rp, np.nan).astype(float), gid, ngroups, [0.5])
+        s["rank_p_median"] = q[:, 0]
+    if "settle_time" in cols:
+        st = cols["settle_time"][mask].astype(float)
+        st[~classified] = np.nan
+        q, cnt = group_quantiles(st, gid, ngroups, [0.5, 0.25, 0.75])
+        s["settled"] = cnt
+        s["settle_median"], s["settle_q1"], s["settle_q3"] = q[:, 0], q[:, 1], q[:, 2]
+    if "wall_time" in cols:
+        wt = cols["wall_time"][mask].astype(float)
+        run = verdict != codes["pending"] if codes["pending"] is not None else \
+            np.ones(len(verdict), bool)
+        wt[~run | ~np.isfinite(wt)] = np.nan
+        q, _ = group_quantiles(wt, gid, ngroups, [0.5])
+        s["wall_median"] = q[:, 0]
+        s["wall_total"] = np.bincount(gid, weights=np.nan_to_num(wt, nan=0.0),
+                                      minlength=ngroups)
+    return s
+
+
+def rank_dist_text(counts_row, limit=5):
+    nz = [(r, int(c)) for r, c in enumerate(counts_row) if c > 0]
+    if not nz:
+        return "-"
+    nz.sort(key=lambda t: (-t[1], t[0]))
+    shown = sorted(nz[:limit])
+    text = " ".join("%d:%d" % t for t in shown)
+    if len(nz) > limit:
+        text += " +%d" % sum(c for _, c in nz[limit:])
+    return text
+
+
+def _g(v, digits=3):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return "%.*g" % (digits, v)
+
+
+def _frac_cell(s, v, i):
+    if s["judged"][i] == 0:
+        return "-"
+    return "%.3f [%.3f, %.3f]" % (s[v + "_frac"][i], s[v + "_lo"][i], s[v + "_hi"][i])
+
+
+def _mid_cell(s, base, i):
+    if base + "_median" not in s or math.isnan(s[base + "_median"][i]):
+        return "-"
+    return "%s [%s, %s]" % (_g(s[base + "_median"][i]), _g(s[base + "_q1"][i]),
+                             _g(s[base + "_q3"][i]))
+
+
+class Table:
+    """A table with display cells (md, latex) and machine-readable cells (csv)."""
+
+    def __init__(self, title, header, rows, csv_header, csv_rows, notes=()):
+        self.title, self.header, self.rows = title, header, rows
+        self.csv_header, self.csv_rows, self.notes = csv_header, csv_rows, list(notes)
+
+
+def stats_table(title, key_names, key_labels, s, notes=()):
+    header = list(key_names) + ["trials", "done", "consistent [95% CI]", "violated [95% CI]",
+                                "unresolved [95% CI]", "other", "clusters med [IQR]",
+                                "rank P (value:count)", "settle time med [IQR]",
+                                "wall s total", "wall s med"]
+    csv_header = list(key_names) + ["trials", "done", "pending"] + list(VERDICTS) + \
+        ["judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
+        ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_median", "rank_p_dist",
+         "settled", "settle_median", "settle_q1", "settle_q3", "wall_total", "wall_median"]
+    rows, crows = [], []
+    for i, keys in enumerate(key_labels):
+        other = []
+        for v in ("no_prediction", "nonfinite", "failed"):
+            if s[v][i]:
+                other.append("%s %d" % (v, s[v][i]))
+        rdist = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
+        settle = _mid_cell(s, "settle", i)
+        if "settled" in s and s["done"][i]:
+            settle += " (%d settled)" % s["settled"][i]
+        rows.append(list(keys) + [
+            str(s["n"][i]), str(s["done"][i]), _frac_cell(s, "consistent", i),
+            _frac_cell(s, "violated", i), _frac_cell(s, "unresolved", i),
+            ", ".join(other) or "-", _mid_cell(s, "clusters", i), rdist, settle,
+            _g(s["wall_total"][i], 4) if "wall_total" in s else "-",
+            _g(s["wall_median"][i]) if "wall_median" in s else "-"])
+
+        def num(name):
+            if name not in s:
+                return ""
+            v = s[name][i]
+            if isinstance(v, (float, np.floating)):
+                return "" if math.isnan(v) else repr(float(v))
+            return str(int(v))
+        crow = list(keys) + [num("n"), num("done"), num("pending")] + \
+            [num(v) for v in VERDICTS] + [num("judged")] + \
+            [num("%s_%s" % (v, x)) for v in JUDGED for x in ("frac", "lo", "hi")] + \
+            [num("clusters_median"), num("clusters_q1"), num("clusters_q3"),
+             num("rank_p_median"),
+             rdist.replace(" ", ";") if rdist != "-" else "", num("settled"),
+             num("settle_median"), num("settle_q1"), num("settle_q3"), num("wall_total"),
+             num("wall_median")]
+        crows.append(crow)
+    return Table(title, header, rows, csv_header, crows, notes)
+
+
+# ---------------------------------------------------------------- rendering
+def latex_escape(t):
+    rep = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+           "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
+           "<": r"$<$", ">": r"$>$"}
+    return "".join(rep.get(c, c) for c in str(t))
+
+
+def render(tables, fmt, preamble):
+    out = io.StringIO()
+    if fmt == "csv":
+        import csv
+        w = csv.writer(out, lineterminator="\n")
+        for k, t in enumerate(tables):
+            if k:
+                out.write("\n")
+            w.writerow(t.csv_header)
+            w.writerows(t.csv_rows)
+        return out.getvalue()
+    if fmt == "md":
+        for line in preamble:
+            out.write(line + "  \n")
+        for t in tables:
+            out.write("\n## %s\n\n" % t.title)
+            out.write("| " + " | ".join(t.header) + " |\n")
+            out.write("|" + "|".join("---" for _ in t.header) + "|\n")
+            for r in t.rows:
+                out.write("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |\n")
+            for n in t.notes:
+                out.write("\n" + n + "\n")
+        return out.getvalue()
+    # latex
+    for line in preamble:
+        out.write("% " + line + "\n")
+    for t in tables:
+        out.write("\n%% %s\n" % t.title)
+        out.write("\\begin{tabular}{%s}\n\\hline\n" % ("l" * len(t.header)))
+        out.write(" & ".join(latex_escape(h) for h in t.header) + " \\\\\n\\hline\n")
+        for r in t.rows:
+            out.write(" & ".join(latex_escape(c) for c in r) + " \\\\\n")
+        out.write("\\hline\n\\end{tabular}\n")
+        for n in t.notes:
+            out.write("% " + n + "\n")
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- the commands
+def completeness(rf, cols):
+    """Lines of the preamble: file identity and how complete the data are."""
+    lines = ["attnsweep summary of %s" % rf.path]
+    ident = []
+    for k in ("tool_version", "git_revision", "spec_sha256", "master_seed", "start_time",
+              "end_time"):
+        if k in rf.attrs:
+            ident.append("%s %s" % (k, rf.attrs[k]))
+    if ident:
+        lines.append("; ".join(ident))
+    sv = rf.attrs.get("schema_version")
+    if sv is not None and int(sv) > schema.SCHEMA_VERSION:
+        lines.append("WARNING: schema_version %d is newer than this analysis knows (%d); "
+                     "columns it does not know are ignored" % (int(sv), schema.SCHEMA_VERSION))
+    n = rf.n_rows
+    pend = int((cols["verdict"] == rf.code("verdict", "pending")).sum()) \
+        if rf.has_code("verdict", "pending") else 0
+    done = n - pend
+    expected = rf.attrs.get("n_trials")
+    line = "trials: %d rows, %d done (%.1f%%), %d pending" % (
+        n, done, 100.0 * done / n if n else 100.0, pend)
+    if expected is not None and int(expected) != n:
+        line += "; root attribute n_trials = %d differs from the rows of /trials" % int(expected)
+    lines.append(line)
+    if pend:
+        lines.append("INCOMPLETE: the sweep was interrupted or is still running; fractions are "
+                     "over the %d trials done (resume with `attnsweep run ... --resume`)" % done)
+    return lines
+
+
+def parse_by(text):
+    if text is None:
+        return None
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    return names
+
+
+def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
+    """Compute the tables. Returns (preamble lines, [Table], phase data or None)."""
+    mask = where_mask(rf, where)
+    axes_names = list(by)
+    if phase:
+        axes_names = [a for a in axes_names if a != phase] + [phase]
+    if table1:
+        axes_names = ["theorem"]
+    for a in axes_names:
+        try:
+            rf.field_kind(a)
+        except schema.SchemaError as e:
+            raise UsageError("--by/--phase: %s" % e)
+    want = [f for f in STAT_FIELDS if f in rf.fields]
+    cols = rf.read(list(dict.fromkeys(want + axes_names)))
+    pre = completeness(rf, cols)
+    if where:
+        pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+    axes = [Axis(rf, a, cols[a], bins=(bins if a == phase else None)) for a in axes_names]
+    gid, keys = make_groups(axes, mask)
+    s = compute_stats(rf, cols, mask, gid, len(keys))
+    key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
+    notes = ["Fractions are over the judged trials (consistent + violated + unresolved), with "
+             "Wilson score 95% intervals; clusters, rank P and settle time over classified "
+             "trials; 'other' counts no_prediction, nonfinite and failed trials."]
+    if table1:
+        return pre, [table1_table(rf, s, key_labels, notes)], None
+    title = "by " + ", ".join(axes_names) if axes_names else "all trials"
+    tables = [stats_table(title, axes_names, key_labels, s, notes)]
+    phase_data = None
+    if phase:
+        phase_data = phase_series(axes, keys, s)
+    return pre, tables, phase_data
+
+
+def table1_table(rf, s, key_labels, notes):
+    pos = {k[0]: i for i, k in enumerate(key_labels)}
+    header = ["case", "V", "condition on Q^T K", "predicted geometry", "theorem", "trials",
+              "done", "consistent [95% CI]", "violated [95% CI]", "unresolved [95% CI]",
+              "clusters med [IQR]", "rank P (value:count)"]
+    csv_header = ["case", "V", "condition_QtK", "predicted", "theorem", "trials", "done",
+                  "judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] \
+        + ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist"]
+    rows, crows = [], []
+    known = [t[0] for t in TABLE1]
+    extra = [(k, "?", "?", "?", "?") for k in pos if k not in known]
+    for label, v, m, geom, thm in TABLE1 + extra:
+        i = pos.get(label)
+        if i is None:
+            rows.append([label, v, m, geom, thm, "0", "0", "-", "-", "-", "-", "-"])
+            crows.append([label, v, m, geom, thm, "0", "0", "0"] + [""] * 13)
+            continue
+        rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
+        rows.append([label, v, m, geom, thm, str(s["n"][i]), str(s["done"][i]),
+                     _frac_cell(s, "consistent", i), _frac_cell(s, "violated", i),
+                     _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd])
+        fr = []
+        for vv in JUDGED:
+            for x in ("frac", "lo", "hi"):
+                val = s["%s_%s" % (vv, x)][i]
+                fr.append("" if math.isnan(val) else repr(float(val)))
+        cl = []
+        for x in ("median", "q1", "q3"):
+            val = s.get("clusters_" + x, [np.nan] * (i + 1))[i]
+            cl.append("" if math.isnan(val) else repr(float(val)))
+        crows.append([label, v, m, geom, thm, str(s["n"][i]), str(s["done"][i]),
+                      str(s["judged"][i])] + fr + cl + [rd.replace(" ", ";") if rd != "-"
+                                                        else ""])
+    return Table("Table 1 of the paper with the measured verdicts", header, rows, csv_header,
+                 crows, notes)
+
+
+def phase_series(axes, keys, s):
+    """Series of the phase diagram: {group label: (x values, {verdict: (frac, lo, hi)}, n)}."""
+    px = axes[-1]
+    series = {}
+    for i, k in enumerate(keys):
+        glabel = ", ".join("%s=%s" % (a.name, a.labels[k[j]]) for j, a in enumerate(axes[:-1]))
+        x = px.values[k[-1]]
+        ser = series.setdefault(glabel, {"x": [], "judged": [], "label": [],
+                                         **{v: ([], [], []) for v in JUDGED}})
+        ser["x"].append(x)
+        ser["label"].append(px.labels[k[-1]])
+        ser["judged"].append(int(s["judged"][i]))
+        for v in JUDGED:
+            for arr, key in zip(ser[v], ("frac", "lo", "hi")):
+                arr.append(float(s["%s_%s" % (v, key)][i]))
+    return {"param": px.name, "series": series}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="attnsweep summarize",
+        description="Summary tables and figures from an attnsweep results file.")
+    ap.add_argument("file", help="results file (OUT.h5)")
+    ap.add_argument("--by", help="group by these axes, comma separated: any /trials field "
+                    "(theorem, d, n, eps, vfamily, ...) or flag_<name>; default theorem")
+    ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
+    ap.add_argument("--format", choices=("md", "csv", "latex"), default="md")
+    ap.add_argument("--table1", action="store_true",
+                    help="the paper's Table 1 with the measured columns beside it")
+    ap.add_argument("--phase", metavar="PARAM",
+                    help="phase diagram: verdict fractions against PARAM (eps, v_gap, gap...)")
+    ap.add_argument("--bins", type=int, default=12,
+                    help="bins for a continuous --phase parameter with more distinct values")
+    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here")
+    ap.add_argument("--plot", metavar="TRIAL", type=int,
+                    help="figure of one trial's stored end state / trajectory and P (needs "
+                    "--png and bulk data in the file)")
+    ap.add_argument("-o", "--output", metavar="FILE", help="write the tables here, not stdout")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    try:
+        return _run(args)
+    except UsageError as e:
+        print("attnsweep summarize: %s" % e, file=sys.stderr)
+        return 2
+    except schema.SchemaError as e:
+        print("attnsweep summarize: %s" % e, file=sys.stderr)
+        return 2
+    except schema.FileAccessError as e:
+        print("attnsweep summarize: %s" % e, file=sys.stderr)
+        return 3
+    except ImportError as e:
+        print("attnsweep summarize: a Python module is missing (%s): apt-get install "
+              "python3-numpy python3-h5py python3-matplotlib" % e, file=sys.stderr)
+        return 3
+
+
+def _run(args):
+    if args.bins < 1:
+        raise UsageError("--bins must be >= 1")
+    if args.plot is not None and not args.png:
+        raise UsageError("--plot needs --png FILE")
+    if args.png and args.plot is None and not args.phase:
+        raise UsageError("--png goes with --phase or --plot")
+    with schema.open_results(args.file) as rf:
+        if args.plot is not None:
+            import attnsweep_plots
+            attnsweep_plots.plot_trial_file(rf, args.plot, args.png)
+            print("wrote %s" % args.png)
+            return 0
+        by = parse_by(args.by)
+        if by is None:
+            by = [] if args.phase else ["theorem"]
+        pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
+                                            phase=args.phase, bins=args.bins)
+        text = render(tables, args.format, pre)
+        if args.format == "csv":
+            for line in pre:
+                print(line, file=sys.stderr)
+        if args.output:
+            try:
+                with open(args.output, "w") as fh:
+                    fh.write(text)
+            except OSError as e:
+                raise schema.FileAccessError("cannot write %s: %s" % (args.output, e))
+        else:
+            sys.stdout.write(text)
+        if phase and args.png:
+            import attnsweep_plots
+            attnsweep_plots.plot_phase(phase, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,357 @@
+"""schema.py: the one place where the analysis knows the layout of an attnsweep results file.
+
+Everything else in analysis/ goes through this module. What it relies on (design.md, the
+results-file contract):
+
+* /trials: a 1-D compound dataset, one row per trial in plan order (row = trial index). Its
+  field names are the C names of AS_RECORD_FIELDS (include/attnsweep/record.h). Enumeration
+  fields are HDF5 enum types; their labels (enums.h) are read from the file itself with
+  h5py.check_enum_dtype, never assumed. `message` is a fixed-length byte string. Rows not yet
+  run have outcome = verdict = "pending".
+* Root attributes: n_trials, spec_sha256, the master seed, the tool version (read leniently:
+  a missing attribute is reported as absent, never an error).
+* Optional bulk data under /bulk, stored flat with deterministic offsets (see load_bulk).
+
+The flag bits of the `flags` field are the one piece of the layout that the file does not
+describe itself; FLAG_BITS mirrors the AS_FLAG_* enum of record.h and the tests check that it
+still does (dtype_from_headers parses the headers).
+
+Only numpy and h5py (Debian's python3-numpy, python3-h5py) are needed.
+"""
+
+import os
+import re
+
+import numpy as np
+
+# A running sweep holds the file open for writing; reading it is safe (rows are written
+# whole), so do not let HDF5's file locking refuse the open.
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+
+try:
+    import h5py
+except ImportError:  # reported by open_results with a clear message
+    h5py = None
+
+TRIALS = "trials"
+BULK = "bulk"
+
+#: AS_FLAG_* bits of the `flags` field (record.h), name -> bit. The names are usable as
+#: `flag_<name>` in --by and --where.
+FLAG_BITS = {
+    "lead_real": 0,
+    "lead_positive": 1,
+    "lead_simple": 2,
+    "lead_dominant": 3,
+    "margin_positive": 4,
+    "good": 5,
+    "m_symmetric": 6,
+    "m_spd": 7,
+    "m_identity": 8,
+    "v_identity": 9,
+    "v_minus_identity": 10,
+    "paranormal": 11,
+    "complex_lead": 12,
+    "distributed": 13,
+    "v_diagonalisable": 14,
+}
+
+#: Fields the summary needs; a /trials without them is not a results file.
+REQUIRED_FIELDS = ("verdict", "outcome")
+
+#: Root attributes shown in the summary header, with the names they may carry.
+ROOT_ATTRS = {
+    "n_trials": ("n_trials",),
+    "spec_sha256": ("spec_sha256", "spec_sha"),
+    "master_seed": ("master_seed", "seed", "rng_seed"),
+    "tool_version": ("tool_version", "version", "attnsweep_version"),
+    "git_revision": ("git_revision", "git", "git_rev"),
+    "schema_version": ("schema_version",),
+    "start_time": ("start_time",),
+    "end_time": ("end_time",),
+}
+
+#: The newest schema_version (root attribute) this analysis knows.
+SCHEMA_VERSION = 1
+
+
+class SchemaError(Exception):
+    """The file is readable but is not a results file of the documented layout (exit 2)."""
+
+
+class FileAccessError(Exception):
+    """The file cannot be opened or read (exit 3)."""
+
+
+def _text(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray) and v.shape == ():
+        return _text(v[()])
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+class Results:
+    """An open results file. Use as a context manager or call close()."""
+
+    def __init__(self, path):
+        if h5py is None:
+            raise FileAccessError(
+                "Python module h5py is missing: apt-get install python3-h5py "
+                "(and run with /usr/bin/python3)")
+        self.path = path
+        try:
+            self._f = h5py.File(path, "r")
+        except FileNotFoundError:
+            raise FileAccessError("%s: no such file" % path)
+        except OSError as e:
+            raise FileAccessError("%s: cannot open as HDF5: %s" % (path, e))
+        if TRIALS not in self._f or not isinstance(self._f[TRIALS], h5py.Dataset):
+            self._f.close()
+            raise SchemaError("%s: no /trials dataset: not an attnsweep results file" % path)
+        ds = self._f[TRIALS]
+        if ds.dtype.names is None or len(ds.shape) != 1:
+            self._f.close()
+            raise SchemaError("%s: /trials is not a 1-D compound dataset" % path)
+        missing = [f for f in REQUIRED_FIELDS if f not in ds.dtype.names]
+        if missing:
+            self._f.close()
+            raise SchemaError("%s: /trials lacks the field(s) %s" % (path, ", ".join(missing)))
+        self._ds = ds
+        self.n_rows = int(ds.shape[0])
+        self.fields = list(ds.dtype.names)
+        self.enums = {}
+        for name in self.fields:
+            mapping = h5py.check_enum_dtype(ds.dtype[name])
+            if mapping:
+                labels = {}
+                for label, value in mapping.items():
+                    labels[int(value)] = label
+                self.enums[name] = labels
+        self.attrs = {}
+        for key, names in ROOT_ATTRS.items():
+            for n in names:
+                if n in self._f.attrs:
+                    self.attrs[key] = _text(self._f.attrs[n])
+                    break
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if getattr(self, "_f", None) is not None:
+            self._f.close()
+            self._f = None
+
+    # ------------------------------------------------------------ enumerations
+    def is_enum(self, field):
+        return field in self.enums
+
+    def label(self, field, value):
+        """Label of one enum value ("?<v>" when the file's type has no such value)."""
+        return self.enums[field].get(int(value), "?%d" % int(value))
+
+    def code(self, field, label):
+        """Value of an enum label in the file's type; SchemaError naming the valid labels."""
+        for v, l in self.enums[field].items():
+            if l == label:
+                return v
+        raise SchemaError("'%s' is not a value of %s (one of: %s)" % (
+            label, field, ", ".join(self.labels(field))))
+
+    def labels(self, field):
+        """The labels of an enum field in value order."""
+        return [self.enums[field][v] for v in sorted(self.enums[field])]
+
+    def has_code(self, field, label):
+        return any(l == label for l in self.enums.get(field, {}).values())
+
+    # ------------------------------------------------------------ rows
+    def field_kind(self, field):
+        """'enum', 'int', 'float', 'bytes' or 'flag' (a flag_<name> pseudo-field)."""
+        if field.startswith("flag_") and field[5:] in FLAG_BITS and field not in self.fields:
+            return "flag"
+        if field not in self.fields:
+            raise SchemaError("no field '%s' in /trials (fields: %s; flags: %s)" % (
+                field, ", ".join(self.fields),
+                ", ".join("flag_" + f for f in FLAG_BITS)))
+        if field in self.enums:
+            return "enum"
+        k = self._ds.dtype[field].kind
+        if k in "iu":
+            return "int"
+        if k == "f":
+            return "float"
+        return "bytes"
+
+    def read(self, names, chunk=1 << 18):
+        """Columns of /trials as a dict name -> 1-D numpy array (n_rows). Enum fields come as
+        their integer values; flag_<name> pseudo-fields as bool arrays. Reads only the
+        requested fields, in chunks, so memory stays proportional to what is asked."""
+        names = list(dict.fromkeys(names))
+        need = []
+        for nm in names:
+            kind = self.field_kind(nm)
+            base = "flags" if kind == "flag" else nm
+            if base not in self.fields:
+                raise SchemaError("no field '%s' in /trials" % base)
+            if base not in need:
+                need.append(base)
+        out = {}
+        if not need:
+            return out
+        cols = {}
+        for nm in need:
+            dt = self._ds.dtype[nm]
+            if nm in self.enums:
+                dt = np.dtype(dt.base if dt.base is not None else dt)
+                dt = np.dtype(dt.str)  # drop the enum metadata: plain integers
+            cols[nm] = np.empty(self.n_rows, dtype=dt)
+        try:
+            view = self._ds.fields(need) if len(need) > 1 else self._ds.fields(need[0])
+            for a in range(0, self.n_rows, chunk):
+                b = min(self.n_rows, a + chunk)
+                block = view[a:b]
+                if len(need) == 1:
+                    cols[need[0]][a:b] = block
+                else:
+                    for nm in need:
+                        cols[nm][a:b] = block[nm]
+        except OSError as e:
+            raise FileAccessError("%s: reading /trials failed: %s" % (self.path, e))
+        for nm in names:
+            if nm in cols:
+                out[nm] = cols[nm]
+            else:
+                bit = FLAG_BITS[nm[5:]]
+                out[nm] = (cols["flags"].astype(np.int64) >> bit) & 1 == 1
+        return out
+
+    # ------------------------------------------------------------ bulk data
+    def bulk_names(self):
+        if BULK not in self._f:
+            return []
+        return sorted(k for k in self._f[BULK].keys() if not k.endswith("_offset"))
+
+    def load_bulk(self, trial):
+        """Bulk arrays of one trial, as far as the file has them, as numpy arrays:
+        {'initial_tokens': (n, d), 'final_tokens': (n, d), 'final_attention': (n, n),
+         'V': (d, d), 'M': (d, d), 'snapshots': (s, n, d)}.
+        Layout (docs/results.md, include/attnsweep/results.h AS_BULK_LIST): /bulk/<name> is a
+        flat double array and /bulk/<name>_offset (n_trials + 1 prefix sums) says that trial i
+        occupies [offset[i], offset[i + 1]); an empty slab means "not stored for this trial".
+        Slabs have no fill value: only trials whose outcome is not pending are returned."""
+        out = {}
+        if BULK not in self._f:
+            return out
+        g = self._f[BULK]
+        trial = int(trial)
+        if trial < 0 or trial >= self.n_rows:
+            raise SchemaError("trial %d is not in 0..%d" % (trial, self.n_rows - 1))
+        want = ["n", "d", "outcome"]
+        cols = self.read(want)
+        if self.has_code("outcome", "pending") and \
+                cols["outcome"][trial] == self.code("outcome", "pending"):
+            return out
+        n = cols["n"].astype(np.int64)
+        d = cols["d"].astype(np.int64)
+        ni, di = int(n[trial]), int(d[trial])
+        per = {"initial_tokens": (n * d, (ni, di)), "final_tokens": (n * d, (ni, di)),
+               "final_attention": (n * n, (ni, ni)), "V": (d * d, (di, di)),
+               "M": (d * d, (di, di)), "snapshots": (None, (-1, ni, di))}
+        for name, (sizes, shape) in per.items():
+            if name not in g or not isinstance(g[name], h5py.Dataset):
+                continue
+            ds = g[name]
+            if name + "_offset" in g:
+                off = g[name + "_offset"]
+                start, stop = int(off[trial]), int(off[trial + 1])
+            elif sizes is not None:  # no offsets: prefix sums of the plan's sizes
+                start = int(np.sum(sizes[:trial]))
+                stop = start + int(sizes[trial])
+            else:
+                continue
+            if stop <= start or stop > ds.shape[0]:
+                continue
+            arr = np.asarray(ds[start:stop], dtype=float)
+            block = int(np.prod([abs(x) for x in shape]))
+            if block == 0 or arr.size % block:
+                raise SchemaError("/bulk/%s of trial %d has %d values, not a multiple of %s" %
+                                  (name, trial, arr.size, "x".join(map(str, shape[-2:]))))
+            out[name] = arr.reshape(shape)
+        return out
+
+def open_results(path):
+    return Results(path)
+
+
+# ---------------------------------------------------------------- the C definition
+_KIND_TO_LIST = {
+    "VFAMILY": "AS_VFAMILY_LIST", "MFAMILY": "AS_MFAMILY_LIST", "INIT": "AS_INIT_LIST",
+    "METHOD": "AS_METHOD_LIST", "VARS": "AS_VARS_LIST", "EXPM": "AS_EXPM_LIST",
+    "THEOREM": "AS_THEOREM_LIST", "GEOM": "AS_GEOM_LIST", "VERDICT": "AS_VERDICT_LIST",
+    "OUTCOME": "AS_OUTCOME_LIST",
+}
+
+
+def _macro_body(text, name):
+    """Text of a multi-line #define NAME(X) ... with the continuation lines joined."""
+    m = re.search(r"#define\s+%s\(X\)((?:[^\n]*\\\n)*[^\n]*)" % re.escape(name), text)
+    if not m:
+        raise ValueError("macro %s not found" % name)
+    return m.group(1).replace("\\\n", " ")
+
+
+def parse_headers(include_dir):
+    """Parse include/attnsweep/record.h and enums.h (for tests and benchmarks, which run from
+    the source tree): returns (fields, enums, flags, msg_len) where fields is a list of
+    (kind, name), enums maps a list macro name to its labels in value order, and flags maps
+    a lower-case flag name to its bit."""
+    with open(os.path.join(include_dir, "attnsweep", "record.h")) as fh:
+        rec = fh.read()
+    with open(os.path.join(include_dir, "attnsweep", "enums.h")) as fh:
+        en = fh.read()
+    body = _macro_body(rec, "AS_RECORD_FIELDS")
+    body = re.sub(r"/\*.*?\*/", " ", body)
+    fields = re.findall(r"X\(\s*([A-Z0-9]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*,", body)
+    enums = {}
+    for lst in set(_KIND_TO_LIST.values()):
+        b = re.sub(r"/\*.*?\*/", " ", _macro_body(en, lst))
+        enums[lst] = re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*\"([^\"]*)\"", b)
+    flags = {}
+    for name, bit in re.findall(r"AS_FLAG_([A-Z0-9_]+)\s*=\s*1\s*<<\s*(\d+)", rec):
+        flags[name.lower()] = int(bit)
+    msg_len = int(re.search(r"#define\s+AS_RECORD_MSG\s+(\d+)", rec).group(1))
+    return fields, enums, flags, msg_len
+
+
+def dtype_from_headers(include_dir):
+    """The numpy/h5py compound dtype of a /trials row as the C definition says (enum fields
+    as HDF5 enums with the enums.h labels). For writing synthetic results files in tests and
+    benchmarks; the analysis itself reads the dtype from the file."""
+    fields, enums, _, msg_len = parse_headers(include_dir)
+    plain = {"U64": "<u8", "I64": "<i8", "I32": "<i4", "F64": "<f8"}
+    spec = []
+    for kind, name in fields:
+        if kind in plain:
+            spec.append((name, np.dtype(plain[kind])))
+        elif kind == "MSG":
+            spec.append((name, np.dtype("S%d" % msg_len)))
+        elif kind in _KIND_TO_LIST:
+            labels = enums[_KIND_TO_LIST[kind]]
+            spec.append((name, h5py.enum_dtype({l: i for i, l in enumerate(labels)},
+                                               basetype="i4")))
+        else:
+            raise ValueError("unknown field kind %s of %s" % (kind, name))
+    return np.dtype(spec)
+
+
+def enum_labels_from_headers(include_dir):
+    """field name -> labels in value order, for the enum fields of the C definition."""
+    fields, enums, _, _ = parse_headers(include_dir)
+    return {name: enums[_KIND_TO_LIST[kind]] for kind, name in fields if kind in _KIND_TO_LIST}

@@ -1,0 +1,428 @@
+#!/usr/bin/python3
+"""Tests of analysis/attnsweep_summarize.py and analysis/schema.py on synthetic results files.
+
+The files are written here with h5py following the results-file contract: the compound dtype
+comes from parsing include/attnsweep/record.h and enums.h (so the test follows the C
+definition), with known verdict counts, cluster counts, ranks and times. Expected values
+(Wilson intervals, quantiles, fractions) are computed here independently of the module.
+"""
+
+import csv
+import io
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+import numpy as np
+import h5py
+
+SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "analysis"))
+import schema  # noqa: E402
+import attnsweep_summarize as summ  # noqa: E402
+
+INCLUDE = os.path.join(SRC, "include")
+LABELS = schema.enum_labels_from_headers(INCLUDE)
+Z = statistics.NormalDist().inv_cdf(0.975)
+
+
+def code(field, label):
+    return LABELS[field].index(label)
+
+
+def wilson_ref(k, n):
+    """Wilson score interval, textbook form (Wilson 1927; Newcombe 1998, method 3)."""
+    p = k / n
+    den = 1 + Z * Z / n
+    c = p + Z * Z / (2 * n)
+    h = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return p, max(0.0, (c - h) / den), min(1.0, (c + h) / den)
+
+
+def quantile7(xs, q):
+    """Hyndman-Fan type 7 quantile of a list, by hand."""
+    xs = sorted(xs)
+    h = (len(xs) - 1) * q
+    lo = int(math.floor(h))
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+
+
+# Groups of the synthetic sweep: (theorem, d, eps, flags, verdict counts)
+GOOD_BITS = (1 << 5) | (1 << 0) | (1 << 1)
+GROUPS = [
+    ("identity", 2, 0.0, 1 << 7,
+     {"consistent": 30, "violated": 5, "unresolved": 5, "nonfinite": 2, "failed": 1,
+      "pending": 7}),
+    ("good", 3, 0.0, GOOD_BITS, {"consistent": 8, "violated": 2}),
+    ("good", 3, 0.1, GOOD_BITS, {"consistent": 5, "violated": 4, "unresolved": 1}),
+    ("good", 3, 0.3, GOOD_BITS, {"consistent": 1, "violated": 7, "unresolved": 4,
+                                 "pending": 3}),
+    ("none", 2, 0.0, 0, {"no_prediction": 10}),
+]
+
+
+def build_rows(dtype):
+    """The rows of the synthetic sweep and, per row, python-side facts for the references."""
+    rows = []
+    rng = np.random.default_rng(7)
+    for theorem, d, eps, flags, counts in GROUPS:
+        for verdict, cnt in counts.items():
+            for _ in range(cnt):
+                rows.append((theorem, d, eps, flags, verdict))
+    a = np.zeros(len(rows), dtype=dtype)
+    for f in dtype.names:
+        if dtype[f].kind == "f":
+            a[f] = np.nan
+    ref = []
+    for i, (theorem, d, eps, flags, verdict) in enumerate(rows):
+        a["trial"][i] = i
+        a["theorem"][i] = code("theorem", theorem)
+        a["d"][i] = d
+        a["n"][i] = 20
+        a["eps"][i] = eps
+        a["flags"][i] = flags
+        a["verdict"][i] = code("verdict", verdict)
+        run = verdict != "pending"
+        a["outcome"][i] = code("outcome", "reached_T" if run else "pending")
+        r = {"theorem": theorem, "d": d, "eps": eps, "verdict": verdict, "flags": flags}
+        if run and verdict not in ("failed", "nonfinite"):
+            r["n_clusters"] = int(rng.integers(1, 9))
+            r["rank_p"] = int(rng.integers(1, 4))
+            r["settle"] = float(rng.uniform(0.5, 5)) if rng.random() < 0.7 else None
+            a["n_clusters"][i] = r["n_clusters"]
+            a["rank_p"][i] = r["rank_p"]
+            a["settle_time"][i] = np.nan if r["settle"] is None else r["settle"]
+        if run:
+            r["wall"] = float(rng.uniform(0.01, 2.0))
+            a["wall_time"][i] = r["wall"]
+        if verdict == "failed":
+            a["message"][i] = b"could not build the triple"
+        ref.append(r)
+    return a, ref
+
+
+def write_file(path, a, n_trials=None, enum_override=None):
+    dt = a.dtype
+    if enum_override:  # same labels, other values: the analysis must read them from the file
+        field, mapping = enum_override
+        spec = [(f, h5py.enum_dtype(mapping, basetype="i4") if f == field else dt[f])
+                for f in dt.names]
+        b = np.zeros(len(a), dtype=np.dtype(spec))
+        for f in dt.names:
+            b[f] = a[f]
+        labels = LABELS[field]
+        b[field] = np.array([mapping[labels[v]] for v in a[field]])
+        a = b
+    with h5py.File(path, "w") as f:
+        f.create_dataset("trials", data=a)
+        f.attrs["n_trials"] = np.uint64(len(a) if n_trials is None else n_trials)
+        f.attrs["spec_sha256"] = "ab" * 32
+        f.attrs["master_seed"] = np.uint64(12345)
+        f.attrs["tool_version"] = "0.1.0"
+
+
+def run_main(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = summ.main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def csv_rows(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def expected(ref, pred):
+    sel = [r for r in ref if pred(r)]
+    e = {"trials": len(sel)}
+    for v in ("pending",) + summ.VERDICTS:
+        e[v] = sum(r["verdict"] == v for r in sel)
+    e["done"] = e["trials"] - e["pending"]
+    e["judged"] = e["consistent"] + e["violated"] + e["unresolved"]
+    e["clusters"] = [r["n_clusters"] for r in sel if "n_clusters" in r]
+    e["rank_p"] = [r["rank_p"] for r in sel if "rank_p" in r]
+    e["settle"] = [r["settle"] for r in sel if r.get("settle") is not None]
+    e["wall"] = [r["wall"] for r in sel if "wall" in r]
+    return e
+
+
+class SummarizeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dtype = schema.dtype_from_headers(INCLUDE)
+        cls.a, cls.ref = build_rows(cls.dtype)
+        cls.path = os.path.join(cls.tmp.name, "out.h5")
+        write_file(cls.path, cls.a)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check_row(self, row, e):
+        for k in ("trials", "done", "pending", "judged") + summ.VERDICTS:
+            self.assertEqual(int(row[k]), e[k], k)
+        for v in summ.JUDGED:
+            if e["judged"] == 0:
+                self.assertEqual(row[v + "_frac"], "")
+                continue
+            p, lo, hi = wilson_ref(e[v], e["judged"])
+            self.assertAlmostEqual(float(row[v + "_frac"]), p, places=12)
+            self.assertAlmostEqual(float(row[v + "_lo"]), lo, places=12)
+            self.assertAlmostEqual(float(row[v + "_hi"]), hi, places=12)
+        for name, xs in (("clusters", e["clusters"]), ("settle", e["settle"])):
+            if not xs:
+                self.assertEqual(row[name + "_median"], "")
+                continue
+            self.assertAlmostEqual(float(row[name + "_median"]), quantile7(xs, 0.5), places=12)
+            self.assertAlmostEqual(float(row[name + "_q1"]), quantile7(xs, 0.25), places=12)
+            self.assertAlmostEqual(float(row[name + "_q3"]), quantile7(xs, 0.75), places=12)
+        self.assertEqual(int(row["settled"]), len(e["settle"]))
+        dist = {}
+        for r in e["rank_p"]:
+            dist[r] = dist.get(r, 0) + 1
+        got = dict(tuple(int(x) for x in t.split(":")) for t in row["rank_p_dist"].split(";")) \
+            if row["rank_p_dist"] else {}
+        self.assertEqual(got, dist)
+        self.assertAlmostEqual(float(row["wall_total"]), sum(e["wall"]), places=9)
+        self.assertAlmostEqual(float(row["wall_median"]), statistics.median(e["wall"]),
+                               places=12)
+
+    # ------------------------------------------------------------ statistics
+    def test_wilson_reference_values(self):
+        # Newcombe (1998), Stat. Med. 17:857, Table I, method 3 (Wilson score, no correction)
+        for k, n, lo, hi in ((81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605),
+                             (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718),
+                             (29, 29, 0.8830, 1.0)):
+            p, l, h = summ.wilson(np.array([k]), np.array([n]))
+            self.assertAlmostEqual(float(l[0]), lo, places=4)
+            self.assertAlmostEqual(float(h[0]), hi, places=4)
+        p, l, h = summ.wilson(np.array([0]), np.array([0]))
+        self.assertTrue(math.isnan(p[0]) and math.isnan(l[0]) and math.isnan(h[0]))
+
+    def test_group_quantiles(self):
+        rng = np.random.default_rng(3)
+        vals = rng.normal(size=200)
+        gid = rng.integers(0, 5, 200)
+        vals[::7] = np.nan
+        q, cnt = summ.group_quantiles(vals, gid, 6, [0.25, 0.5, 0.9])
+        for g in range(6):
+            xs = [v for v, gg in zip(vals, gid) if gg == g and not math.isnan(v)]
+            self.assertEqual(cnt[g], len(xs))
+            for j, qq in enumerate((0.25, 0.5, 0.9)):
+                if xs:
+                    self.assertAlmostEqual(q[g, j], quantile7(xs, qq), places=12)
+                else:
+                    self.assertTrue(math.isnan(q[g, j]))
+
+    # ------------------------------------------------------------ tables
+    def test_default_by_theorem(self):
+        rc, out, err = run_main([self.path, "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual([r["theorem"] for r in rows], ["none", "identity", "good"])
+        for r in rows:
+            self.check_row(r, expected(self.ref, lambda x, t=r["theorem"]: x["theorem"] == t))
+        self.assertIn("10 pending", err)
+        self.assertIn("INCOMPLETE", err)
+
+    def test_by_two_axes_and_flag(self):
+        rc, out, err = run_main([self.path, "--by", "d,eps", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual([(r["d"], r["eps"]) for r in rows],
+                         [("2", "0"), ("3", "0"), ("3", "0.1"), ("3", "0.3")])
+        for r in rows:
+            self.check_row(r, expected(self.ref, lambda x, r=r: x["d"] == int(r["d"]) and
+                                       x["eps"] == float(r["eps"])))
+        rc, out, err = run_main([self.path, "--by", "flag_good", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual([r["flag_good"] for r in rows], ["no", "yes"])
+        self.check_row(rows[1], expected(self.ref, lambda x: x["flags"] & (1 << 5)))
+
+    def test_where(self):
+        cases = [
+            ("d == 2", lambda x: x["d"] == 2),
+            ("theorem in ('good', 'none') and not eps > 0.2",
+             lambda x: x["theorem"] in ("good", "none") and not x["eps"] > 0.2),
+            ("flag_good and eps >= 0.1", lambda x: x["flags"] & 32 and x["eps"] >= 0.1),
+            ("verdict != 'pending' and (d == 3 or theorem == 'identity')",
+             lambda x: x["verdict"] != "pending" and (x["d"] == 3 or x["theorem"] == "identity")),
+            ("isnan(settle_time)", None),
+        ]
+        for expr, pred in cases:
+            rc, out, err = run_main([self.path, "--by", "", "--where", expr, "--format", "csv"])
+            self.assertEqual(rc, 0, expr + ": " + err)
+            rows = csv_rows(out)
+            self.assertEqual(len(rows), 1)
+            if pred is None:
+                self.assertEqual(int(rows[0]["settled"]), 0, expr)
+                continue
+            self.check_row(rows[0], expected(self.ref, pred))
+        for bad, needle in (("theorem == 'godo'", "one of"), ("nosuchfield > 1", "nosuchfield"),
+                            ("d ==", "cannot parse"), ("__import__('os')", "may be called"),
+                            ("d + 1", "not a condition")):
+            rc, out, err = run_main([self.path, "--where", bad])
+            self.assertEqual(rc, 2, bad)
+            self.assertIn(needle, err, bad)
+
+    def test_formats_parse(self):
+        for fmt in ("md", "csv", "latex"):
+            rc, out, err = run_main([self.path, "--by", "theorem,d", "--format", fmt])
+            self.assertEqual(rc, 0, err)
+            if fmt == "csv":
+                rows = list(csv.reader(io.StringIO(out)))
+                self.assertEqual(len(rows), 1 + 3)
+                self.assertTrue(all(len(r) == len(rows[0]) for r in rows))
+            elif fmt == "md":
+                tab = [l for l in out.splitlines() if l.startswith("|")]
+                self.assertEqual(len(tab), 2 + 3)
+                ncol = tab[0].count(" | ")
+                self.assertTrue(all(l.replace("\\|", "").count("|") == tab[0].count("|")
+                                    for l in tab), out)
+                self.assertGreater(ncol, 5)
+                self.assertIn("10 pending", out)
+            else:
+                self.assertIn("\\begin{tabular}", out)
+                self.assertIn("\\end{tabular}", out)
+                body = out.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+                lines = [l for l in body.splitlines() if l.endswith("\\\\")]
+                self.assertEqual(len(lines), 1 + 3)
+                amp = {l.replace("\\&", "").count("&") for l in lines}
+                self.assertEqual(len(amp), 1, lines)
+                self.assertNotIn("_", body.replace("\\_", ""))
+
+    def test_table1(self):
+        rc, out, err = run_main([self.path, "--table1", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual([r["case"] for r in rows], [t[0] for t in summ.TABLE1])
+        by = {r["case"]: r for r in rows}
+        self.assertEqual(by["identity"]["theorem"], "Thm 3.1")
+        self.assertEqual(by["d1"]["trials"], "0")
+        e = expected(self.ref, lambda x: x["theorem"] == "good")
+        self.assertEqual(int(by["good"]["trials"]), e["trials"])
+        p, lo, hi = wilson_ref(e["violated"], e["judged"])
+        self.assertAlmostEqual(float(by["good"]["violated_lo"]), lo, places=12)
+        rc, out, err = run_main([self.path, "--table1"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Q^T K SPD", out)
+
+    def test_phase(self):
+        png = os.path.join(self.tmp.name, "phase.png")
+        rc, out, err = run_main([self.path, "--phase", "eps", "--where", "theorem == 'good'",
+                                 "--format", "csv", "--png", png])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual([r["eps"] for r in rows], ["0", "0.1", "0.3"])
+        fr = [float(r["consistent_frac"]) for r in rows]
+        self.assertEqual(fr, sorted(fr, reverse=True))
+        for r in rows:
+            self.check_row(r, expected(self.ref, lambda x, r=r: x["theorem"] == "good" and
+                                       x["eps"] == float(r["eps"])))
+        with open(png, "rb") as fh:
+            self.assertEqual(fh.read(8), b"\x89PNG\r\n\x1a\n")
+        # a continuous parameter is binned into quantile bins
+        rc, out, err = run_main([self.path, "--phase", "wall_time", "--bins", "4", "--by", "",
+                                 "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual(len(rows), 5)  # 4 bins + n/a (pending rows)
+        self.assertEqual(sum(int(r["trials"]) for r in rows), len(self.ref))
+
+    def test_enum_labels_come_from_the_file(self):
+        # verdict labels with shuffled values: the counts must follow the labels
+        labels = LABELS["verdict"]
+        mapping = {l: (i * 3 + 2) % 11 + 20 for i, l in enumerate(labels)}
+        path = os.path.join(self.tmp.name, "shuffled.h5")
+        write_file(path, self.a, enum_override=("verdict", mapping))
+        rc, out, err = run_main([path, "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        for r in csv_rows(out):
+            self.check_row(r, expected(self.ref, lambda x, t=r["theorem"]: x["theorem"] == t))
+
+    def test_schema_tracks_record_h(self):
+        fields, enums, flags, _ = schema.parse_headers(INCLUDE)
+        self.assertEqual(flags, schema.FLAG_BITS)
+        names = [n for _, n in fields]
+        for f in summ.STAT_FIELDS + list(schema.REQUIRED_FIELDS) + ["theorem", "flags"]:
+            self.assertIn(f, names)
+        for v in summ.VERDICTS + ("pending",):
+            self.assertIn(v, LABELS["verdict"])
+        for t in summ.TABLE1:
+            self.assertIn(t[0], LABELS["theorem"])
+        with schema.open_results(self.path) as rf:
+            self.assertEqual(rf.fields, names)
+            self.assertEqual(rf.labels("theorem"), LABELS["theorem"])
+            self.assertEqual(rf.attrs["master_seed"], 12345)
+
+    def test_n_trials_mismatch_and_bad_files(self):
+        path = os.path.join(self.tmp.name, "short.h5")
+        write_file(path, self.a, n_trials=len(self.a) + 5)
+        rc, out, err = run_main([path])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("differs", out)
+        rc, out, err = run_main([os.path.join(self.tmp.name, "missing.h5")])
+        self.assertEqual(rc, 3)
+        self.assertIn("no such file", err)
+        notres = os.path.join(self.tmp.name, "other.h5")
+        with h5py.File(notres, "w") as f:
+            f.create_dataset("x", data=np.arange(3))
+        rc, out, err = run_main([notres])
+        self.assertEqual(rc, 2)
+        self.assertIn("/trials", err)
+        txt = os.path.join(self.tmp.name, "text.h5")
+        with open(txt, "w") as fh:
+            fh.write("not hdf5\n")
+        rc, out, err = run_main([txt])
+        self.assertEqual(rc, 3)
+        rc, out, err = run_main([self.path, "--by", "nosuch"])
+        self.assertEqual(rc, 2)
+        self.assertIn("nosuch", err)
+        rc, out, err = run_main([self.path, "--by", "message"])
+        self.assertEqual(rc, 2)
+        rc, out, err = run_main([self.path, "--format", "xml"])
+        self.assertEqual(rc, 2)
+
+    def test_output_file(self):
+        dest = os.path.join(self.tmp.name, "table.tex")
+        rc, out, err = run_main([self.path, "--format", "latex", "-o", dest])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, "")
+        with open(dest) as fh:
+            self.assertIn("\\begin{tabular}", fh.read())
+
+    def test_cli(self):
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        p = subprocess.run([exe, "summarize", self.path, "--by", "d", "--format", "csv"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = csv_rows(p.stdout)
+        self.assertEqual([r["d"] for r in rows], ["2", "3"])
+        p = subprocess.run([exe, "summarize", os.path.join(self.tmp.name, "missing.h5")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3)
+        env = dict(os.environ, ATTNSWEEP_PYTHON="/nonexistent/python3")
+        p = subprocess.run([exe, "summarize", self.path], capture_output=True, text=True,
+                           timeout=60, env=env)
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("python3", p.stderr)
+        env = dict(os.environ, ATTNSWEEP_PYTHON="/usr/bin/python3")
+        p = subprocess.run([exe, "summarize", self.path, "--where", "d =="],
+                           capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(p.returncode, 2)
+
+
+if __name__ == "__main__":
+    prog = unittest.main(exit=False, verbosity=1)
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
