@@ -1,0 +1,123 @@
+/* attnsweep/dynamics.h: the self-attention particle dynamics of one trial and its integrators.
+ *
+ * Model (theory.md sections 1 and 3), tokens as rows (n x d):
+ *   x variables   X' = P X V^T,           P = rowsoftmax(X M X^T),           M = Q^T K
+ *   z variables   Z' = (P Z - Z) V^T,     P = rowsoftmax(Y M Y^T), Y = Z e^{tV}^T (default)
+ *   layers, x     X <- X + dt P(X) X V^T                           (a residual network)
+ *   layers, z     Z <- Z + (P Z - Z) (dt R^{-1} V)^T, Y = Z (R^k)^T, R = I + dt V
+ *
+ * Scores are formed as S = c S~ with S~ bounded: the growing temperature e^{2 mu t} (mu the
+ * largest real part of the spectrum of V; for layers rho^{2k}) and a power of two that
+ * normalises the transformed tokens are factored out exactly, so the softmax
+ * (as_attention_softmax) never overflows: rows whose gap times c exceeds ~745 are exact
+ * one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
+ * the x variables themselves may overflow, which ends the run with outcome AS_OUT_NONFINITE.
+ *
+ * A workspace (as_dyn) is made once per shape (n, d); set_triple and run allocate nothing.
+ * Methods (as_integ_spec.method):
+ *   rk4     classic RK4, attention recomputed at every stage, fixed step dt;
+ *   dopri5  Dormand-Prince 5(4) with error control (rtol, atol; initial step dt). With
+ *           rtol = atol = 0 it takes fixed steps dt without control (used by order tests);
+ *   euler   forward Euler, fixed step dt;
+ *   layers  round(T/dt) discrete layers.
+ * Steps are shortened to land exactly on snapshot times and on T (not for layers: a layer
+ * snapshot is delivered at the first layer time >= the requested time, with that time).
+ * Settling: the run stops early (AS_OUT_SETTLED) once max_i |z_i'| < settle_tol * spread
+ * (spread = max_i |z_i - mean|) has held throughout a window of length settle_window > 0.
+ * Nothing here is collective; a workspace must not be shared between threads.
+ */
+#ifndef ATTNSWEEP_DYNAMICS_H
+#define ATTNSWEEP_DYNAMICS_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "attnsweep/enums.h"
+#include "attnsweep/status.h"
+#include "attnsweep/trial.h"
+
+/* ---------------------------------------------------------------- attention */
+
+/* P = row softmax of c * S, c = exp(logc) (logc may exceed the range of a double: c = +inf
+ * means pure hardmax), S n x m row-major with finite entries, P n x m (may alias S).
+ * Max-subtracted; an entry with c (max - s) > 745 is exactly 0; exact ties at the maximum share
+ * the row equally (deterministic). Returns the number of rows that are exactly one-hot.
+ * For finite S the result is finite and every row sums to 1. */
+int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
+
+/* ---------------------------------------------------------------- workspace */
+
+typedef struct as_dyn as_dyn; /* workspace for shape (n, d) */
+
+/* Workspace for n >= 1 tokens in dimension d >= 1. *out set on success.
+ * Statuses: AS_ERR_ARG, AS_ERR_NOMEM. */
+as_status as_dyn_create(int n, int d, as_dyn **out);
+/* Free; accepts NULL and *p == NULL; sets *p to NULL. */
+void as_dyn_destroy(as_dyn **p);
+
+/* Set the triple: V (d x d) and M = Q^T K (d x d), row-major, copied. Chooses the e^{tV} path
+ * (expm.h) and reports it in *path (may be NULL): AS_EXPM_EIGEN or AS_EXPM_PADE.
+ * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_LAPACK (a bug). */
+as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path);
+
+typedef struct as_dyn_stats {
+  as_outcome outcome; /* reached_T, settled, max_steps, nonfinite, interrupted */
+  int64_t steps;      /* steps taken (accepted + rejected) */
+  int64_t rejected;   /* rejected steps (dopri5) */
+  double t_final;     /* time of the final state (layers: number of layers times dt) */
+  double settle_time; /* start of the window over which the state has been settled; NaN if never
+                         (or no longer) settled at the end */
+  double velocity;    /* final max_i |z_i'| / spread (0 when both are 0) */
+  double spread;      /* final max_i |z_i - mean| (integrated variables) */
+} as_dyn_stats;
+
+/* Snapshot callback: time and the state in the integrated variables (n x d, borrowed for the
+ * call only). */
+typedef void (*as_dyn_snapshot_fn)(double t, const double *Z, void *ctx);
+
+/* Integrate from X0 (n x d; x(0) = z(0)) with the settings in integ.
+ * stop (may be NULL) is polled once per step: nonzero ends the run with AS_OUT_INTERRUPTED.
+ * snap_times: n_snap times, non-decreasing, within (0, T]; cb (may be NULL) is called at each.
+ * On AS_OUT_NONFINITE the final state is the last finite one (t_final its time).
+ * Outcomes go to stats; the status is an error only for bad arguments or data
+ * (AS_ERR_ARG / AS_ERR_SPEC / AS_ERR_DATA with a message: non-finite X0, T <= 0, dt <= 0,
+ * unsorted snapshots, z-layers with a singular I + dt V) or a bug (AS_ERR_LAPACK).
+ * Requires as_dyn_set_triple first. */
+as_status as_dyn_run(as_dyn *w, const as_integ_spec *integ, const double *X0,
+                     const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,
+                     as_dyn_snapshot_fn cb, void *cb_ctx, as_dyn_stats *stats);
+
+/* Final state in the integrated variables (z or x), n x d, owned by w (valid until the next run).
+ */
+const double *as_dyn_state(const as_dyn *w);
+/* Final x = e^{tV} z (R^k z for layers; a copy for the x variables) into X (n x d). Entries may
+ * overflow to +-inf for large t (never NaN from the scaling). Statuses: AS_ERR_ARG (no run). */
+as_status as_dyn_state_x(as_dyn *w, double *X);
+/* Attention P at the final state, n x n, owned by w. */
+const double *as_dyn_attention(const as_dyn *w);
+
+/* Right-hand side at (t, Z) in the integrated variables of `vars` (continuous time):
+ * F = Z' (n x d), also leaves P(t, Z) in as_dyn_attention. For tests and benchmarks. */
+as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double *F);
+
+/* ---------------------------------------------------------------- benchmarks (dyn_bench.c)
+ * Figures measured in this process on the calling thread (the caller sets BLAS threads). */
+
+typedef struct as_dyn_bench_stage {
+  int n, d;
+  double stage_gflops; /* useful flops of one z right-hand side (4 n^2 d + 6 n d^2) per second */
+  double dgemm_gflops; /* dgemm n x d x d products ... measured in the same run */
+  double stage_seconds;
+} as_dyn_bench_stage;
+/* (a) stage throughput at (n, d) against dgemm, each timed for about min_seconds. */
+as_status as_dyn_bench_stage_run(int n, int d, double min_seconds, as_dyn_bench_stage *out);
+
+/* (b) whole trials per second in the paper's setting (n = 20, d = 2, V = I, Q = K = I,
+ * x0 uniform on [-5, 5]^2, T = 5, RK4 dt = 0.1), including set_triple per trial. */
+as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t *trials);
+
+/* (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with 65 positive and 63 negative
+ * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
+as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);
+
+#endif /* ATTNSWEEP_DYNAMICS_H */

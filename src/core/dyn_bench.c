@@ -1,0 +1,185 @@
+/* dyn_bench.c: the benchmarks of the dynamics (figures only; printing is the caller's). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnsweep/dynamics.h"
+#include "attnsweep/rng.h"
+#include "linalg_dyn.h"
+
+/* CPU time of this process: on a shared machine it is what an idle core would take (the
+ * callers run BLAS on one thread, so it is the time of that one thread). */
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Random symmetric d x d V = Q diag(lam) Q^T with kpos positive eigenvalues in [0.2, 1] and
+ * the rest negative in [-1, -0.2]; Q orthogonal from the QR of a Gaussian matrix. */
+static as_status symmetric_v(as_rng *r, int d, int kpos, double *V) {
+  as_status st = AS_OK;
+  double *Q = malloc((size_t)d * d * sizeof(double)), *tau = malloc((size_t)d * sizeof(double));
+  double *work = NULL, *B = malloc((size_t)d * d * sizeof(double));
+  AS_CHECK_ALLOC(Q);
+  AS_CHECK_ALLOC(tau);
+  AS_CHECK_ALLOC(B);
+  as_rng_fill_normal(r, Q, (long)d * d, 1.0);
+  int info = 0, lwork = 64 * d;
+  work = malloc((size_t)lwork * sizeof(double));
+  AS_CHECK_ALLOC(work);
+  dgeqrf_(&d, &d, Q, &d, tau, work, &lwork, &info);
+  AS_LAPACK_CHECK("dgeqrf", info);
+  dorgqr_(&d, &d, &d, Q, &d, tau, work, &lwork, &info);
+  AS_LAPACK_CHECK("dorgqr", info);
+  /* Q is orthogonal in either storage order; B = Q diag(lam). */
+  for (int j = 0; j < d; j++) {
+    double u = 0.2 + 0.8 * as_rng_uniform(r), lam = j < kpos ? u : -u;
+    for (int i = 0; i < d; i++) B[(size_t)i * d + j] = Q[(size_t)i * d + j] * lam;
+  }
+  as_mm(0, 1, d, d, d, 1.0, B, d, Q, d, 0.0, V, d);
+  for (int i = 0; i < d; i++) /* symmetric to the last bit */
+    for (int j = 0; j < i; j++)
+      V[(size_t)i * d + j] = V[(size_t)j * d + i] =
+          0.5 * (V[(size_t)i * d + j] + V[(size_t)j * d + i]);
+cleanup:
+  free(Q);
+  free(tau);
+  free(work);
+  free(B);
+  return st;
+}
+
+static void identity(int d, double *A) {
+  memset(A, 0, (size_t)d * d * sizeof(double));
+  for (int i = 0; i < d; i++) A[(size_t)i * d + i] = 1.0;
+}
+
+as_status as_dyn_bench_stage_run(int n, int d, double min_seconds, as_dyn_bench_stage *out) {
+  as_status st = AS_OK;
+  as_dyn *w = NULL;
+  double *V = malloc((size_t)d * d * sizeof(double)), *M = malloc((size_t)d * d * sizeof(double));
+  double *Z = malloc((size_t)n * d * sizeof(double)), *F = malloc((size_t)n * d * sizeof(double));
+  double *A = malloc((size_t)n * d * sizeof(double)), *B = malloc((size_t)d * d * sizeof(double));
+  double *C = malloc((size_t)n * d * sizeof(double));
+  AS_CHECK_ALLOC(V);
+  AS_CHECK_ALLOC(M);
+  AS_CHECK_ALLOC(Z);
+  AS_CHECK_ALLOC(F);
+  AS_CHECK_ALLOC(A);
+  AS_CHECK_ALLOC(B);
+  AS_CHECK_ALLOC(C);
+  as_rng r;
+  as_rng_init(&r, 1, 0, AS_PURPOSE_TEST);
+  AS_TRY(symmetric_v(&r, d, d / 2 + 1, V));
+  identity(d, M);
+  as_rng_fill_uniform(&r, Z, (long)n * d, -0.5, 0.5);
+  AS_TRY(as_dyn_create(n, d, &w));
+  AS_TRY(as_dyn_set_triple(w, V, M, NULL));
+  /* Stage: one z right-hand side, 4 n^2 d + 6 n d^2 flops (5 products). */
+  double t = 0.0, t0 = now(), el = 0.0;
+  long reps = 0;
+  do {
+    AS_TRY(as_dyn_rhs(w, AS_VARS_Z, t, Z, F));
+    t += 0.01;
+    reps++;
+    el = now() - t0;
+  } while (el < min_seconds || reps < 3);
+  double flops = 4.0 * n * n * d + 6.0 * n * (double)d * d;
+  out->n = n;
+  out->d = d;
+  out->stage_seconds = el / (double)reps;
+  out->stage_gflops = flops / out->stage_seconds * 1e-9;
+  /* dgemm of the stage's own shape (n x d times d x d), same thread. */
+  as_rng_fill_uniform(&r, A, (long)n * d, -1, 1);
+  as_rng_fill_uniform(&r, B, (long)d * d, -1, 1);
+  reps = 0;
+  t0 = now();
+  do {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, A, d, B, d, 0.0, C, d);
+    reps++;
+    el = now() - t0;
+  } while (el < min_seconds || reps < 3);
+  out->dgemm_gflops = 2.0 * n * (double)d * d * (double)reps / el * 1e-9;
+cleanup:
+  as_dyn_destroy(&w);
+  free(V);
+  free(M);
+  free(Z);
+  free(F);
+  free(A);
+  free(B);
+  free(C);
+  return st;
+}
+
+as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t *trials) {
+  as_status st = AS_OK;
+  enum { N = 20, D = 2 };
+  as_dyn *w = NULL;
+  double V[D * D], M[D * D], X0[N * D];
+  identity(D, V);
+  identity(D, M);
+  as_integ_spec in;
+  memset(&in, 0, sizeof in);
+  in.method = AS_METHOD_RK4;
+  in.vars = AS_VARS_Z;
+  in.T = 5.0;
+  in.dt = 0.1;
+  in.max_steps = 1000000;
+  AS_TRY(as_dyn_create(N, D, &w));
+  as_rng r;
+  int64_t k = 0;
+  double t0 = now(), el = 0.0;
+  do {
+    as_rng_init(&r, 1, (uint64_t)k, AS_PURPOSE_TOKENS);
+    as_rng_fill_uniform(&r, X0, N * D, -5.0, 5.0);
+    as_dyn_stats s;
+    AS_TRY(as_dyn_set_triple(w, V, M, NULL));
+    AS_TRY(as_dyn_run(w, &in, X0, NULL, NULL, 0, NULL, NULL, &s));
+    AS_CHECK(s.outcome == AS_OUT_REACHED_T, AS_ERR_INTERNAL, "bench trial ended with outcome %d",
+             (int)s.outcome);
+    k++;
+    el = now() - t0;
+  } while (el < min_seconds || k < 10);
+  *trials = k;
+  *trials_per_s = (double)k / el;
+cleanup:
+  as_dyn_destroy(&w);
+  return st;
+}
+
+as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path) {
+  as_status st = AS_OK;
+  const int n = 128, d = 128;
+  as_dyn *w = NULL;
+  double *V = malloc((size_t)d * d * sizeof(double)), *M = malloc((size_t)d * d * sizeof(double));
+  double *X0 = malloc((size_t)n * d * sizeof(double));
+  AS_CHECK_ALLOC(V);
+  AS_CHECK_ALLOC(M);
+  AS_CHECK_ALLOC(X0);
+  as_rng r;
+  as_rng_init(&r, 2, 0, AS_PURPOSE_TEST);
+  AS_TRY(symmetric_v(&r, d, 65, V));
+  identity(d, M);
+  as_rng_fill_uniform(&r, X0, (long)n * d, -0.5, 0.5);
+  as_integ_spec in;
+  memset(&in, 0, sizeof in);
+  in.method = AS_METHOD_RK4;
+  in.vars = AS_VARS_Z;
+  in.T = 15.0;
+  in.dt = 0.1;
+  in.max_steps = 1000000;
+  double t0 = now();
+  AS_TRY(as_dyn_create(n, d, &w));
+  AS_TRY(as_dyn_set_triple(w, V, M, path));
+  AS_TRY(as_dyn_run(w, &in, X0, NULL, NULL, 0, NULL, NULL, stats));
+  *seconds = now() - t0;
+cleanup:
+  as_dyn_destroy(&w);
+  free(V);
+  free(M);
+  free(X0);
+  return st;
+}

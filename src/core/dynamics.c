@@ -1,0 +1,719 @@
+/* dynamics.c: workspace, right-hand sides and integrators of the attention dynamics
+ * (see dynamics.h for the model and the contracts). */
+#include "attnsweep/dynamics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/expm.h"
+#include "linalg_dyn.h"
+
+/* What a right-hand side evaluates. */
+enum { MODE_Z, MODE_X, MODE_LZ, MODE_LX };
+
+#define AS_LN2 0.69314718055994530942
+
+struct as_dyn {
+  int n, d;
+  as_expm_plan *ex; /* e^{tV} of the current V */
+  int have_triple;
+  as_expm path;  /* chosen e^{tV} path */
+  double mu;     /* largest real part of the spectrum of V (temperature exponent) */
+  double *V;     /* d*d row-major */
+  double *M;     /* d*d, Q^T K */
+  double *Mt;    /* d*d, W^T M W on the eigen path (scores in the eigenbasis), else M */
+  double *Lt;    /* d*d, (dt R^{-1} V)^T for z-layers */
+  double *Rn;    /* d*d, R / rho for z-layers on the Pade path */
+  double *E;     /* d*d, e^{t(V - mu I)} or (R/rho)^k on the Pade path */
+  double *Ec[2]; /* d*d each: cache of e^{t(V - mu I)} at two times (Pade path) */
+  double tc[2];  /* their times */
+  int ec_valid[2];
+  int ec_next;
+  long e_k;     /* layer power held in E (Pade path), -1 none */
+  int *ipiv;    /* d */
+  double *bd;   /* d: block coefficients */
+  double *bo;   /* d */
+  double *Z;    /* n*d current state */
+  double *Zn;   /* n*d next state */
+  double *Ys;   /* n*d stage state */
+  double *K[7]; /* n*d stage derivatives */
+  double *G;    /* n*d transformed, normalised tokens */
+  double *GT;   /* d*n its transpose (small shapes: S = A G^T with a contiguous inner loop) */
+  double *A;    /* n*d G Mt */
+  double *H;    /* n*d P Z */
+  double *S;    /* n*n scores */
+  double *P;    /* n*n attention */
+  int *hot;     /* n: column of the single nonzero of each row of P, -1 if several */
+  int n_hot;    /* rows of P that are one-hot */
+  /* the last run */
+  int ran;
+  int mode;
+  double t;   /* final time */
+  long k;     /* final layer */
+  double ldt; /* layer step */
+  double rho; /* spectral radius of I + dt V (layers) */
+};
+
+/* ---------------------------------------------------------------- create / destroy */
+
+as_status as_dyn_create(int n, int d, as_dyn **out) {
+  as_status st = AS_OK;
+  as_dyn *w = NULL;
+  AS_CHECK(n >= 1 && d >= 1 && out != NULL, AS_ERR_ARG, "as_dyn_create: n = %d, d = %d", n, d);
+  w = calloc(1, sizeof *w);
+  AS_CHECK_ALLOC(w);
+  w->n = n;
+  w->d = d;
+  w->e_k = -1;
+  AS_TRY(as_expm_create(d, &w->ex));
+  const size_t dd = (size_t)d * d, nd = (size_t)n * d, nn = (size_t)n * n;
+  double **mats[] = {&w->V, &w->M, &w->Mt, &w->Lt, &w->Rn, &w->E, &w->Ec[0], &w->Ec[1]};
+  for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+    *mats[i] = calloc(dd, sizeof(double));
+    AS_CHECK_ALLOC(*mats[i]);
+  }
+  double **vecs[] = {&w->GT,   &w->Z,    &w->Zn,   &w->Ys,   &w->G,    &w->A,    &w->H,
+                     &w->K[0], &w->K[1], &w->K[2], &w->K[3], &w->K[4], &w->K[5], &w->K[6]};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
+    *vecs[i] = calloc(nd, sizeof(double));
+    AS_CHECK_ALLOC(*vecs[i]);
+  }
+  w->S = calloc(nn, sizeof(double));
+  w->P = calloc(nn, sizeof(double));
+  w->bd = calloc((size_t)d, sizeof(double));
+  w->bo = calloc((size_t)d, sizeof(double));
+  w->ipiv = calloc((size_t)d, sizeof(int));
+  w->hot = calloc((size_t)n, sizeof(int));
+  AS_CHECK_ALLOC(w->hot);
+  AS_CHECK_ALLOC(w->S);
+  AS_CHECK_ALLOC(w->P);
+  AS_CHECK_ALLOC(w->bd);
+  AS_CHECK_ALLOC(w->bo);
+  AS_CHECK_ALLOC(w->ipiv);
+  *out = w;
+  w = NULL;
+cleanup:
+  as_dyn_destroy(&w);
+  return st;
+}
+
+void as_dyn_destroy(as_dyn **p) {
+  if (!p || !*p) return;
+  as_dyn *w = *p;
+  as_expm_destroy(&w->ex);
+  free(w->V);
+  free(w->M);
+  free(w->Mt);
+  free(w->Lt);
+  free(w->Rn);
+  free(w->E);
+  free(w->Ec[0]);
+  free(w->Ec[1]);
+  free(w->ipiv);
+  free(w->hot);
+  free(w->bd);
+  free(w->bo);
+  free(w->Z);
+  free(w->Zn);
+  free(w->Ys);
+  for (int i = 0; i < 7; i++) free(w->K[i]);
+  free(w->G);
+  free(w->GT);
+  free(w->A);
+  free(w->H);
+  free(w->S);
+  free(w->P);
+  free(w);
+  *p = NULL;
+}
+
+const double *as_dyn_state(const as_dyn *w) {
+  return w->Z;
+}
+const double *as_dyn_attention(const as_dyn *w) {
+  return w->P;
+}
+
+static void invalidate_caches(as_dyn *w) {
+  w->ec_valid[0] = w->ec_valid[1] = 0;
+  w->ec_next = 0;
+  w->e_k = -1;
+}
+
+as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path) {
+  as_status st = AS_OK;
+  const int d = w->d;
+  const size_t dd = (size_t)d * d;
+  AS_CHECK(V != NULL && M != NULL, AS_ERR_ARG, "as_dyn_set_triple: NULL matrix");
+  w->have_triple = 0;
+  w->ran = 0;
+  for (size_t i = 0; i < dd; i++)
+    AS_CHECK(isfinite(M[i]), AS_ERR_DATA, "M[%zu][%zu] = %g is not finite", i / (size_t)d,
+             i % (size_t)d, M[i]);
+  AS_TRY(as_expm_set(w->ex, V, AS_EXPM_NONE, &w->path));
+  memcpy(w->V, V, dd * sizeof(double));
+  memcpy(w->M, M, dd * sizeof(double));
+  if (w->path == AS_EXPM_EIGEN)
+    as_expm_congruence(w->ex, w->M, w->Mt);
+  else
+    memcpy(w->Mt, M, dd * sizeof(double));
+  w->mu = as_expm_mu(w->ex);
+  invalidate_caches(w);
+  w->have_triple = 1;
+  if (path) *path = w->path;
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- right-hand side */
+
+/* e^{t(V - mu I)} on the Pade path, cached for the last two times (RK4 asks for each stage
+ * time twice: t + h/2 in two stages, t + h again as the next step's first stage). */
+static as_status pade_at(as_dyn *w, double t, const double **E) {
+  as_status st = AS_OK;
+  for (int i = 0; i < 2; i++)
+    if (w->ec_valid[i] && w->tc[i] == t) {
+      *E = w->Ec[i];
+      return AS_OK;
+    }
+  int slot = w->ec_next;
+  AS_TRY(as_expm_eval(w->ex, t, w->mu, w->Ec[slot]));
+  w->tc[slot] = t;
+  w->ec_valid[slot] = 1;
+  w->ec_next = 1 - slot;
+  *E = w->Ec[slot];
+cleanup:
+  return st;
+}
+
+/* (R / rho)^k into w->E on the Pade path: one product per consecutive layer. */
+static as_status layer_power(as_dyn *w, long k) {
+  as_status st = AS_OK;
+  const int d = w->d;
+  if (w->e_k == k) return AS_OK;
+  if (w->e_k >= 0 && k == w->e_k + 1) {
+    double *T = w->Ec[0]; /* the time cache is unused in layer mode */
+    as_mm(0, 0, d, d, d, 1.0, w->E, d, w->Rn, d, 0.0, T, d);
+    memcpy(w->E, T, (size_t)d * d * sizeof(double));
+  } else {
+    AS_TRY(as_expm_eval_layers(w->ex, w->ldt, k, w->rho, w->E));
+  }
+  w->e_k = k;
+cleanup:
+  return st;
+}
+
+/* Transformed tokens before normalisation: G = Y E~^T (rows in the eigenbasis on the eigen
+ * path). Returns in *logscale the log of the factor taken out (mu t or k log rho). */
+static as_status transformed(as_dyn *w, int mode, double t, long k, const double *Y,
+                             double *logscale) {
+  as_status st = AS_OK;
+  const int n = w->n, d = w->d;
+  *logscale = 0.0;
+  if (mode == MODE_X || mode == MODE_LX) {
+    memcpy(w->G, Y, (size_t)n * d * sizeof(double));
+    return AS_OK;
+  }
+  if (w->path == AS_EXPM_EIGEN) {
+    as_expm_to_eigen(w->ex, n, Y, w->G);
+    if (mode == MODE_Z)
+      as_expm_blocks(w->ex, t, w->mu, w->bd, w->bo);
+    else
+      as_expm_layer_blocks(w->ex, w->ldt, k, w->rho, w->bd, w->bo);
+    as_expm_apply_blocks(w->ex, n, w->bd, w->bo, w->G);
+  } else {
+    const double *E = w->E;
+    if (mode == MODE_Z) {
+      AS_TRY(pade_at(w, t, &E));
+    } else {
+      AS_TRY(layer_power(w, k));
+    }
+    as_mm(0, 1, n, d, d, 1.0, Y, d, E, d, 0.0, w->G, d);
+  }
+  *logscale = mode == MODE_Z ? w->mu * t : (double)k * log(w->rho);
+cleanup:
+  return st;
+}
+
+/* P at state Y: S = c S~, S~ = G^ Mt G^^T with G^ = G / 2^e exactly (max |G^| in [1/2, 1)). */
+static as_status attention_at(as_dyn *w, int mode, double t, long k, const double *Y) {
+  as_status st = AS_OK;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  double ls = 0.0;
+  AS_TRY(transformed(w, mode, t, k, Y, &ls));
+  double smax = 0.0;
+  for (size_t i = 0; i < nd; i++) {
+    double a = fabs(w->G[i]);
+    smax = a > smax ? a : smax; /* a NaN entry is caught by the finiteness checks of the run */
+  }
+  double logc = 2.0 * ls;
+  if (smax > 0.0 && isfinite(smax)) {
+    int e = 0;
+    (void)frexp(smax, &e);
+    double f = ldexp(1.0, -e);
+    for (size_t i = 0; i < nd; i++) w->G[i] *= f;
+    logc += 2.0 * (double)e * AS_LN2;
+  }
+  const double *Mm = (mode == MODE_Z || mode == MODE_LZ) ? w->Mt : w->M;
+  as_mm(0, 0, n, d, d, 1.0, w->G, d, Mm, d, 0.0, w->A, d);
+  if ((double)n * n * d > 4096.0) {
+    as_mm(0, 1, n, n, d, 1.0, w->A, d, w->G, d, 0.0, w->S, n);
+  } else {
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < d; j++) w->GT[(size_t)j * n + i] = w->G[(size_t)i * d + j];
+    as_mm(0, 0, n, n, d, 1.0, w->A, d, w->GT, n, 0.0, w->S, n);
+  }
+  w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
+cleanup:
+  return st;
+}
+
+/* F = right-hand side (continuous modes) or layer increment (layer modes). */
+static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y, double *F) {
+  as_status st = AS_OK;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  AS_TRY(attention_at(w, mode, t, k, Y));
+  /* H = P Y. A one-hot row is a copy of its leader's token (exact, and O(d)); once every row
+   * is one-hot (the hardmax regime of long runs) the product costs O(n d). */
+  if (w->n_hot == n || (double)n * n * d <= 4096.0) {
+    for (int i = 0; i < n; i++) {
+      double *h = w->H + (size_t)i * d;
+      if (w->hot[i] >= 0) {
+        const double *y = Y + (size_t)w->hot[i] * d;
+        for (int j = 0; j < d; j++) h[j] = y[j];
+      } else {
+        as_mm(0, 0, 1, d, n, 1.0, w->P + (size_t)i * n, n, Y, d, 0.0, h, d);
+      }
+    }
+  } else {
+    as_mm(0, 0, n, d, n, 1.0, w->P, n, Y, d, 0.0, w->H, d);
+  }
+  switch (mode) {
+  case MODE_Z:
+    for (size_t i = 0; i < nd; i++) w->H[i] -= Y[i];
+    as_mm(0, 1, n, d, d, 1.0, w->H, d, w->V, d, 0.0, F, d);
+    break;
+  case MODE_X:
+    as_mm(0, 1, n, d, d, 1.0, w->H, d, w->V, d, 0.0, F, d);
+    break;
+  case MODE_LZ:
+    for (size_t i = 0; i < nd; i++) w->H[i] -= Y[i];
+    as_mm(0, 0, n, d, d, 1.0, w->H, d, w->Lt, d, 0.0, F, d);
+    break;
+  default: /* MODE_LX */
+    as_mm(0, 1, n, d, d, w->ldt, w->H, d, w->V, d, 0.0, F, d);
+    break;
+  }
+cleanup:
+  return st;
+}
+
+as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double *F) {
+  as_status st = AS_OK;
+  AS_CHECK(w->have_triple, AS_ERR_ARG, "as_dyn_rhs: no triple set");
+  AS_CHECK(vars == AS_VARS_Z || vars == AS_VARS_X, AS_ERR_ARG, "as_dyn_rhs: vars = %d", (int)vars);
+  AS_TRY(rhs_mode(w, vars == AS_VARS_Z ? MODE_Z : MODE_X, t, 0, Z, F));
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- measures */
+
+static double max_row_norm(int n, int d, const double *F) {
+  double best = 0.0;
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int j = 0; j < d; j++) s += F[(size_t)i * d + j] * F[(size_t)i * d + j];
+    if (!(s <= best)) best = s; /* NaN propagates */
+  }
+  return sqrt(best);
+}
+
+static double spread_of(int n, int d, const double *Z, double *mean) {
+  for (int j = 0; j < d; j++) mean[j] = 0.0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
+  for (int j = 0; j < d; j++) mean[j] /= n;
+  double best = 0.0;
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int j = 0; j < d; j++) {
+      double e = Z[(size_t)i * d + j] - mean[j];
+      s += e * e;
+    }
+    if (!(s <= best)) best = s;
+  }
+  return sqrt(best);
+}
+
+static int all_finite(size_t len, const double *x) {
+  double acc = 0.0;
+  for (size_t i = 0; i < len; i++) acc += x[i] * 0.0; /* NaN iff some entry is inf or NaN */
+  return acc == 0.0;
+}
+
+static void swap(double **a, double **b) {
+  double *t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* ---------------------------------------------------------------- steps */
+
+static as_status step_rk4(as_dyn *w, double t, double h) {
+  as_status st = AS_OK;
+  const size_t nd = (size_t)w->n * w->d;
+  double *Z = w->Z, *Ys = w->Ys, **K = w->K;
+  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + 0.5 * h * K[0][i];
+  AS_TRY(rhs_mode(w, w->mode, t + 0.5 * h, 0, Ys, K[1]));
+  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + 0.5 * h * K[1][i];
+  AS_TRY(rhs_mode(w, w->mode, t + 0.5 * h, 0, Ys, K[2]));
+  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + h * K[2][i];
+  AS_TRY(rhs_mode(w, w->mode, t + h, 0, Ys, K[3]));
+  const double h6 = h / 6.0;
+  for (size_t i = 0; i < nd; i++)
+    w->Zn[i] = Z[i] + h6 * (K[0][i] + 2.0 * (K[1][i] + K[2][i]) + K[3][i]);
+cleanup:
+  return st;
+}
+
+/* Dormand-Prince 5(4) tableau (Dormand and Prince 1980). */
+static const double dp_c[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
+static const double dp_a[7][6] = {
+    {0},
+    {1.0 / 5},
+    {3.0 / 40, 9.0 / 40},
+    {44.0 / 45, -56.0 / 15, 32.0 / 9},
+    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+    {35.0 / 384, 0.0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+/* 5th-order weights minus 4th-order weights (error estimate). */
+static const double dp_e[7] = {71.0 / 57600,      0.0,        -71.0 / 16695, 71.0 / 1920,
+                               -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+
+/* One Dormand-Prince step from (t, Z) with K[0] = f(t, Z): Zn = 5th-order solution (its
+ * derivative in K[6], first-same-as-last), *err = scaled RMS error (0 when no control). */
+static as_status step_dopri(as_dyn *w, double t, double h, double rtol, double atol, double *err) {
+  as_status st = AS_OK;
+  const size_t nd = (size_t)w->n * w->d;
+  double *Z = w->Z, *Ys = w->Ys, **K = w->K;
+  for (int s = 1; s < 7; s++) {
+    double *Y = s == 6 ? w->Zn : Ys;
+    for (size_t i = 0; i < nd; i++) {
+      double acc = 0.0;
+      for (int j = 0; j < s; j++) acc += dp_a[s][j] * K[j][i];
+      Y[i] = Z[i] + h * acc;
+    }
+    AS_TRY(rhs_mode(w, w->mode, t + dp_c[s] * h, 0, Y, K[s]));
+  }
+  *err = 0.0;
+  if (rtol > 0.0 || atol > 0.0) {
+    double sum = 0.0;
+    for (size_t i = 0; i < nd; i++) {
+      double e = 0.0;
+      for (int j = 0; j < 7; j++) e += dp_e[j] * K[j][i];
+      e *= h;
+      double sc = atol + rtol * fmax(fabs(Z[i]), fabs(w->Zn[i]));
+      double r = e / sc;
+      sum += r * r;
+    }
+    *err = sqrt(sum / (double)nd);
+    if (isnan(*err)) *err = INFINITY;
+  }
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- run */
+
+typedef struct run_ctx {
+  const as_integ_spec *in;
+  const volatile sig_atomic_t *stop;
+  const double *snap;
+  int n_snap;
+  as_dyn_snapshot_fn cb;
+  void *cb_ctx;
+  as_dyn_stats *stats;
+} run_ctx;
+
+/* Settling bookkeeping at time t with velocity v and spread sp: returns 1 when settled. */
+static int settle_update(const as_integ_spec *in, double t, double v, double sp, double *since) {
+  int cond = v == 0.0 || v < in->settle_tol * sp;
+  if (!cond) {
+    *since = NAN;
+    return 0;
+  }
+  if (isnan(*since)) *since = t;
+  return in->settle_window > 0.0 && t - *since >= in->settle_window;
+}
+
+static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
+  as_status st = AS_OK;
+  const as_integ_spec *in = rc->in;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  const int dopri = in->method == AS_METHOD_DOPRI5;
+  const int controlled = dopri && (in->rtol > 0.0 || in->atol > 0.0);
+  const double T = in->T, hmin = 1e-12 * T;
+  as_dyn_stats *s = rc->stats;
+  double t = 0.0, since = NAN, h_ctrl = in->dt;
+  int si = 0, have_k1 = 0;
+  as_outcome out = AS_OUT_PENDING;
+  for (;;) {
+    if (rc->stop && *rc->stop) {
+      out = AS_OUT_INTERRUPTED;
+      break;
+    }
+    if (!have_k1) {
+      AS_TRY(rhs_mode(w, w->mode, t, 0, w->Z, w->K[0]));
+      have_k1 = 1;
+    }
+    double v = max_row_norm(n, d, w->K[0]), sp = spread_of(n, d, w->Z, w->bd);
+    if (!isfinite(v)) {
+      out = AS_OUT_NONFINITE;
+      break;
+    }
+    if (settle_update(in, t, v, sp, &since)) {
+      out = AS_OUT_SETTLED;
+      break;
+    }
+    if (s->steps >= in->max_steps) {
+      out = AS_OUT_MAX_STEPS;
+      break;
+    }
+    const double target = si < rc->n_snap ? rc->snap[si] : T;
+    double h = controlled ? h_ctrl : in->dt;
+    int land = 0;
+    if (target - t <= h * (1.0 + 1e-9)) {
+      h = target - t;
+      land = 1;
+    }
+    double err = 0.0;
+    if (in->method == AS_METHOD_RK4) {
+      AS_TRY(step_rk4(w, t, h));
+    } else if (dopri) {
+      AS_TRY(step_dopri(w, t, h, in->rtol, in->atol, &err));
+    } else { /* Euler */
+      for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + h * w->K[0][i];
+    }
+    s->steps++;
+    if (controlled) {
+      double fac = err == 0.0 ? 5.0 : fmin(5.0, fmax(0.2, 0.9 * pow(err, -0.2)));
+      if (err > 1.0 && h > hmin) { /* reject; K[0] still holds f(t, Z) */
+        s->rejected++;
+        h_ctrl = fmax(h * fac, hmin);
+        continue;
+      }
+      /* A step we shortened to land says nothing about the controller's step. */
+      if (!(land && h < h_ctrl)) h_ctrl = fmax(h * fac, hmin);
+    }
+    if (!all_finite(nd, w->Zn)) {
+      out = AS_OUT_NONFINITE;
+      break;
+    }
+    swap(&w->Z, &w->Zn);
+    t = land ? target : t + h;
+    if (dopri) {
+      swap(&w->K[0], &w->K[6]); /* first same as last */
+    } else {
+      have_k1 = 0;
+    }
+    while (land && si < rc->n_snap && rc->snap[si] <= t) {
+      if (rc->cb) rc->cb(t, w->Z, rc->cb_ctx);
+      si++;
+    }
+    if (land && t >= T) {
+      out = AS_OUT_REACHED_T;
+      break;
+    }
+  }
+  w->t = t;
+  s->outcome = out;
+  s->t_final = t;
+  s->settle_time = since;
+cleanup:
+  return st;
+}
+
+static as_status run_layers(as_dyn *w, const run_ctx *rc) {
+  as_status st = AS_OK;
+  const as_integ_spec *in = rc->in;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  const long K = (long)llround(in->T / in->dt);
+  as_dyn_stats *s = rc->stats;
+  double since = NAN;
+  long k = 0;
+  int si = 0;
+  as_outcome out = AS_OUT_PENDING;
+  for (;;) {
+    const double t = (double)k * in->dt;
+    if (k >= K) {
+      out = AS_OUT_REACHED_T;
+      break;
+    }
+    if (rc->stop && *rc->stop) {
+      out = AS_OUT_INTERRUPTED;
+      break;
+    }
+    AS_TRY(rhs_mode(w, w->mode, t, k, w->Z, w->K[0]));
+    double v = max_row_norm(n, d, w->K[0]) / in->dt, sp = spread_of(n, d, w->Z, w->bd);
+    if (!isfinite(v)) {
+      out = AS_OUT_NONFINITE;
+      break;
+    }
+    if (settle_update(in, t, v, sp, &since)) {
+      out = AS_OUT_SETTLED;
+      break;
+    }
+    if (s->steps >= in->max_steps) {
+      out = AS_OUT_MAX_STEPS;
+      break;
+    }
+    for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
+    s->steps++;
+    if (!all_finite(nd, w->Zn)) {
+      out = AS_OUT_NONFINITE;
+      break;
+    }
+    swap(&w->Z, &w->Zn);
+    k++;
+    const double tk = (double)k * in->dt;
+    while (si < rc->n_snap && rc->snap[si] <= tk + 1e-9 * in->dt) {
+      if (rc->cb) rc->cb(tk, w->Z, rc->cb_ctx);
+      si++;
+    }
+  }
+  w->k = k;
+  w->t = (double)k * in->dt;
+  s->outcome = out;
+  s->t_final = w->t;
+  s->settle_time = since;
+cleanup:
+  return st;
+}
+
+/* z-layers: Lt = (dt R^{-1} V)^T, rho, and R / rho for the Pade path. */
+static as_status layer_setup(as_dyn *w, double dt) {
+  as_status st = AS_OK;
+  const int d = w->d;
+  w->ldt = dt;
+  w->rho = as_expm_layer_radius(w->ex, dt);
+  if (!(w->rho > 0.0) || !isfinite(w->rho)) w->rho = 1.0; /* R nilpotent-like: no factor */
+  if (w->mode != MODE_LZ) return AS_OK;
+  /* Column-major R is the row-major R^T; the solution of R X = dt V read row-major is X^T. */
+  double *Rc = w->Ec[0];
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++) {
+      Rc[(size_t)j * d + i] = (i == j ? 1.0 : 0.0) + dt * w->V[(size_t)i * d + j];
+      w->Lt[(size_t)j * d + i] = dt * w->V[(size_t)i * d + j];
+      w->Rn[(size_t)i * d + j] = ((i == j ? 1.0 : 0.0) + dt * w->V[(size_t)i * d + j]) / w->rho;
+    }
+  int info = 0;
+  dgesv_(&d, &d, Rc, &d, w->ipiv, w->Lt, &d, &info);
+  AS_LAPACK_CHECK("dgesv", info);
+  AS_CHECK(info == 0, AS_ERR_SPEC,
+           "layers in z variables need I + dt V invertible (dt = %g makes it singular); use "
+           "vars: x",
+           dt);
+cleanup:
+  invalidate_caches(w);
+  return st;
+}
+
+as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
+                     const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,
+                     as_dyn_snapshot_fn cb, void *cb_ctx, as_dyn_stats *stats) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL && in != NULL && X0 != NULL && stats != NULL, AS_ERR_ARG,
+           "as_dyn_run: NULL argument");
+  stats->outcome = AS_OUT_PENDING;
+  stats->steps = stats->rejected = 0;
+  stats->t_final = 0.0;
+  stats->settle_time = stats->velocity = stats->spread = NAN;
+  AS_CHECK(w->have_triple, AS_ERR_ARG, "as_dyn_run: no triple set");
+  w->ran = 0;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_SPEC, "unknown method %d",
+           (int)in->method);
+  AS_CHECK(in->vars == AS_VARS_Z || in->vars == AS_VARS_X, AS_ERR_SPEC, "unknown vars %d",
+           (int)in->vars);
+  AS_CHECK(isfinite(in->T) && in->T > 0.0, AS_ERR_SPEC, "horizon T = %g must be > 0 and finite",
+           in->T);
+  AS_CHECK(isfinite(in->dt) && in->dt > 0.0, AS_ERR_SPEC, "step dt = %g must be > 0 and finite",
+           in->dt);
+  AS_CHECK(in->max_steps >= 1, AS_ERR_SPEC, "max_steps = %lld must be >= 1",
+           (long long)in->max_steps);
+  AS_CHECK(isfinite(in->rtol) && isfinite(in->atol) && in->rtol >= 0.0 && in->atol >= 0.0,
+           AS_ERR_SPEC, "rtol = %g, atol = %g must be >= 0", in->rtol, in->atol);
+  AS_CHECK(!(in->settle_tol < 0.0) && !(in->settle_window < 0.0) && isfinite(in->settle_window),
+           AS_ERR_SPEC, "settle_tol = %g, settle_window = %g must be >= 0", in->settle_tol,
+           in->settle_window);
+  AS_CHECK(in->method != AS_METHOD_LAYERS || llround(in->T / in->dt) >= 1, AS_ERR_SPEC,
+           "layers: T / dt = %g rounds to no layer", in->T / in->dt);
+  AS_CHECK(n_snap >= 0 && (n_snap == 0 || snap_times != NULL), AS_ERR_ARG,
+           "as_dyn_run: n_snap = %d", n_snap);
+  for (int i = 0; i < n_snap; i++) {
+    AS_CHECK(isfinite(snap_times[i]) && snap_times[i] > 0.0 && snap_times[i] <= in->T, AS_ERR_SPEC,
+             "snapshot time %d = %g is outside (0, T = %g]", i, snap_times[i], in->T);
+    AS_CHECK(i == 0 || snap_times[i] >= snap_times[i - 1], AS_ERR_SPEC,
+             "snapshot times must be sorted (time %d = %g < %g)", i, snap_times[i],
+             snap_times[i - 1]);
+  }
+  for (size_t i = 0; i < nd; i++)
+    AS_CHECK(isfinite(X0[i]), AS_ERR_DATA, "initial token %zu, coordinate %zu = %g is not finite",
+             i / (size_t)d, i % (size_t)d, X0[i]);
+
+  const int layers = in->method == AS_METHOD_LAYERS;
+  w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)
+                   : (in->vars == AS_VARS_Z ? MODE_Z : MODE_X);
+  w->k = 0;
+  w->t = 0.0;
+  invalidate_caches(w);
+  if (layers) AS_TRY(layer_setup(w, in->dt));
+  memcpy(w->Z, X0, nd * sizeof(double));
+  run_ctx rc = {in, stop, snap_times, n_snap, cb, cb_ctx, stats};
+  if (layers) {
+    AS_TRY(run_layers(w, &rc));
+  } else {
+    AS_TRY(run_continuous(w, &rc));
+  }
+  /* Attention, velocity and spread at the final state. */
+  AS_TRY(rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
+  double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
+  double sp = spread_of(n, d, w->Z, w->bd);
+  stats->spread = sp;
+  stats->velocity = v == 0.0 ? 0.0 : v / sp;
+  if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, sp, &stats->settle_time);
+  w->ran = 1;
+cleanup:
+  return st;
+}
+
+as_status as_dyn_state_x(as_dyn *w, double *X) {
+  as_status st = AS_OK;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  AS_CHECK(w->ran && X != NULL, AS_ERR_ARG, "as_dyn_state_x: no completed run");
+  if (w->mode == MODE_X || w->mode == MODE_LX) {
+    memcpy(X, w->Z, nd * sizeof(double));
+    return AS_OK;
+  }
+  double ls = 0.0;
+  AS_TRY(transformed(w, w->mode, w->t, w->k, w->Z, &ls));
+  if (w->path == AS_EXPM_EIGEN)
+    as_expm_from_eigen(w->ex, n, w->G, X);
+  else
+    memcpy(X, w->G, nd * sizeof(double));
+  /* Multiply by e^{ls} = f 2^e without forming it: overflow gives +-inf, never 0 * inf. */
+  double l2 = ls / AS_LN2, e = floor(l2);
+  double f = exp((l2 - e) * AS_LN2);
+  int ei = e > 4000.0 ? 4000 : (e < -4000.0 ? -4000 : (int)e);
+  for (size_t i = 0; i < nd; i++) X[i] = ldexp(X[i] * f, ei);
+cleanup:
+  return st;
+}
