@@ -1,8 +1,251 @@
-/* cmd_plan.c: attnsweep plan (not implemented yet: says so, runs nothing). */
+/* cmd_plan.c: attnsweep plan SPEC: trial counts per case and per axis, cost and size estimate,
+ * suggested ranks and walltime for a target duration.
+ *
+ * Cost model: seconds(trial) = a * work + b, work = as_trial_work (steps x stages x
+ * (n^2 d + n d^2) + d^3). The default (a, b) is a conservative figure for one core of this
+ * machine kind; --cost A,B sets it; --calibrate runs a sample of the spec's own trials and fits
+ * (a, b) by least squares. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnsweep/pipeline.h"
+#include "attnsweep/spec.h"
 #include "cli.h"
 
+#define DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
+#define DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
+#define MAX_EXACT_POINTS 4000000u
+
+typedef struct plan_case {
+  double work;  /* sum over the case's points (one replicate) */
+  double bytes; /* idem */
+  double maxw;  /* largest work of a point */
+  uint64_t visited;
+} plan_case;
+
+static void human_bytes(double b, char *buf, size_t len) {
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (b >= 1024 && i < 5) {
+    b /= 1024;
+    i++;
+  }
+  snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+}
+
+static void hms(double s, char *buf, size_t len) {
+  long t = 60 * (long)ceil(s / 60.0); /* whole minutes */
+  if (t < 60) t = 60;
+  snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+}
+
+/* Run a sample of trials (spread over the cases, small and large) and fit (a, b). */
+static int calibrate(const as_spec *spec, int samples, double *a, double *b) {
+  as_pipeline *pl = NULL;
+  as_status st = as_pipeline_create(NULL, NULL, &pl);
+  if (st != AS_OK) return as_cli_report("plan", st);
+  uint64_t N = as_spec_trial_count(spec);
+  uint64_t S = (uint64_t)samples < N ? (uint64_t)samples : N;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int m = 0, failed = 0;
+  for (uint64_t k = 0; k <= S; k++) {
+    /* Distinct trials spread over the whole sweep; k = 0 warms the workspaces up untimed. */
+    uint64_t idx = k == 0 ? 0 : (uint64_t)((double)(k - 1) * (double)N / (double)S);
+    as_trial t;
+    as_record rec;
+    if (as_spec_trial(spec, idx, &t) != AS_OK) break;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st = as_trial_run(pl, &t, NULL, &rec, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (st != AS_OK) {
+      as_pipeline_destroy(&pl);
+      return as_cli_report("plan", st);
+    }
+    if (k == 0) continue;
+    if (rec.outcome == AS_OUT_FAILED) failed++;
+    double x = as_trial_work(&t);
+    double y = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+    m++;
+  }
+  as_pipeline_destroy(&pl);
+  double den = m * sxx - sx * sx;
+  if (m >= 2 && den > 1e-12 * m * sxx) {
+    *a = (m * sxy - sx * sy) / den;
+    *b = (sy - *a * sx) / m;
+  } else if (m > 0) { /* all trials alike: a pure proportional model */
+    *a = 0;
+  }
+  if (!(*a > 0) && m > 0) { /* alike or noisy: a pure proportional model */
+    *a = sx > 0 ? sy / sx : DEFAULT_A;
+    *b = 0;
+  }
+  if (*b < 0) *b = 0;
+  if (failed)
+    fprintf(stderr,
+            "attnsweep plan: %d of the %d calibration trials failed to set up (see "
+            "`attnsweep run`); the fit may be off\n",
+            failed, m);
+  printf("calibrated on %d trials: %.3g s per unit of work + %.3g s per trial"
+         " (reuse with --cost %.3g,%.3g)\n",
+         m, *a, *b, *a, *b);
+  return 0;
+}
+
 int as_cmd_plan(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return as_cli_not_implemented("plan");
+  const char *path = NULL;
+  double target_h = 1.0, a = DEFAULT_A, b = DEFAULT_B;
+  int cal = 0, cost_given = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--calibrate") == 0) {
+      cal = 32;
+    } else if (strncmp(o, "--calibrate=", 12) == 0) {
+      cal = atoi(o + 12);
+      if (cal < 2 || cal > 100000)
+        return as_cli_usage_error("plan", "--calibrate=N needs 2 <= N <= 100000");
+    } else if (strcmp(o, "--target-hours") == 0 && i + 1 < argc) {
+      char *end;
+      target_h = strtod(argv[++i], &end);
+      if (*end || !(target_h > 0) || !isfinite(target_h))
+        return as_cli_usage_error("plan", "--target-hours needs a positive number");
+    } else if (strcmp(o, "--cost") == 0 && i + 1 < argc) {
+      if (sscanf(argv[++i], "%lg,%lg", &a, &b) != 2 || !(a > 0) || !(b >= 0))
+        return as_cli_usage_error("plan", "--cost needs A,B with A > 0, B >= 0");
+      cost_given = 1;
+    } else if (strcmp(o, "--sbatch") == 0) {
+      return as_cli_usage_error("plan", "--sbatch is not available yet in this version");
+    } else if (o[0] == '-' && o[1] != '\0') {
+      return as_cli_usage_error("plan", "unknown option '%s'", o);
+    } else if (!path) {
+      path = o;
+    } else {
+      return as_cli_usage_error("plan", "more than one SPEC");
+    }
+  }
+  if (!path) return as_cli_usage_error("plan", "missing SPEC");
+
+  as_spec_diags diags = {0, 0, NULL};
+  as_spec *spec = NULL;
+  plan_case *pc = NULL;
+  int code = 0;
+  as_status st = as_spec_load(path, &diags, &spec);
+  if (st != AS_OK) {
+    if (st == AS_ERR_SPEC && diags.count > 0) {
+      for (int k = 0; k < diags.count; k++)
+        fprintf(stderr, "%s:%d:%d: %s\n", path, diags.items[k].line, diags.items[k].col,
+                diags.items[k].message);
+      code = 2;
+    } else {
+      code = as_cli_report("plan", st);
+    }
+    goto done;
+  }
+  if (cal) {
+    code = calibrate(spec, cal, &a, &b);
+    if (code) goto done;
+  }
+  (void)cost_given;
+
+  int nc = as_spec_case_count(spec);
+  uint64_t R = as_spec_replicates(spec), P = as_spec_point_count(spec);
+  pc = calloc((size_t)nc, sizeof *pc);
+  if (!pc) {
+    code = 3;
+    goto done;
+  }
+  /* Work and bytes do not depend on the replicate: sum over the points, times R. Very large
+   * sweeps are sampled evenly within each case. */
+  int sampled = 0;
+  for (int c = 0; c < nc; c++) {
+    uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
+    uint64_t step = L > MAX_EXACT_POINTS / (uint64_t)nc ? L / (MAX_EXACT_POINTS / (uint64_t)nc) : 1;
+    if (step > 1) sampled = 1;
+    for (uint64_t q = 0; q < L; q += step) {
+      as_trial t;
+      if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
+      double w = as_trial_work(&t);
+      pc[c].work += w;
+      pc[c].bytes += as_trial_bytes(&t);
+      if (w > pc[c].maxw) pc[c].maxw = w;
+      pc[c].visited++;
+    }
+    double scale = pc[c].visited ? (double)L / (double)pc[c].visited : 0;
+    pc[c].work *= scale;
+    pc[c].bytes *= scale;
+  }
+  double tot_s = 0, tot_bytes = 0, maxw = 0;
+  for (int c = 0; c < nc; c++) {
+    tot_s += (double)R * (a * pc[c].work + b * (double)as_spec_case_points(spec, c));
+    tot_bytes += (double)R * pc[c].bytes;
+    if (pc[c].maxw > maxw) maxw = pc[c].maxw;
+  }
+
+  printf("spec %s: %s, sha256 %s\n", path, as_spec_name(spec), as_spec_sha256(spec));
+  printf("%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
+         (unsigned long long)as_spec_trial_count(spec), (unsigned long long)R,
+         (unsigned long long)P, nc, nc == 1 ? "" : "s", (unsigned long long)as_spec_seed(spec));
+  printf("\n| case | points | trials | core-hours | output |\n|---|---:|---:|---:|---:|\n");
+  for (int c = 0; c < nc; c++) {
+    char hb[32];
+    double s = (double)R * (a * pc[c].work + b * (double)as_spec_case_points(spec, c));
+    human_bytes((double)R * pc[c].bytes, hb, sizeof hb);
+    printf("| %s | %llu | %llu | %.3g | %s |\n", as_spec_case_name(spec, c),
+           (unsigned long long)as_spec_case_points(spec, c),
+           (unsigned long long)(R * as_spec_case_points(spec, c)), s / 3600.0, hb);
+  }
+  int na = as_spec_axis_count(spec);
+  if (na > 0) {
+    printf("\n| case | axis | values | trials per value | at | first values |\n"
+           "|---|---|---:|---:|---|---|\n");
+    for (int i = 0; i < na; i++) {
+      as_spec_axis ax;
+      if (as_spec_axis_get(spec, i, &ax) != AS_OK) continue;
+      char vals[200] = "", v[64];
+      size_t used = 0;
+      for (uint64_t j = 0; j < ax.values && j < 6; j++) {
+        as_spec_axis_value(spec, i, j, v, sizeof v);
+        int w = snprintf(vals + used, sizeof vals - used, "%s%s", j ? ", " : "", v);
+        if (w < 0 || (size_t)w >= sizeof vals - used) break;
+        used += (size_t)w;
+      }
+      if (ax.values > 6 && used + 6 < sizeof vals)
+        snprintf(vals + used, sizeof vals - used, ", ...");
+      uint64_t per = R * as_spec_case_points(spec, ax.case_id) / ax.values;
+      printf("| %s | %s%s | %llu | %llu | %d:%d | %s |\n", as_spec_case_name(spec, ax.case_id),
+             ax.key, ax.zipped ? " (zip)" : "", (unsigned long long)ax.values,
+             (unsigned long long)per, ax.line, ax.col, vals);
+    }
+  }
+  char hb[32], wall[32];
+  human_bytes(tot_bytes, hb, sizeof hb);
+  printf("\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", a, b,
+         cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
+  printf("estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
+         sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
+  /* Ranks: one coordinator plus enough workers to finish in the target time at 85% efficiency;
+   * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
+  double target_s = target_h * 3600.0, longest_s = a * maxw + b;
+  double workers = ceil(tot_s / (0.85 * target_s));
+  if (workers < 1) workers = 1;
+  if (workers > (double)as_spec_trial_count(spec)) workers = (double)as_spec_trial_count(spec);
+  double expect_s = tot_s / (0.85 * workers);
+  if (expect_s < longest_s) expect_s = longest_s;
+  hms(1.2 * expect_s + 60.0, wall, sizeof wall);
+  printf("suggested for a %.3g h target: %.0f ranks (1 coordinator + %.0f workers), walltime %s"
+         " (longest trial ~%.3g s)\n",
+         target_h, workers + 1, workers, wall, longest_s);
+done:
+  free(pc);
+  as_spec_diags_free(&diags);
+  as_spec_destroy(&spec);
+  return code;
 }

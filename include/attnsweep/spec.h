@@ -1,0 +1,132 @@
+/* attnsweep/spec.h: sweep specifications (YAML): parse, validate, enumerate trials.
+ *
+ * A spec is parsed once into an immutable as_spec. Every trial of the sweep is a pure
+ * function of (spec, trial index): as_spec_trial resolves index -> as_trial. The schema, the
+ * sweep algebra (mappings of axes, product, zip, concat) and the enumeration order are
+ * documented in docs/spec.md.
+ *
+ * Enumeration: the sweep flattens into cases (sub-sweeps of concat); P is the number of
+ * parameter points over all cases (case 0's points first), R the number of replicates.
+ * trial index = replicate * P + p, so replicates are the slowest axis and raising R only
+ * appends trials. Within a case the points are in mixed radix: in a product the first factor
+ * varies slowest; within one mapping the axes vary in the fixed order of the schema's key
+ * table (docs/spec.md), never in the order they were written.
+ *
+ * Nothing here is collective: the spec is parsed on every rank (or on one and the text
+ * broadcast) and gives the same answers everywhere. No MPI, no HDF5.
+ */
+#ifndef ATTNSWEEP_SPEC_H
+#define ATTNSWEEP_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnsweep/sha256.h"
+#include "attnsweep/status.h"
+#include "attnsweep/trial.h"
+
+/* One problem found in a spec, at 1-based line and column (0, 0: the spec as a whole). */
+typedef struct as_spec_diag {
+  int line;
+  int col;
+  char *message; /* owned by the list */
+} as_spec_diag;
+
+/* All problems found by one parse, in the order of their place in the text. */
+typedef struct as_spec_diags {
+  int count;
+  int capacity;
+  as_spec_diag *items;
+} as_spec_diags;
+
+/* Free the messages of a list and zero it (the struct itself is the caller's). NULL ok. */
+void as_spec_diags_free(as_spec_diags *d);
+
+typedef struct as_spec as_spec;
+
+/* Parse and validate a spec from text (len bytes, NUL not required). name is used in
+ * messages (SPEC:LINE:COL) and kept (copied). Every problem is appended to diags (may be
+ * NULL; the caller zero-initialises it and frees it with as_spec_diags_free).
+ * Returns AS_OK and sets *out, or
+ *   AS_ERR_SPEC   the spec has problems (diags lists all; the error record names the first
+ *                 as "name:line:col: message" and says how many more);
+ *   AS_ERR_NOMEM  allocation failed;
+ *   AS_ERR_ARG    NULL text or out.
+ * Not collective. */
+as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
+                        as_spec **out);
+
+/* Read the file at path and parse it (name = path). Also AS_ERR_IO when it cannot be read. */
+as_status as_spec_load(const char *path, as_spec_diags *diags, as_spec **out);
+
+/* The built-in default sweep (the paper's theorems at paper settings, several seeds);
+ * its YAML text is as_spec_default_text(). */
+as_status as_spec_default(as_spec **out);
+/* YAML text of the built-in default sweep (static, NUL terminated). */
+const char *as_spec_default_text(void);
+
+/* Free a spec; accepts NULL and *s == NULL; sets *s to NULL. Trials resolved from it keep
+ * borrowed pointers into it: destroy it last. */
+void as_spec_destroy(as_spec **s);
+
+/* ---------------------------------------------------------------- the sweep */
+
+/* Total number of trials R * P. */
+uint64_t as_spec_trial_count(const as_spec *s);
+/* Number of parameter points P (all cases, one replicate). */
+uint64_t as_spec_point_count(const as_spec *s);
+/* Number of replicates R (>= 1). */
+uint32_t as_spec_replicates(const as_spec *s);
+
+/* Resolve trial `index` (0 <= index < trial count) into out (every field set; pointers inside
+ * borrowed from s). AS_ERR_ARG for an index out of range. */
+as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out);
+
+/* Cases (the sub-sweeps of concat; a spec without concat has one case). */
+int as_spec_case_count(const as_spec *s);
+/* Name of case c (the `case:` key, "/"-joined through nested concats; "case<c>" when
+ * unnamed). NULL when c is out of range. Borrowed. */
+const char *as_spec_case_name(const as_spec *s, int c);
+/* Parameter points of case c (per replicate), and the first point of the case (its offset
+ * in 0..P-1). 0 when c is out of range. */
+uint64_t as_spec_case_points(const as_spec *s, int c);
+uint64_t as_spec_case_offset(const as_spec *s, int c);
+
+/* Axes: the keys that take more than one value, per case (a fixed value is not an axis). */
+typedef struct as_spec_axis {
+  int case_id;     /* case the axis belongs to */
+  const char *key; /* e.g. "d", "vfamily" (borrowed) */
+  int line, col;   /* where it is written (1-based) */
+  uint64_t values; /* number of values */
+  int zipped;      /* 1: varies together with other axes (inside a zip) */
+} as_spec_axis;
+int as_spec_axis_count(const as_spec *s);
+/* Fill *a with axis i (0 <= i < as_spec_axis_count); AS_ERR_ARG when out of range. */
+as_status as_spec_axis_get(const as_spec *s, int i, as_spec_axis *a);
+/* Text of value j of axis i (a scalar as written, "[r x c matrix]", "{init ...}") into buf. */
+void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- global settings */
+
+const char *as_spec_name(const as_spec *s);             /* the spec's `name` (or the file name) */
+uint64_t as_spec_seed(const as_spec *s);                /* master seed */
+const as_output_spec *as_spec_output(const as_spec *s); /* bulk data to store */
+double as_spec_flush_interval(const as_spec *s);        /* seconds (default 10) */
+int as_spec_spectral_threshold(const as_spec *s);       /* d from which ScaLAPACK is used (512) */
+/* Canonical SHA-256 (64 lowercase hex digits): independent of key order, layout, comments
+ * and number spelling (1, 1.0, 1e0 are equal); any change of a value changes it. */
+const char *as_spec_sha256(const as_spec *s);
+/* The spec text as given (NUL terminated; *len its length if len != NULL). Borrowed. */
+const char *as_spec_text(const as_spec *s, size_t *len);
+
+/* ---------------------------------------------------------------- cost */
+
+/* Relative cost of a trial (for longest-first scheduling and the plan):
+ * steps * (n^2 d + n d^2) + d^3, steps = min(T/dt, max_steps). Units: "work"; the plan's
+ * cost model converts it to seconds. Pure function of t. */
+double as_trial_work(const as_trial *t);
+/* Bytes written to the results file for trial t: the record plus the bulk data its output
+ * options ask for. */
+double as_trial_bytes(const as_trial *t);
+
+#endif /* ATTNSWEEP_SPEC_H */

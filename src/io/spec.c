@@ -1,0 +1,1613 @@
+/* spec.c: the sweep specification: schema, sweep algebra, validation, trial enumeration.
+ *
+ * Parsing goes text -> YAML tree (spec_yaml.c) -> cases, each a term of the sweep algebra:
+ *   axis     one key with its values (a scalar is an axis of one value)
+ *   product  mixed radix over its factors, the first factor slowest
+ *   zip      factors of equal length walked together
+ * concat is flattened into the list of cases (a product distributes over it). A trial index
+ * decodes as replicate * P + p, p -> (case, point), point -> one value per axis.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/record.h"
+#include "spec_impl.h"
+
+/* ---------------------------------------------------------------- schema */
+
+typedef enum vkind { VK_NUM, VK_INT, VK_BOOL, VK_ENUM, VK_STR, VK_MAT, VK_INIT } vkind;
+
+/* Field ids, in the order axes vary within one mapping (first slowest). */
+typedef enum fid {
+  F_VFAMILY,
+  F_MFAMILY,
+  F_D,
+  F_N,
+  F_M_ROWS,
+  F_V_SCALE,
+  F_V_KPOS,
+  F_V_LAMBDA,
+  F_V_DIM_F,
+  F_V_RADIUS,
+  F_V_OBLIQUE,
+  F_V_GAP,
+  F_V_IMAG,
+  F_M_SCALE,
+  F_M_COND,
+  F_MARGIN,
+  F_V,
+  F_Q,
+  F_K,
+  F_M,
+  F_FILE,
+  F_FILE_INDEX,
+  F_FILE_MSCALE,
+  F_EPS,
+  F_PERTURB,
+  F_INIT,
+  F_INIT_KIND,
+  F_INIT_SCALE,
+  F_METHOD,
+  F_VARS,
+  F_T,
+  F_DT,
+  F_RTOL,
+  F_ATOL,
+  F_MAX_STEPS,
+  F_SETTLE_TOL,
+  F_SETTLE_WINDOW,
+  F_TRIPLE_SEED,
+  F_COUNT
+} fid;
+
+enum { R_LO_OPEN = 1, R_NAN_OK = 2, R_INF_OK = 4 };
+
+static const char *const perturb_labels[] = {"v", "m", "both"};
+static const char *const perturb_docs[] = {"V only", "M (Q and K) only", "V and M"};
+static const as_enum_table perturb_table = {"perturb", 3, perturb_labels, perturb_docs};
+static const char *const tseed_labels[] = {"per_trial", "per_parameters"};
+static const char *const tseed_docs[] = {"every trial draws its own triple",
+                                         "replicates share the triple of their parameters"};
+static const as_enum_table tseed_table = {"triple_seed", 2, tseed_labels, tseed_docs};
+
+typedef struct keydef {
+  const char *name;
+  fid id;
+  vkind kind;
+  const as_enum_table *etab; /* VK_ENUM */
+  double lo, hi;             /* VK_NUM, VK_INT: range (lo open with R_LO_OPEN) */
+  int flags;
+} keydef;
+
+#define BIG 1e300
+static const keydef keys[F_COUNT] = {
+    {"vfamily", F_VFAMILY, VK_ENUM, &as_vfamily_table, 0, 0, 0},
+    {"mfamily", F_MFAMILY, VK_ENUM, &as_mfamily_table, 0, 0, 0},
+    {"d", F_D, VK_INT, NULL, 1, 65536, 0},
+    {"n", F_N, VK_INT, NULL, 1, 100000, 0},
+    {"m_rows", F_M_ROWS, VK_INT, NULL, 0, 65536, 0},
+    {"v_scale", F_V_SCALE, VK_NUM, NULL, -BIG, BIG, 0},
+    {"v_kpos", F_V_KPOS, VK_INT, NULL, 0, 65536, 0},
+    {"v_lambda", F_V_LAMBDA, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"v_dim_f", F_V_DIM_F, VK_INT, NULL, 1, 65536, 0},
+    {"v_radius", F_V_RADIUS, VK_NUM, NULL, 0, BIG, 0},
+    {"v_oblique", F_V_OBLIQUE, VK_BOOL, NULL, 0, 0, 0},
+    {"v_gap", F_V_GAP, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"v_imag", F_V_IMAG, VK_NUM, NULL, -BIG, BIG, 0},
+    {"m_scale", F_M_SCALE, VK_NUM, NULL, -BIG, BIG, 0},
+    {"m_cond", F_M_COND, VK_NUM, NULL, 1, BIG, 0},
+    {"margin", F_MARGIN, VK_NUM, NULL, -BIG, BIG, R_NAN_OK},
+    {"V", F_V, VK_MAT, NULL, 0, 0, 0},
+    {"Q", F_Q, VK_MAT, NULL, 0, 0, 0},
+    {"K", F_K, VK_MAT, NULL, 0, 0, 0},
+    {"M", F_M, VK_MAT, NULL, 0, 0, 0},
+    {"file", F_FILE, VK_STR, NULL, 0, 0, 0},
+    {"file_index", F_FILE_INDEX, VK_INT, NULL, 0, INT_MAX, 0},
+    {"file_mscale", F_FILE_MSCALE, VK_NUM, NULL, -BIG, BIG, 0},
+    {"eps", F_EPS, VK_NUM, NULL, 0, BIG, 0},
+    {"perturb", F_PERTURB, VK_ENUM, &perturb_table, 0, 0, 0},
+    {"init", F_INIT, VK_INIT, NULL, 0, 0, 0},
+    {"init_kind", F_INIT_KIND, VK_ENUM, &as_init_table, 0, 0, 0},
+    {"init_scale", F_INIT_SCALE, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"method", F_METHOD, VK_ENUM, &as_method_table, 0, 0, 0},
+    {"vars", F_VARS, VK_ENUM, &as_vars_table, 0, 0, 0},
+    {"T", F_T, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"dt", F_DT, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"rtol", F_RTOL, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
+    {"atol", F_ATOL, VK_NUM, NULL, 0, BIG, 0},
+    {"max_steps", F_MAX_STEPS, VK_INT, NULL, 1, 1e15, 0},
+    {"settle_tol", F_SETTLE_TOL, VK_NUM, NULL, 0, BIG, 0},
+    {"settle_window", F_SETTLE_WINDOW, VK_NUM, NULL, 0, BIG, 0},
+    {"triple_seed", F_TRIPLE_SEED, VK_ENUM, &tseed_table, 0, 0, 0},
+};
+
+static const char *const top_keys[] = {
+    "name",   "description",    "seed",  "replicates", "spectral_threshold",
+    "output", "flush_interval", "sweep", "defaults",   NULL};
+static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
+static const char *const init_keys[] = {"kind", "scale", "data", "file", "dataset", NULL};
+static const char *const output_keys[] = {"initial",  "final",     "attention",
+                                          "matrices", "snapshots", NULL};
+
+/* ---------------------------------------------------------------- parsed structures */
+
+typedef struct sinit {
+  int has_kind, has_scale;
+  as_init kind;
+  double scale;
+  double *data; /* rows x cols, or NULL */
+  int rows, cols;
+  const as_sn *data_node;
+  const char *file, *dataset;
+} sinit;
+
+typedef struct sval {
+  const as_sn *node; /* where the value is written */
+  double num;        /* VK_NUM, VK_INT (integral), VK_BOOL (0/1), VK_ENUM (value) */
+  const char *str;   /* VK_STR */
+  double *mat;       /* VK_MAT: rows x cols row-major */
+  int rows, cols;
+  sinit *init; /* VK_INIT */
+} sval;
+
+typedef struct axis {
+  const keydef *key;
+  const as_sn *knode; /* the key */
+  uint64_t n;         /* values */
+  sval *vals;
+  int zipped;
+} axis;
+
+typedef enum tkind { T_AXIS, T_PROD, T_ZIP } tkind;
+typedef struct term {
+  tkind kind;
+  uint64_t len; /* points */
+  axis *ax;     /* T_AXIS */
+  int n;        /* T_PROD, T_ZIP: children */
+  struct term **kids;
+} term;
+
+typedef struct scase {
+  char *name;
+  term *t;
+  uint64_t offset; /* first point in 0..P-1 */
+} scase;
+
+typedef struct caselist {
+  int n;
+  scase *c;
+} caselist;
+
+typedef struct axref {
+  int case_id;
+  const axis *ax;
+} axref;
+
+struct as_spec {
+  as_arena arena;
+  const char *name; /* `name`, else the file name */
+  char *source;     /* file name used in messages */
+  char *text;       /* the text as given, NUL terminated */
+  size_t text_len;
+  char sha[AS_SHA256_HEX];
+  uint64_t seed;
+  uint32_t replicates;
+  int spectral_threshold;
+  double flush_interval;
+  as_output_spec output;
+  int ncases;
+  scase *cases;
+  uint64_t points; /* P */
+  uint64_t trials; /* R * P */
+  int naxes;
+  axref *axes;
+  int ndefaults; /* `defaults`: fixed values applied before each case's own */
+  const axis *defaults[F_COUNT];
+};
+
+#define MAX_CASES 10000
+/* Cross-field checks visit at most this many points in all (shared evenly by the cases). */
+#define CHECK_POINTS 1048576u
+
+/* ---------------------------------------------------------------- small helpers */
+
+static const char *kind_name(const as_sn *v) {
+  return v->kind == AS_SN_SCALAR ? "a scalar" : v->kind == AS_SN_SEQ ? "a list" : "a mapping";
+}
+
+/* " (did you mean 'x'?)" when a candidate (from the NULL-terminated list cands, or the
+ * labels of tab) is close to word, else "". */
+static void suggest(const char *word, const char *const *cands, const as_enum_table *tab, char *buf,
+                    size_t len) {
+  int best = 99;
+  const char *bw = NULL;
+  size_t wl = strlen(word);
+  int limit = wl <= 4 ? 1 : wl <= 8 ? 2 : 3;
+  int count = 0;
+  if (tab)
+    count = tab->count;
+  else
+    while (cands[count]) count++;
+  for (int i = 0; i < count; i++) {
+    const char *c = tab ? tab->labels[i] : cands[i];
+    int dist = as_spec_edit_distance(word, c);
+    if (dist < best) {
+      best = dist;
+      bw = c;
+    }
+  }
+  if (bw && best <= limit)
+    snprintf(buf, len, " (did you mean '%s'?)", bw);
+  else
+    buf[0] = '\0';
+}
+
+static const keydef *find_key(const char *name) {
+  for (int i = 0; i < F_COUNT; i++)
+    if (strcmp(keys[i].name, name) == 0) return &keys[i];
+  return NULL;
+}
+
+static int in_list(const char *name, const char *const *list) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], name) == 0) return 1;
+  return 0;
+}
+
+/* Unknown key message with the closest known key of this context. */
+static void unknown_key(as_spec_cx *cx, const as_sn *k, const char *where, const char *const *list,
+                        int with_axes) {
+  const char *cands[F_COUNT + 16];
+  int n = 0;
+  for (int i = 0; list[i] && n < F_COUNT + 15; i++) cands[n++] = list[i];
+  if (with_axes)
+    for (int i = 0; i < F_COUNT; i++) cands[n++] = keys[i].name;
+  cands[n] = NULL;
+  char hint[96];
+  suggest(k->text, cands, NULL, hint, sizeof hint);
+  as_spec_note(cx, k->line, k->col, "unknown key '%s' in %s%s", k->text, where, hint);
+}
+
+/* A plain scalar as a number (YAML .inf/.nan spellings included). 1 on success. */
+static int scalar_number(const as_sn *v, double *out) {
+  if (v->kind != AS_SN_SCALAR || v->quoted) return 0;
+  char buf[96];
+  char k = as_spec_scalar_canon(v, buf, sizeof buf);
+  if (k == 'n') {
+    *out = strcmp(buf, "nan") == 0 ? NAN : strtod(buf, NULL);
+    return 1;
+  }
+  if (k == 'i') {
+    *out = strtod(buf, NULL);
+    return 1;
+  }
+  return 0;
+}
+
+static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *out) {
+  double x;
+  if (!scalar_number(v, &x)) {
+    if (v->kind == AS_SN_SCALAR)
+      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s'%s'", k->name,
+                   v->quoted ? "the string " : "", v->text);
+    else
+      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s", k->name, kind_name(v));
+    return 0;
+  }
+  if (isnan(x)) {
+    if (k->flags & R_NAN_OK) {
+      *out = x;
+      return 1;
+    }
+    as_spec_note(cx, v->line, v->col, "%s: NaN is not allowed", k->name);
+    return 0;
+  }
+  if (isinf(x) && !(k->flags & R_INF_OK)) {
+    as_spec_note(cx, v->line, v->col, "%s: must be finite, got %s", k->name, v->text);
+    return 0;
+  }
+  int lo_bad = (k->flags & R_LO_OPEN) ? !(x > k->lo) : !(x >= k->lo);
+  if (lo_bad || x > k->hi) {
+    char lo[32], hi[32];
+    if (k->kind == VK_INT) {
+      snprintf(lo, sizeof lo, "%.0f", k->lo);
+      snprintf(hi, sizeof hi, "%.0f", k->hi);
+    } else {
+      snprintf(lo, sizeof lo, "%g", k->lo);
+      snprintf(hi, sizeof hi, "%g", k->hi);
+    }
+    if (k->hi >= BIG)
+      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be %s %s", k->name, v->text,
+                   (k->flags & R_LO_OPEN) ? ">" : ">=", lo);
+    else
+      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be in %s%s, %s]", k->name,
+                   v->text, (k->flags & R_LO_OPEN) ? "(" : "[", lo, hi);
+    return 0;
+  }
+  *out = x;
+  return 1;
+}
+
+static int parse_int(as_spec_cx *cx, const as_sn *v, const keydef *k, double *out) {
+  double x;
+  if (!scalar_number(v, &x) || !isfinite(x) || x != floor(x)) {
+    if (v->kind == AS_SN_SCALAR)
+      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s'%s'", k->name,
+                   v->quoted ? "the string " : "", v->text);
+    else
+      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s", k->name, kind_name(v));
+    return 0;
+  }
+  return parse_num(cx, v, k, out);
+}
+
+static int parse_bool(as_spec_cx *cx, const as_sn *v, const char *name, int *out) {
+  char buf[96];
+  if (v->kind == AS_SN_SCALAR && as_spec_scalar_canon(v, buf, sizeof buf) == 'b') {
+    *out = buf[0] == 't';
+    return 1;
+  }
+  as_spec_note(cx, v->line, v->col, "%s: expected true or false, got %s%s%s", name,
+               v->kind == AS_SN_SCALAR ? "'" : kind_name(v), v->kind == AS_SN_SCALAR ? v->text : "",
+               v->kind == AS_SN_SCALAR ? "'" : "");
+  return 0;
+}
+
+static int parse_enum(as_spec_cx *cx, const as_sn *v, const char *name, const as_enum_table *t,
+                      int *out) {
+  if (v->kind != AS_SN_SCALAR) {
+    as_spec_note(cx, v->line, v->col, "%s: expected one of the %s labels, got %s", name,
+                 t->type_name, kind_name(v));
+    return 0;
+  }
+  int e = strlen(v->text) == v->len ? as_enum_parse(t, v->text) : -1;
+  if (e < 0) {
+    char hint[96], all[512];
+    size_t used = 0;
+    all[0] = '\0';
+    for (int i = 0; i < t->count && used + 2 < sizeof all; i++) {
+      int w = snprintf(all + used, sizeof all - used, "%s%s", i ? ", " : "", t->labels[i]);
+      if (w < 0) break;
+      used += (size_t)w;
+    }
+    suggest(v->text, NULL, t, hint, sizeof hint);
+    as_spec_note(cx, v->line, v->col, "%s: unknown value '%s'%s; one of: %s", name, v->text, hint,
+                 all);
+    return 0;
+  }
+  *out = e;
+  return 1;
+}
+
+static int parse_str(as_spec_cx *cx, const as_sn *v, const char *name, const char **out) {
+  if (v->kind != AS_SN_SCALAR) {
+    as_spec_note(cx, v->line, v->col, "%s: expected a string, got %s", name, kind_name(v));
+    return 0;
+  }
+  if (v->len == 0 || strlen(v->text) != v->len) {
+    as_spec_note(cx, v->line, v->col, "%s: expected a non-empty string without NUL characters",
+                 name);
+    return 0;
+  }
+  *out = v->text;
+  return 1;
+}
+
+/* A matrix written as a list of rows (each a list of finite numbers), rectangular. */
+static int parse_matrix(as_spec_cx *cx, const as_sn *v, const char *name, double **data, int *rows,
+                        int *cols) {
+  if (v->kind != AS_SN_SEQ || v->n == 0) {
+    as_spec_note(cx, v->line, v->col, "%s: expected a matrix (a non-empty list of rows), got %s",
+                 name, v->kind == AS_SN_SEQ ? "an empty list" : kind_name(v));
+    return 0;
+  }
+  int r = v->n, c = -1, ok = 1;
+  for (int i = 0; i < r; i++) {
+    const as_sn *row = v->items[i];
+    if (row->kind != AS_SN_SEQ || row->n == 0) {
+      as_spec_note(cx, row->line, row->col, "%s: row %d must be a non-empty list of numbers", name,
+                   i + 1);
+      return 0;
+    }
+    if (c < 0) c = row->n;
+    if (row->n != c) {
+      as_spec_note(cx, row->line, row->col, "%s: row %d has %d entries, row 1 has %d", name, i + 1,
+                   row->n, c);
+      return 0;
+    }
+  }
+  if ((double)r * (double)c > 65536.0 * 65536.0) {
+    as_spec_note(cx, v->line, v->col, "%s: matrix too large", name);
+    return 0;
+  }
+  double *m = as_arena_alloc(cx->arena, (size_t)r * (size_t)c * sizeof *m);
+  if (!m) return 0;
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < c; j++) {
+      const as_sn *e = v->items[i]->items[j];
+      double x;
+      if (!scalar_number(e, &x) || !isfinite(x)) {
+        as_spec_note(cx, e->line, e->col, "%s: entry (%d, %d) must be a finite number, got %s",
+                     name, i + 1, j + 1, e->kind == AS_SN_SCALAR ? e->text : kind_name(e));
+        ok = 0;
+        continue;
+      }
+      m[(size_t)i * (size_t)c + (size_t)j] = x;
+    }
+  if (!ok) return 0;
+  *data = m;
+  *rows = r;
+  *cols = c;
+  return 1;
+}
+
+static int parse_init(as_spec_cx *cx, const as_sn *v, sinit **out) {
+  sinit *in = as_arena_alloc(cx->arena, sizeof *in);
+  if (!in) return 0;
+  int ok = 1;
+  if (v->kind == AS_SN_SCALAR) { /* shorthand: init: gauss */
+    int e;
+    if (!parse_enum(cx, v, "init", &as_init_table, &e)) return 0;
+    in->has_kind = 1;
+    in->kind = (as_init)e;
+    *out = in;
+    return 1;
+  }
+  if (v->kind != AS_SN_MAP) {
+    as_spec_note(cx, v->line, v->col, "init: expected a mapping {kind, scale, ...}, got %s",
+                 kind_name(v));
+    return 0;
+  }
+  for (int i = 0; i < v->n; i++) {
+    const as_sn *k = v->items[2 * i], *x = v->items[2 * i + 1];
+    if (k->kind != AS_SN_SCALAR) continue;
+    if (strcmp(k->text, "kind") == 0) {
+      int e;
+      if (parse_enum(cx, x, "init.kind", &as_init_table, &e)) {
+        in->has_kind = 1;
+        in->kind = (as_init)e;
+      } else {
+        ok = 0;
+      }
+    } else if (strcmp(k->text, "scale") == 0) {
+      ok &= parse_num(cx, x, &keys[F_INIT_SCALE], &in->scale);
+      in->has_scale = 1;
+    } else if (strcmp(k->text, "data") == 0) {
+      ok &= parse_matrix(cx, x, "init.data", &in->data, &in->rows, &in->cols);
+      in->data_node = x;
+    } else if (strcmp(k->text, "file") == 0) {
+      ok &= parse_str(cx, x, "init.file", &in->file);
+    } else if (strcmp(k->text, "dataset") == 0) {
+      ok &= parse_str(cx, x, "init.dataset", &in->dataset);
+    } else {
+      unknown_key(cx, k, "init", init_keys, 0);
+      ok = 0;
+    }
+  }
+  *out = in;
+  return ok;
+}
+
+static int parse_value(as_spec_cx *cx, const keydef *k, const as_sn *v, sval *out) {
+  int e = 0, b = 0;
+  out->node = v;
+  switch (k->kind) {
+  case VK_NUM:
+    return parse_num(cx, v, k, &out->num);
+  case VK_INT:
+    return parse_int(cx, v, k, &out->num);
+  case VK_BOOL:
+    if (!parse_bool(cx, v, k->name, &b)) return 0;
+    out->num = b;
+    return 1;
+  case VK_ENUM:
+    if (!parse_enum(cx, v, k->name, k->etab, &e)) return 0;
+    out->num = e;
+    return 1;
+  case VK_STR:
+    return parse_str(cx, v, k->name, &out->str);
+  case VK_MAT:
+    return parse_matrix(cx, v, k->name, &out->mat, &out->rows, &out->cols);
+  case VK_INIT:
+    return parse_init(cx, v, &out->init);
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- sweep algebra */
+
+static term *new_term(as_spec_cx *cx, tkind kind, int n) {
+  term *t = as_arena_alloc(cx->arena, sizeof *t);
+  if (!t) return NULL;
+  t->kind = kind;
+  t->n = n;
+  if (n > 0) {
+    t->kids = as_arena_alloc(cx->arena, (size_t)n * sizeof *t->kids);
+    if (!t->kids) return NULL;
+  }
+  return t;
+}
+
+/* An axis term from `key: value`. A list is an axis of several values; a scalar (or, for
+ * matrices, one matrix; for init, one mapping) is a fixed value. */
+static term *parse_axis(as_spec_cx *cx, const keydef *k, const as_sn *knode, const as_sn *v) {
+  int is_list = 0;
+  if (k->kind == VK_MAT) {
+    is_list = v->kind == AS_SN_SEQ && v->n > 0 && v->items[0]->kind == AS_SN_SEQ &&
+              v->items[0]->n > 0 && v->items[0]->items[0]->kind == AS_SN_SEQ;
+  } else {
+    is_list = v->kind == AS_SN_SEQ;
+  }
+  if (is_list && v->n == 0) {
+    as_spec_note(cx, v->line, v->col, "%s: empty axis (a list needs at least one value)", k->name);
+    return NULL;
+  }
+  if (!is_list && v->kind == AS_SN_MAP && k->kind != VK_INIT) {
+    as_spec_note(cx, v->line, v->col, "%s: expected a value or a list of values, got a mapping",
+                 k->name);
+    return NULL;
+  }
+  int n = is_list ? v->n : 1;
+  axis *ax = as_arena_alloc(cx->arena, sizeof *ax);
+  sval *vals = as_arena_alloc(cx->arena, (size_t)n * sizeof *vals);
+  term *t = new_term(cx, T_AXIS, 0);
+  if (!ax || !vals || !t) return NULL;
+  int ok = 1;
+  for (int i = 0; i < n; i++) {
+    const as_sn *x = is_list ? v->items[i] : v;
+    if (is_list && x->kind == AS_SN_SEQ && k->kind != VK_MAT) {
+      as_spec_note(cx, x->line, x->col, "%s: a list inside an axis (nested lists are not values)",
+                   k->name);
+      ok = 0;
+      continue;
+    }
+    ok &= parse_value(cx, k, x, &vals[i]);
+  }
+  if (!ok) return NULL;
+  ax->key = k;
+  ax->knode = knode;
+  ax->n = (uint64_t)n;
+  ax->vals = vals;
+  t->ax = ax;
+  t->len = (uint64_t)n;
+  return t;
+}
+
+static char *join_names(as_spec_cx *cx, const char *a, const char *b) {
+  size_t la = a ? strlen(a) : 0, lb = b ? strlen(b) : 0;
+  char *s = as_arena_alloc(cx->arena, la + lb + 2);
+  if (!s) return NULL;
+  if (la && lb)
+    snprintf(s, la + lb + 2, "%s/%s", a, b);
+  else
+    snprintf(s, la + lb + 2, "%s", la ? a : (lb ? b : ""));
+  return s;
+}
+
+static int mul_ok(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > (uint64_t)INT64_MAX / a) return 0;
+  *out = a * b;
+  return 1;
+}
+
+/* Product of terms (first slowest); NULL with a diagnostic at `at` on overflow. */
+static term *make_product(as_spec_cx *cx, term **ts, int n, const as_sn *at) {
+  if (n == 1) return ts[0];
+  term *t = new_term(cx, T_PROD, n);
+  if (!t) return NULL;
+  t->len = 1;
+  for (int i = 0; i < n; i++) {
+    t->kids[i] = ts[i];
+    if (!mul_ok(t->len, ts[i]->len, &t->len)) {
+      as_spec_note(cx, at->line, at->col, "the sweep has too many points (more than 2^63)");
+      return NULL;
+    }
+  }
+  return t;
+}
+
+static int eval_node(as_spec_cx *cx, const as_sn *node, caselist *out);
+
+/* Cartesian product of case lists (a product distributes over concat). */
+static int cross(as_spec_cx *cx, caselist *lists, int nl, const as_sn *at, caselist *out) {
+  uint64_t count = 1;
+  for (int i = 0; i < nl; i++)
+    if (!mul_ok(count, (uint64_t)lists[i].n, &count) || count > MAX_CASES) {
+      as_spec_note(cx, at->line, at->col, "more than %d cases", MAX_CASES);
+      return 0;
+    }
+  out->n = (int)count;
+  out->c = as_arena_alloc(cx->arena, (size_t)count * sizeof *out->c);
+  term **ts = as_arena_alloc(cx->arena, (size_t)(nl > 0 ? nl : 1) * sizeof *ts);
+  if (!out->c || !ts) return 0;
+  for (uint64_t m = 0; m < count; m++) {
+    uint64_t rem = m;
+    char *name = NULL;
+    int cnt = 0;
+    /* Mixed radix over the lists, the first list slowest. */
+    int idx[64];
+    for (int i = nl - 1; i >= 0; i--) {
+      idx[i < 64 ? i : 63] = (int)(rem % (uint64_t)lists[i].n);
+      rem /= (uint64_t)lists[i].n;
+    }
+    for (int i = 0; i < nl && i < 64; i++) {
+      scase *c = &lists[i].c[idx[i]];
+      ts[cnt++] = c->t;
+      name = join_names(cx, name, c->name);
+      if (!name) return 0;
+    }
+    out->c[m].name = name;
+    out->c[m].t = cnt == 0 ? NULL : make_product(cx, ts, cnt, at);
+    if (!out->c[m].t) return 0;
+  }
+  return 1;
+}
+
+static int eval_list(as_spec_cx *cx, const char *op, const as_sn *v, caselist **lists) {
+  if (v->kind != AS_SN_SEQ || v->n == 0) {
+    as_spec_note(cx, v->line, v->col, "%s: expected a non-empty list of sub-sweeps, got %s", op,
+                 v->kind == AS_SN_SEQ ? "an empty list" : kind_name(v));
+    return 0;
+  }
+  if (v->n > 64) {
+    as_spec_note(cx, v->line, v->col, "%s: at most 64 sub-sweeps", op);
+    return 0;
+  }
+  caselist *ls = as_arena_alloc(cx->arena, (size_t)v->n * sizeof *ls);
+  if (!ls) return 0;
+  int ok = 1;
+  for (int i = 0; i < v->n; i++) ok &= eval_node(cx, v->items[i], &ls[i]);
+  *lists = ls;
+  return ok;
+}
+
+static int eval_struct(as_spec_cx *cx, const as_sn *k, const as_sn *v, caselist *out) {
+  caselist *ls = NULL;
+  if (!eval_list(cx, k->text, v, &ls)) return 0;
+  if (strcmp(k->text, "product") == 0) return cross(cx, ls, v->n, k, out);
+  if (strcmp(k->text, "concat") == 0) {
+    int total = 0;
+    for (int i = 0; i < v->n; i++) total += ls[i].n;
+    if (total > MAX_CASES) {
+      as_spec_note(cx, k->line, k->col, "more than %d cases", MAX_CASES);
+      return 0;
+    }
+    out->n = total;
+    out->c = as_arena_alloc(cx->arena, (size_t)total * sizeof *out->c);
+    if (!out->c) return 0;
+    int m = 0;
+    for (int i = 0; i < v->n; i++)
+      for (int j = 0; j < ls[i].n; j++) out->c[m++] = ls[i].c[j];
+    return 1;
+  }
+  /* zip: each sub-sweep one case, all of the same length. */
+  term *t = new_term(cx, T_ZIP, v->n);
+  if (!t) return 0;
+  char *name = NULL;
+  int ok = 1;
+  for (int i = 0; i < v->n; i++) {
+    const as_sn *item = v->items[i];
+    if (ls[i].n != 1) {
+      as_spec_note(cx, item->line, item->col,
+                   "zip: a sub-sweep of a zip must be one case (concat is not allowed inside zip)");
+      ok = 0;
+      continue;
+    }
+    t->kids[i] = ls[i].c[0].t;
+    name = join_names(cx, name, ls[i].c[0].name);
+    if (!name) return 0;
+    if (i > 0 && t->kids[i]->len != t->kids[0]->len) {
+      as_spec_note(cx, item->line, item->col,
+                   "zip: lengths differ: this sub-sweep has %llu points, the first (at %d:%d) "
+                   "has %llu",
+                   (unsigned long long)t->kids[i]->len, v->items[0]->line, v->items[0]->col,
+                   (unsigned long long)t->kids[0]->len);
+      ok = 0;
+    }
+  }
+  if (!ok) return 0;
+  t->len = t->kids[0]->len;
+  out->n = 1;
+  out->c = as_arena_alloc(cx->arena, sizeof *out->c);
+  if (!out->c) return 0;
+  out->c[0].name = name;
+  out->c[0].t = t;
+  return 1;
+}
+
+static void mark_zipped(term *t) {
+  if (t->kind == T_AXIS) {
+    if (t->ax->n > 1) t->ax->zipped = 1;
+    return;
+  }
+  for (int i = 0; i < t->n; i++) mark_zipped(t->kids[i]);
+}
+
+/* A node of the sweep algebra -> its cases. */
+static int eval_node(as_spec_cx *cx, const as_sn *node, caselist *out) {
+  memset(out, 0, sizeof *out);
+  if (node->kind != AS_SN_MAP) {
+    as_spec_note(cx, node->line, node->col,
+                 "a sub-sweep must be a mapping (axes, or product/zip/concat), got %s%s",
+                 kind_name(node), node->kind == AS_SN_SEQ ? " (write concat: [...])" : "");
+    return 0;
+  }
+  term *axes[F_COUNT];
+  int na = 0, ok = 1;
+  const char *name = NULL;
+  const as_sn *sk = NULL, *sv = NULL;
+  for (int i = 0; i < node->n; i++) {
+    const as_sn *k = node->items[2 * i], *v = node->items[2 * i + 1];
+    if (k->kind != AS_SN_SCALAR) {
+      ok = 0;
+      continue;
+    }
+    const keydef *kd = find_key(k->text);
+    if (kd) {
+      int dup = 0;
+      for (int j = 0; j < na; j++) dup |= axes[j]->ax->key == kd;
+      if (dup) { /* reported by the duplicate-key check */
+        ok = 0;
+        continue;
+      }
+      term *t = parse_axis(cx, kd, k, v);
+      if (!t) {
+        ok = 0;
+        continue;
+      }
+      axes[na++] = t;
+    } else if (strcmp(k->text, "case") == 0) {
+      ok &= parse_str(cx, v, "case", &name);
+    } else if (in_list(k->text, struct_keys)) {
+      if (sk) {
+        as_spec_note(cx, k->line, k->col,
+                     "'%s' and '%s' (at %d:%d) in one mapping: nest them (a mapping takes one "
+                     "of product, zip, concat)",
+                     k->text, sk->text, sk->line, sk->col);
+        ok = 0;
+        continue;
+      }
+      sk = k;
+      sv = v;
+    } else {
+      unknown_key(cx, k, "a sweep", struct_keys, 1);
+      ok = 0;
+    }
+  }
+  caselist sub = {0, NULL};
+  if (sk) ok &= eval_struct(cx, sk, sv, &sub);
+  if (!ok) return 0;
+  /* The mapping's own axes vary in schema order (first slowest), then the structure. */
+  for (int i = 1; i < na; i++)
+    for (int j = i; j > 0 && axes[j]->ax->key->id < axes[j - 1]->ax->key->id; j--) {
+      term *tmp = axes[j];
+      axes[j] = axes[j - 1];
+      axes[j - 1] = tmp;
+    }
+  caselist own;
+  own.n = 1;
+  own.c = as_arena_alloc(cx->arena, sizeof *own.c);
+  if (!own.c) return 0;
+  own.c[0].name = NULL;
+  if (na == 0) {
+    own.c[0].t = new_term(cx, T_PROD, 0);
+    if (!own.c[0].t) return 0;
+    own.c[0].t->len = 1;
+  } else {
+    own.c[0].t = make_product(cx, axes, na, node);
+    if (!own.c[0].t) return 0;
+  }
+  if (sk) {
+    if (strcmp(sk->text, "zip") == 0) mark_zipped(sub.c[0].t);
+    caselist two[2] = {own, sub};
+    if (!cross(cx, two, 2, node, out)) return 0;
+  } else {
+    *out = own;
+  }
+  if (name)
+    for (int i = 0; i < out->n; i++) {
+      out->c[i].name = join_names(cx, name, out->c[i].name);
+      if (!out->c[i].name) return 0;
+    }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- resolving a point */
+
+typedef struct point {
+  as_trial t;
+  const as_sn *src[F_COUNT]; /* node that set each field (NULL: default) */
+  int v_rows, v_cols, q_rows, q_cols, k_rows, k_cols, m_r, m_c;
+  int init_rows, init_cols, init_kind_set, init_data_set, init_file_set;
+  const as_sn *init_data_node;
+  int per_params;
+} point;
+
+static void assign(point *pt, const axis *ax, uint64_t j) {
+  const sval *v = &ax->vals[j];
+  as_trial *t = &pt->t;
+  pt->src[ax->key->id] = v->node;
+  switch (ax->key->id) {
+  case F_VFAMILY:
+    t->triple.vfamily = (as_vfamily)(int)v->num;
+    break;
+  case F_MFAMILY:
+    t->triple.mfamily = (as_mfamily)(int)v->num;
+    break;
+  case F_D:
+    t->d = (int)v->num;
+    break;
+  case F_N:
+    t->n = (int)v->num;
+    break;
+  case F_M_ROWS:
+    t->triple.m_rows = (int)v->num;
+    break;
+  case F_V_SCALE:
+    t->triple.v_scale = v->num;
+    break;
+  case F_V_KPOS:
+    t->triple.v_kpos = (int)v->num;
+    break;
+  case F_V_LAMBDA:
+    t->triple.v_lambda = v->num;
+    break;
+  case F_V_DIM_F:
+    t->triple.v_dim_f = (int)v->num;
+    break;
+  case F_V_RADIUS:
+    t->triple.v_radius = v->num;
+    break;
+  case F_V_OBLIQUE:
+    t->triple.v_oblique = v->num != 0;
+    break;
+  case F_V_GAP:
+    t->triple.v_gap = v->num;
+    break;
+  case F_V_IMAG:
+    t->triple.v_imag = v->num;
+    break;
+  case F_M_SCALE:
+    t->triple.m_scale = v->num;
+    break;
+  case F_M_COND:
+    t->triple.m_cond = v->num;
+    break;
+  case F_MARGIN:
+    t->triple.margin = v->num;
+    break;
+  case F_V:
+    t->triple.v_data = v->mat;
+    pt->v_rows = v->rows;
+    pt->v_cols = v->cols;
+    break;
+  case F_Q:
+    t->triple.q_data = v->mat;
+    pt->q_rows = v->rows;
+    pt->q_cols = v->cols;
+    break;
+  case F_K:
+    t->triple.k_data = v->mat;
+    pt->k_rows = v->rows;
+    pt->k_cols = v->cols;
+    break;
+  case F_M:
+    t->triple.m_data = v->mat;
+    pt->m_r = v->rows;
+    pt->m_c = v->cols;
+    break;
+  case F_FILE:
+    t->triple.file = v->str;
+    break;
+  case F_FILE_INDEX:
+    t->triple.file_index = (int)v->num;
+    break;
+  case F_FILE_MSCALE:
+    t->triple.file_mscale = v->num;
+    break;
+  case F_EPS:
+    t->triple.eps = v->num;
+    break;
+  case F_PERTURB:
+    t->triple.perturb = (as_perturb_target)(int)v->num;
+    break;
+  case F_INIT: {
+    const sinit *in = v->init;
+    if (in->has_kind) {
+      t->init.kind = in->kind;
+      pt->init_kind_set = 1;
+    }
+    if (in->has_scale) t->init.scale = in->scale;
+    if (in->data) {
+      t->init.data = in->data;
+      pt->init_rows = in->rows;
+      pt->init_cols = in->cols;
+      pt->init_data_set = 1;
+      pt->init_data_node = in->data_node;
+    }
+    if (in->file) {
+      t->init.file = in->file;
+      pt->init_file_set = 1;
+    }
+    if (in->dataset) t->init.dataset = in->dataset;
+    break;
+  }
+  case F_INIT_KIND:
+    t->init.kind = (as_init)(int)v->num;
+    pt->init_kind_set = 1;
+    break;
+  case F_INIT_SCALE:
+    t->init.scale = v->num;
+    break;
+  case F_METHOD:
+    t->integ.method = (as_method)(int)v->num;
+    break;
+  case F_VARS:
+    t->integ.vars = (as_vars)(int)v->num;
+    break;
+  case F_T:
+    t->integ.T = v->num;
+    break;
+  case F_DT:
+    t->integ.dt = v->num;
+    break;
+  case F_RTOL:
+    t->integ.rtol = v->num;
+    break;
+  case F_ATOL:
+    t->integ.atol = v->num;
+    break;
+  case F_MAX_STEPS:
+    t->integ.max_steps = (int64_t)v->num;
+    break;
+  case F_SETTLE_TOL:
+    t->integ.settle_tol = v->num;
+    break;
+  case F_SETTLE_WINDOW:
+    t->integ.settle_window = v->num;
+    break;
+  case F_TRIPLE_SEED:
+    pt->per_params = (int)v->num;
+    break;
+  case F_COUNT:
+    break;
+  }
+}
+
+static void walk(point *pt, const term *t, uint64_t q) {
+  switch (t->kind) {
+  case T_AXIS:
+    assign(pt, t->ax, q % t->ax->n);
+    break;
+  case T_ZIP:
+    for (int i = 0; i < t->n; i++) walk(pt, t->kids[i], q);
+    break;
+  case T_PROD:
+    for (int i = t->n - 1; i >= 0; i--) {
+      uint64_t len = t->kids[i]->len;
+      walk(pt, t->kids[i], q % len);
+      q /= len;
+    }
+    break;
+  }
+}
+
+/* Point q of case c, with the inferences documented in docs/spec.md. */
+static void resolve_point(const as_spec *s, int c, uint64_t q, point *pt) {
+  memset(pt, 0, sizeof *pt);
+  as_trial_defaults(&pt->t);
+  pt->per_params = 0;
+  for (int i = 0; i < s->ndefaults; i++) assign(pt, s->defaults[i], 0);
+  walk(pt, s->cases[c].t, q);
+  as_trial *t = &pt->t;
+  if (t->triple.v_data && !pt->src[F_VFAMILY]) t->triple.vfamily = AS_V_EXPLICIT;
+  if ((t->triple.m_data || t->triple.q_data || t->triple.k_data) && !pt->src[F_MFAMILY])
+    t->triple.mfamily = AS_M_EXPLICIT;
+  if (t->triple.v_data && !pt->src[F_D]) t->d = pt->v_rows;
+  if (!pt->src[F_D] && !t->triple.v_data && t->triple.m_data) t->d = pt->m_r;
+  if (!pt->src[F_D] && (t->triple.vfamily == AS_V_SCALAR || t->triple.mfamily == AS_M_SCALAR))
+    t->d = 1;
+  if (t->triple.q_data && !pt->src[F_M_ROWS]) t->triple.m_rows = pt->q_rows;
+  if (pt->init_data_set && !pt->init_kind_set) t->init.kind = AS_INIT_EXPLICIT;
+  if (pt->init_file_set && !pt->init_kind_set) t->init.kind = AS_INIT_FILE;
+  if (pt->init_data_set && !pt->src[F_N]) t->n = pt->init_rows;
+  t->case_id = (uint32_t)c;
+  t->case_name = s->cases[c].name;
+  t->master_seed = s->seed;
+  t->output = s->output;
+}
+
+/* ---------------------------------------------------------------- cross checks */
+
+static const as_sn *src_or(const point *pt, fid a, fid b) {
+  return pt->src[a] ? pt->src[a] : pt->src[b];
+}
+
+#define DIAG_AT(node, ...)                                                             \
+  do {                                                                                 \
+    const as_sn *at_ = (node);                                                         \
+    as_spec_note(cx, at_ ? at_->line : fallback->line, at_ ? at_->col : fallback->col, \
+                 __VA_ARGS__);                                                         \
+  } while (0)
+
+static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname) {
+  const as_trial *t = &pt->t;
+  const as_triple_spec *tr = &t->triple;
+  int d = t->d;
+  const char *vf = as_enum_label(&as_vfamily_table, tr->vfamily);
+  const char *mf = as_enum_label(&as_mfamily_table, tr->mfamily);
+  if ((tr->vfamily == AS_V_SCALAR || tr->mfamily == AS_M_SCALAR) && d != 1)
+    DIAG_AT(src_or(pt, F_D, tr->vfamily == AS_V_SCALAR ? F_VFAMILY : F_MFAMILY),
+            "case '%s': the scalar families need d = 1, got d = %d", cname, d);
+  if (tr->vfamily == AS_V_SYMMETRIC && tr->v_kpos > d)
+    DIAG_AT(src_or(pt, F_V_KPOS, F_D), "case '%s': v_kpos = %d exceeds d = %d", cname, tr->v_kpos,
+            d);
+  if (tr->vfamily == AS_V_PARANORMAL) {
+    if (tr->v_dim_f > d)
+      DIAG_AT(src_or(pt, F_V_DIM_F, F_D), "case '%s': v_dim_f = %d exceeds d = %d", cname,
+              tr->v_dim_f, d);
+    if (!(tr->v_radius < tr->v_lambda))
+      DIAG_AT(src_or(pt, F_V_RADIUS, F_V_LAMBDA),
+              "case '%s': paranormal V needs v_radius < v_lambda, got %g >= %g", cname,
+              tr->v_radius, tr->v_lambda);
+  }
+  if (tr->vfamily == AS_V_COMPLEX) {
+    if (d < 2)
+      DIAG_AT(src_or(pt, F_D, F_VFAMILY), "case '%s': a complex leading pair needs d >= 2", cname);
+    if (tr->v_imag == 0)
+      DIAG_AT(src_or(pt, F_V_IMAG, F_VFAMILY), "case '%s': vfamily complex needs v_imag != 0",
+              cname);
+  }
+  /* Explicit matrices. */
+  if (tr->vfamily == AS_V_EXPLICIT && !tr->v_data)
+    DIAG_AT(pt->src[F_VFAMILY], "case '%s': vfamily explicit needs V", cname);
+  if (tr->v_data && tr->vfamily != AS_V_EXPLICIT)
+    DIAG_AT(pt->src[F_V], "case '%s': V is given but vfamily is %s (use explicit)", cname, vf);
+  if (tr->v_data && (pt->v_rows != d || pt->v_cols != d))
+    DIAG_AT(pt->src[F_V], "case '%s': V is %d x %d but d = %d", cname, pt->v_rows, pt->v_cols, d);
+  int qk = tr->q_data || tr->k_data;
+  if (tr->mfamily == AS_M_EXPLICIT && !tr->m_data && !(tr->q_data && tr->k_data))
+    DIAG_AT(src_or(pt, F_MFAMILY, tr->q_data ? F_Q : F_K),
+            "case '%s': mfamily explicit needs M, or both Q and K", cname);
+  if ((tr->m_data || qk) && tr->mfamily != AS_M_EXPLICIT)
+    DIAG_AT(tr->m_data ? pt->src[F_M] : src_or(pt, F_Q, F_K),
+            "case '%s': Q/K/M given but mfamily is %s (use explicit)", cname, mf);
+  if (tr->m_data && qk)
+    DIAG_AT(pt->src[F_M], "case '%s': give either M or Q and K, not both", cname);
+  if (tr->q_data && !tr->k_data) DIAG_AT(pt->src[F_Q], "case '%s': Q is given without K", cname);
+  if (tr->k_data && !tr->q_data) DIAG_AT(pt->src[F_K], "case '%s': K is given without Q", cname);
+  if (tr->m_data && (pt->m_r != d || pt->m_c != d))
+    DIAG_AT(pt->src[F_M], "case '%s': M is %d x %d but d = %d", cname, pt->m_r, pt->m_c, d);
+  if (tr->q_data && (pt->q_cols != d || (tr->m_rows > 0 && pt->q_rows != tr->m_rows)))
+    DIAG_AT(pt->src[F_Q], "case '%s': Q is %d x %d but must be m x d = %d x %d", cname, pt->q_rows,
+            pt->q_cols, tr->m_rows > 0 ? tr->m_rows : d, d);
+  if (tr->k_data && tr->q_data && (pt->k_rows != pt->q_rows || pt->k_cols != pt->q_cols))
+    DIAG_AT(pt->src[F_K], "case '%s': K is %d x %d but Q is %d x %d", cname, pt->k_rows, pt->k_cols,
+            pt->q_rows, pt->q_cols);
+  /* Files. */
+  int vfile = tr->vfamily == AS_V_FILE, mfile = tr->mfamily == AS_M_FILE;
+  if ((vfile || mfile) && !tr->file)
+    DIAG_AT(src_or(pt, vfile ? F_VFAMILY : F_MFAMILY, F_MFAMILY),
+            "case '%s': the file families need `file`", cname);
+  if (tr->file && !vfile && !mfile)
+    DIAG_AT(pt->src[F_FILE], "case '%s': file is given but neither vfamily nor mfamily is file",
+            cname);
+  /* Initial tokens. */
+  if (t->init.kind == AS_INIT_EXPLICIT) {
+    if (!t->init.data)
+      DIAG_AT(src_or(pt, F_INIT, F_INIT_KIND), "case '%s': init kind explicit needs data", cname);
+    else if (pt->init_rows != t->n || pt->init_cols != d)
+      DIAG_AT(pt->init_data_node ? pt->init_data_node : pt->src[F_INIT],
+              "case '%s': init data is %d x %d but must be n x d = %d x %d", cname, pt->init_rows,
+              pt->init_cols, t->n, d);
+  } else if (t->init.data) {
+    DIAG_AT(src_or(pt, F_INIT_KIND, F_INIT),
+            "case '%s': init data is given but init kind is %s (use explicit)", cname,
+            as_enum_label(&as_init_table, t->init.kind));
+  }
+  if (t->init.kind == AS_INIT_FILE && (!t->init.file || !t->init.dataset))
+    DIAG_AT(src_or(pt, F_INIT, F_INIT_KIND), "case '%s': init kind file needs file and dataset",
+            cname);
+  /* Integration. */
+  if (t->integ.dt > t->integ.T)
+    DIAG_AT(src_or(pt, F_DT, F_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,
+            t->integ.T);
+  for (int i = 0; i < t->output.n_snapshots; i++)
+    if (t->output.snapshot_times[i] > t->integ.T) {
+      DIAG_AT(pt->src[F_T], "case '%s': output snapshot time %g is beyond T = %g", cname,
+              t->output.snapshot_times[i], t->integ.T);
+      break;
+    }
+}
+
+/* ---------------------------------------------------------------- top level */
+
+static int parse_output(as_spec_cx *cx, const as_sn *v, as_output_spec *o) {
+  if (v->kind != AS_SN_MAP) {
+    as_spec_note(cx, v->line, v->col, "output: expected a mapping, got %s", kind_name(v));
+    return 0;
+  }
+  int ok = 1;
+  for (int i = 0; i < v->n; i++) {
+    const as_sn *k = v->items[2 * i], *x = v->items[2 * i + 1];
+    if (k->kind != AS_SN_SCALAR) continue;
+    int b = 0;
+    if (strcmp(k->text, "snapshots") == 0) {
+      if (x->kind != AS_SN_SEQ) {
+        as_spec_note(cx, x->line, x->col, "output.snapshots: expected a list of times, got %s",
+                     kind_name(x));
+        ok = 0;
+        continue;
+      }
+      if (x->n > AS_MAX_SNAPSHOTS) {
+        as_spec_note(cx, x->line, x->col, "output.snapshots: at most %d times, got %d",
+                     AS_MAX_SNAPSHOTS, x->n);
+        ok = 0;
+        continue;
+      }
+      static const keydef tk = {"output.snapshots", F_T, VK_NUM, NULL, 0, BIG, 0};
+      for (int j = 0; j < x->n; j++) {
+        double tv = 0;
+        if (!parse_num(cx, x->items[j], &tk, &tv)) {
+          ok = 0;
+          continue;
+        }
+        if (j > 0 && !(tv > o->snapshot_times[j - 1])) {
+          as_spec_note(cx, x->items[j]->line, x->items[j]->col,
+                       "output.snapshots: times must increase (%g after %g)", tv,
+                       o->snapshot_times[j - 1]);
+          ok = 0;
+        }
+        o->snapshot_times[j] = tv;
+      }
+      o->n_snapshots = x->n;
+    } else if (in_list(k->text, output_keys)) {
+      if (!parse_bool(cx, x, k->text, &b)) {
+        ok = 0;
+        continue;
+      }
+      if (strcmp(k->text, "initial") == 0) o->initial = b;
+      if (strcmp(k->text, "final") == 0) o->final = b;
+      if (strcmp(k->text, "attention") == 0) o->attention = b;
+      if (strcmp(k->text, "matrices") == 0) o->matrices = b;
+    } else {
+      unknown_key(cx, k, "output", output_keys, 0);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+static void collect_axes(as_spec_cx *cx, as_spec *s, const term *t, int c, const as_sn **seen,
+                         const char *cname) {
+  if (t->kind == T_AXIS) {
+    const axis *ax = t->ax;
+    fid id = ax->key->id;
+    /* The same key twice in one case: the later one would silently win. */
+    if (seen[id] && seen[id] != ax->knode)
+      as_spec_note(cx, ax->knode->line, ax->knode->col,
+                   "'%s' is set twice in case '%s' (also at %d:%d)", ax->key->name, cname,
+                   seen[id]->line, seen[id]->col);
+    seen[id] = ax->knode;
+    if (ax->n > 1 && s) {
+      s->axes[s->naxes].case_id = c;
+      s->axes[s->naxes].ax = ax;
+      s->naxes++;
+    }
+    return;
+  }
+  for (int i = 0; i < t->n; i++) collect_axes(cx, s, t->kids[i], c, seen, cname);
+}
+
+static int count_axes(const term *t) {
+  if (t->kind == T_AXIS) return t->ax->n > 1;
+  int n = 0;
+  for (int i = 0; i < t->n; i++) n += count_axes(t->kids[i]);
+  return n;
+}
+
+/* `defaults:` fixed values of any axis key, which the cases may override. */
+static void parse_defaults(as_spec_cx *cx, as_spec *s, const as_sn *v) {
+  if (v->kind != AS_SN_MAP) {
+    as_spec_note(cx, v->line, v->col, "defaults: expected a mapping, got %s", kind_name(v));
+    return;
+  }
+  for (int i = 0; i < v->n; i++) {
+    const as_sn *k = v->items[2 * i], *x = v->items[2 * i + 1];
+    if (k->kind != AS_SN_SCALAR) continue;
+    const keydef *kd = find_key(k->text);
+    if (!kd) {
+      static const char *const none[] = {NULL};
+      unknown_key(cx, k, "defaults", none, 1);
+      continue;
+    }
+    int dup = 0;
+    for (int j = 0; j < s->ndefaults; j++) dup |= s->defaults[j]->key == kd;
+    if (dup) continue; /* reported by the duplicate-key check */
+    term *t = parse_axis(cx, kd, k, x);
+    if (!t) continue;
+    if (t->len != 1) {
+      as_spec_note(cx, x->line, x->col,
+                   "defaults: '%s' takes one value here (write axes inside sweep:)", kd->name);
+      continue;
+    }
+    int j = s->ndefaults++; /* keep them in schema order, whatever the written order */
+    while (j > 0 && s->defaults[j - 1]->key->id > kd->id) {
+      s->defaults[j] = s->defaults[j - 1];
+      j--;
+    }
+    s->defaults[j] = t->ax;
+  }
+}
+
+static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn **sweep,
+                      const as_sn **reps_node) {
+  for (int i = 0; i < root->n; i++) {
+    const as_sn *k = root->items[2 * i], *v = root->items[2 * i + 1];
+    if (k->kind != AS_SN_SCALAR) continue;
+    const char *key = k->text;
+    if (strcmp(key, "name") == 0) {
+      const char *nm;
+      if (parse_str(cx, v, "name", &nm)) s->name = nm;
+    } else if (strcmp(key, "description") == 0) {
+      if (v->kind != AS_SN_SCALAR)
+        as_spec_note(cx, v->line, v->col, "description: expected a string, got %s", kind_name(v));
+    } else if (strcmp(key, "seed") == 0) {
+      char buf[96];
+      char kd = v->kind == AS_SN_SCALAR ? as_spec_scalar_canon(v, buf, sizeof buf) : 's';
+      const char *t = v->kind == AS_SN_SCALAR ? v->text : "";
+      char *end = NULL;
+      errno = 0;
+      unsigned long long x =
+          (kd == 'n' || kd == 'i') && t[0] >= '0' && t[0] <= '9' ? strtoull(t, &end, 10) : 0;
+      if (!end || *end != '\0' || errno == ERANGE)
+        as_spec_note(cx, v->line, v->col, "seed: expected an integer in [0, 2^64), got %s%s%s",
+                     v->kind == AS_SN_SCALAR ? "'" : kind_name(v), t,
+                     v->kind == AS_SN_SCALAR ? "'" : "");
+      else
+        s->seed = (uint64_t)x;
+    } else if (strcmp(key, "replicates") == 0) {
+      static const keydef rk = {"replicates", F_COUNT, VK_INT, NULL, 1, INT32_MAX, 0};
+      double x;
+      if (parse_int(cx, v, &rk, &x)) s->replicates = (uint32_t)x;
+      *reps_node = v;
+    } else if (strcmp(key, "spectral_threshold") == 0) {
+      static const keydef sk = {"spectral_threshold", F_COUNT, VK_INT, NULL, 1, INT_MAX, 0};
+      double x;
+      if (parse_int(cx, v, &sk, &x)) s->spectral_threshold = (int)x;
+    } else if (strcmp(key, "flush_interval") == 0) {
+      static const keydef fk = {"flush_interval", F_COUNT, VK_NUM, NULL, 0, 1e9, R_LO_OPEN};
+      parse_num(cx, v, &fk, &s->flush_interval);
+    } else if (strcmp(key, "output") == 0) {
+      parse_output(cx, v, &s->output);
+    } else if (strcmp(key, "sweep") == 0) {
+      *sweep = v;
+    } else if (strcmp(key, "defaults") == 0) {
+      parse_defaults(cx, s, v);
+    } else {
+      const char *cands[F_COUNT + 16];
+      int n = 0;
+      for (int j = 0; top_keys[j]; j++) cands[n++] = top_keys[j];
+      cands[n] = NULL;
+      char hint[96];
+      suggest(key, cands, NULL, hint, sizeof hint);
+      if (!hint[0] && (find_key(key) || in_list(key, struct_keys)))
+        snprintf(hint, sizeof hint, " ('%s' belongs inside `sweep:`)", key);
+      as_spec_note(cx, k->line, k->col, "unknown key '%s' at the top level%s", key, hint);
+    }
+  }
+}
+
+static int cmp_diag(const void *a, const void *b) {
+  const as_spec_diag *x = a, *y = b;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  if (x->col != y->col) return x->col < y->col ? -1 : 1;
+  return x < y ? -1 : (x > y);
+}
+
+as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
+                        as_spec **out) {
+  as_status st = AS_OK;
+  as_spec *s = NULL;
+  as_spec_cx cx;
+  memset(&cx, 0, sizeof cx);
+  AS_CHECK(text != NULL && out != NULL, AS_ERR_ARG, "as_spec_parse: NULL text or out");
+  if (!name) name = "<spec>";
+  s = calloc(1, sizeof *s);
+  AS_CHECK_ALLOC(s);
+  cx.arena = &s->arena;
+  s->replicates = 1;
+  s->spectral_threshold = 512;
+  s->flush_interval = 10.0;
+  s->source = as_arena_strndup(&s->arena, name, strlen(name));
+  s->text = as_arena_strndup(&s->arena, text, len);
+  s->text_len = len;
+  AS_CHECK(!s->arena.nomem, AS_ERR_NOMEM, "out of memory reading the spec");
+  s->name = s->source;
+
+  as_sn *root = NULL;
+  as_spec_tree_build(&cx, text, len, &root);
+  if (root && !cx.diags.count) {
+    as_spec_tree_check_keys(&cx, root);
+    as_spec_tree_sha256(root, s->sha);
+    if (root->kind != AS_SN_MAP) {
+      as_spec_note(&cx, root->line, root->col,
+                   "a spec must be a mapping (name:, sweep:, ...), "
+                   "got %s",
+                   kind_name(root));
+    } else {
+      const as_sn *sweep = NULL, *reps = NULL;
+      check_top(&cx, s, root, &sweep, &reps);
+      const as_sn *anchor = sweep ? sweep : root; /* place of whole-sweep problems */
+      caselist cl = {0, NULL};
+      int ok = 1;
+      if (sweep) {
+        ok = eval_node(&cx, sweep, &cl);
+      } else { /* no sweep: one point with the defaults */
+        cl.n = 1;
+        cl.c = as_arena_alloc(&s->arena, sizeof *cl.c);
+        term *t = new_term(&cx, T_PROD, 0);
+        if (cl.c && t) {
+          t->len = 1;
+          cl.c[0].t = t;
+        } else {
+          ok = 0;
+        }
+      }
+      if (ok && !s->arena.nomem) {
+        s->ncases = cl.n;
+        s->cases = cl.c;
+        uint64_t P = 0;
+        int nax = 0;
+        for (int c = 0; c < cl.n; c++) {
+          scase *sc = &cl.c[c];
+          if (!sc->name || !sc->name[0]) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "case%d", c);
+            sc->name = as_arena_strndup(&s->arena, buf, strlen(buf));
+            if (!sc->name) break;
+          }
+          sc->offset = P;
+          if (sc->t->len > (uint64_t)INT64_MAX - P) {
+            as_spec_note(&cx, anchor->line, anchor->col,
+                         "the sweep has too many points (more than 2^63)");
+            ok = 0;
+            break;
+          }
+          P += sc->t->len;
+          nax += count_axes(sc->t);
+        }
+        s->points = P;
+        if (ok && !mul_ok(P, s->replicates, &s->trials)) {
+          const as_sn *at = reps ? reps : anchor;
+          as_spec_note(&cx, at->line, at->col,
+                       "the sweep has too many trials: %u replicates x %llu points exceeds 2^63",
+                       s->replicates, (unsigned long long)P);
+          ok = 0;
+        }
+        s->axes = as_arena_alloc(&s->arena, (size_t)(nax > 0 ? nax : 1) * sizeof *s->axes);
+        if (ok && s->axes) {
+          for (int c = 0; c < cl.n; c++) {
+            const as_sn *seen[F_COUNT] = {0};
+            collect_axes(&cx, s, cl.c[c].t, c, seen, cl.c[c].name);
+          }
+          /* Cross-field checks on every point (up to CHECK_POINTS in all). */
+          for (int c = 0; c < cl.n && !cx.full; c++) {
+            uint64_t L = cl.c[c].t->len;
+            uint64_t per = CHECK_POINTS / (uint64_t)cl.n;
+            if (per < 16) per = 16;
+            uint64_t lim = L < per ? L : per;
+            for (uint64_t q = 0; q < lim && !cx.full; q++) {
+              point pt;
+              resolve_point(s, c, q, &pt);
+              check_point(&cx, &pt, anchor, cl.c[c].name);
+            }
+          }
+        }
+      }
+    }
+  } else if (!root && !cx.diags.count && !cx.nomem) {
+    as_spec_note(&cx, 1, 1, "the spec is empty");
+  }
+  AS_CHECK(!cx.nomem && !s->arena.nomem, AS_ERR_NOMEM, "out of memory parsing %s", name);
+  if (cx.diags.count > 0) {
+    qsort(cx.diags.items, (size_t)cx.diags.count, sizeof *cx.diags.items, cmp_diag);
+    const as_spec_diag *f = &cx.diags.items[0];
+    st = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__, "%s:%d:%d: %s%s", name, f->line,
+                      f->col, f->message, cx.diags.count > 1 ? " (and more problems)" : "");
+    goto cleanup;
+  }
+  *out = s;
+  s = NULL;
+cleanup:
+  if (diags) {
+    as_spec_diags_free(diags);
+    *diags = cx.diags;
+  } else {
+    as_spec_diags_free(&cx.diags);
+  }
+  as_spec_destroy(&s);
+  return st;
+}
+
+as_status as_spec_load(const char *path, as_spec_diags *diags, as_spec **out) {
+  as_status st = AS_OK;
+  FILE *f = NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  AS_CHECK(path != NULL && out != NULL, AS_ERR_ARG, "as_spec_load: NULL path or out");
+  f = fopen(path, "rb");
+  AS_CHECK(f != NULL, AS_ERR_ARG, "cannot open spec %s: %s", path, strerror(errno));
+  for (;;) {
+    if (len + 4096 > cap) {
+      cap = cap ? 2 * cap : 65536;
+      AS_CHECK(cap <= ((size_t)64 << 20), AS_ERR_SPEC, "spec %s is larger than 64 MiB", path);
+      char *nb = realloc(buf, cap);
+      AS_CHECK_ALLOC(nb);
+      buf = nb;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) break;
+  }
+  AS_CHECK(!ferror(f), AS_ERR_IO, "error reading spec %s: %s", path, strerror(errno));
+  AS_TRY(as_spec_parse(buf ? buf : "", len, path, diags, out));
+cleanup:
+  if (f) fclose(f);
+  free(buf);
+  return st;
+}
+
+as_status as_spec_default(as_spec **out) {
+  const char *t = as_spec_default_text();
+  return as_spec_parse(t, strlen(t), "<built-in default sweep>", NULL, out);
+}
+
+void as_spec_destroy(as_spec **sp) {
+  if (!sp || !*sp) return;
+  as_arena_free(&(*sp)->arena);
+  free(*sp);
+  *sp = NULL;
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+uint64_t as_spec_trial_count(const as_spec *s) {
+  return s->trials;
+}
+uint64_t as_spec_point_count(const as_spec *s) {
+  return s->points;
+}
+uint32_t as_spec_replicates(const as_spec *s) {
+  return s->replicates;
+}
+int as_spec_case_count(const as_spec *s) {
+  return s->ncases;
+}
+const char *as_spec_case_name(const as_spec *s, int c) {
+  return c >= 0 && c < s->ncases ? s->cases[c].name : NULL;
+}
+uint64_t as_spec_case_points(const as_spec *s, int c) {
+  return c >= 0 && c < s->ncases ? s->cases[c].t->len : 0;
+}
+uint64_t as_spec_case_offset(const as_spec *s, int c) {
+  return c >= 0 && c < s->ncases ? s->cases[c].offset : 0;
+}
+const char *as_spec_name(const as_spec *s) {
+  return s->name;
+}
+uint64_t as_spec_seed(const as_spec *s) {
+  return s->seed;
+}
+const as_output_spec *as_spec_output(const as_spec *s) {
+  return &s->output;
+}
+double as_spec_flush_interval(const as_spec *s) {
+  return s->flush_interval;
+}
+int as_spec_spectral_threshold(const as_spec *s) {
+  return s->spectral_threshold;
+}
+const char *as_spec_sha256(const as_spec *s) {
+  return s->sha;
+}
+const char *as_spec_text(const as_spec *s, size_t *len) {
+  if (len) *len = s->text_len;
+  return s->text;
+}
+
+int as_spec_axis_count(const as_spec *s) {
+  return s->naxes;
+}
+
+as_status as_spec_axis_get(const as_spec *s, int i, as_spec_axis *a) {
+  as_status st = AS_OK;
+  AS_CHECK(i >= 0 && i < s->naxes && a, AS_ERR_ARG, "axis %d out of range (0..%d)", i,
+           s->naxes - 1);
+  const axis *ax = s->axes[i].ax;
+  a->case_id = s->axes[i].case_id;
+  a->key = ax->key->name;
+  a->line = ax->knode->line;
+  a->col = ax->knode->col;
+  a->values = ax->n;
+  a->zipped = ax->zipped;
+cleanup:
+  return st;
+}
+
+void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t len) {
+  if (!buf || len == 0) return;
+  buf[0] = '\0';
+  if (i < 0 || i >= s->naxes || j >= s->axes[i].ax->n) return;
+  const axis *ax = s->axes[i].ax;
+  const sval *v = &ax->vals[j];
+  if (ax->key->kind == VK_MAT)
+    snprintf(buf, len, "[%d x %d matrix]", v->rows, v->cols);
+  else if (ax->key->kind == VK_INIT)
+    snprintf(buf, len, "{init at %d:%d}", v->node->line, v->node->col);
+  else
+    snprintf(buf, len, "%s", v->node->text);
+}
+
+as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
+  as_status st = AS_OK;
+  AS_CHECK(s && out, AS_ERR_ARG, "as_spec_trial: NULL argument");
+  AS_CHECK(index < s->trials, AS_ERR_ARG, "trial %llu out of range (the sweep has %llu)",
+           (unsigned long long)index, (unsigned long long)s->trials);
+  uint64_t r = index / s->points, p = index % s->points;
+  int lo = 0, hi = s->ncases - 1;
+  while (lo < hi) { /* last case whose offset <= p */
+    int mid = (lo + hi + 1) / 2;
+    if (s->cases[mid].offset <= p)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  point pt;
+  resolve_point(s, lo, p - s->cases[lo].offset, &pt);
+  *out = pt.t;
+  out->index = index;
+  out->replicate = (uint32_t)r;
+  out->token_key = index;
+  out->triple_key = pt.per_params ? p : index;
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- cost */
+
+double as_trial_work(const as_trial *t) {
+  double n = t->n, d = t->d;
+  double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
+  if (steps < 1) steps = 1;
+  if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
+  double stages = 1;
+  switch (t->integ.method) {
+  case AS_METHOD_RK4:
+    stages = 4;
+    break;
+  case AS_METHOD_DOPRI5:
+    stages = 6;
+    break;
+  default:
+    stages = 1;
+    break;
+  }
+  return stages * steps * (n * n * d + n * d * d) + d * d * d;
+}
+
+double as_trial_bytes(const as_trial *t) {
+  double n = t->n, d = t->d, b = (double)sizeof(as_record);
+  const as_output_spec *o = &t->output;
+  if (o->initial) b += 8 * n * d;
+  if (o->final) b += 8 * n * d;
+  if (o->attention) b += 8 * n * n;
+  if (o->matrices) b += 16 * d * d;
+  b += 8.0 * o->n_snapshots * n * d;
+  return b;
+}

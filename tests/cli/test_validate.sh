@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# attnsweep validate / plan: every example spec validates (exit 0, one line); broken specs exit 2
+# and print every problem as SPEC:LINE:COL: message.
+set -euo pipefail
+: "${ATTNSWEEP:?set ATTNSWEEP to the attnsweep binary}"
+src=${AS_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1" >&2; fail=1; fi; }
+
+n=0
+for f in "$src"/jobs/examples/*.yaml; do
+  out=$("$ATTNSWEEP" validate "$f" 2>&1) && rc=0 || rc=$?
+  check "$f validates (rc $rc: $out)" '[ $rc -eq 0 ]'
+  check "$f: one summary line" '[ "$(printf "%s\n" "$out" | wc -l)" -eq 1 ] && [[ $out == *"valid:"* ]]'
+  n=$((n + 1))
+done
+check "examples found" '[ $n -ge 9 ]'
+
+# Broken spec: several problems, all reported, each as SPEC:LINE:COL.
+cat > "$tmp/bad.yaml" <<'YAML'
+name: bad
+sed: 3
+sweep:
+  vfamily: identiy
+  d: [2, 3]
+  n: []
+  zip:
+    - {T: [1, 2]}
+    - {dt: [0.1, 0.2, 0.3]}
+YAML
+out=$("$ATTNSWEEP" validate "$tmp/bad.yaml" 2>&1) && rc=0 || rc=$?
+check "bad spec exits 2 (got $rc)" '[ $rc -eq 2 ]'
+check "unknown key with did-you-mean" 'grep -q "^$tmp/bad.yaml:2:1: unknown key .sed.*did you mean .seed." <<<"$out"'
+check "bad label" 'grep -q "^$tmp/bad.yaml:4:12: vfamily: unknown value .identiy." <<<"$out"'
+check "empty axis" 'grep -q "^$tmp/bad.yaml:6:6: n: empty axis" <<<"$out"'
+check "zip lengths" 'grep -q "^$tmp/bad.yaml:9:7: zip: lengths differ" <<<"$out"'
+
+printf 'sweep: {d: [2, 3}\n' > "$tmp/syntax.yaml"
+out=$("$ATTNSWEEP" validate "$tmp/syntax.yaml" 2>&1) && rc=0 || rc=$?
+check "syntax error exits 2" '[ $rc -eq 2 ]'
+check "syntax error place" 'grep -q "^$tmp/syntax.yaml:1:17: YAML syntax error" <<<"$out"'
+
+out=$("$ATTNSWEEP" validate "$tmp/missing.yaml" 2>&1) && rc=0 || rc=$?
+check "missing file exits 2" '[ $rc -eq 2 ] && grep -q "cannot open" <<<"$out"'
+out=$("$ATTNSWEEP" validate 2>&1) && rc=0 || rc=$?
+check "no SPEC is a usage error" '[ $rc -eq 2 ]'
+
+# plan: tables and an estimate for an example.
+out=$("$ATTNSWEEP" plan "$src/jobs/examples/identity.yaml" 2>&1) && rc=0 || rc=$?
+check "plan exits 0 (rc $rc)" '[ $rc -eq 0 ]'
+check "plan case table" 'grep -q "^| identity | 2 | 40 |" <<<"$out"'
+check "plan axis table" 'grep -q "^| identity_spd | m_cond | 2 | 40 |" <<<"$out"'
+check "plan estimate" 'grep -q "core-hours" <<<"$out" && grep -q "suggested" <<<"$out"'
+out=$("$ATTNSWEEP" plan "$tmp/bad.yaml" 2>&1) && rc=0 || rc=$?
+check "plan of a bad spec exits 2" '[ $rc -eq 2 ]'
+
+[ $fail -eq 0 ] && echo "test_validate: ok"
+exit $fail
