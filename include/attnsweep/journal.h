@@ -1,0 +1,104 @@
+/* attnsweep/journal.h: the journal of finished records and the run lock.
+ *
+ * The journal is the ground truth of a run: `attnsweep repair` rebuilds /trials from it after
+ * a hard kill. Each writer (one per rank) appends to its own file OUT.h5.journal.<rank>, so no
+ * two processes ever write the same file. A journal file is
+ *   header (64 bytes): magic "ASJRNL\0\1", version, entry size, record size, a CRC of the
+ *                      record layout (AS_RECORD_FIELDS), rank, creation time, header CRC
+ *   entries (fixed size): magic "ASJE", trial index, the as_record bytes, CRC-32 of all that
+ * Entries are buffered and written with one write() and made durable with fdatasync() per
+ * batch: when the batch is full, when the oldest buffered entry is older than the maximum
+ * delay, or on as_journal_flush/close. A torn tail (a partial last entry after a crash) is
+ * skipped by the reader and cut off when the file is reopened for appending; an entry whose
+ * CRC does not match is skipped and counted. A later entry for the same trial supersedes an
+ * earlier one. The layout CRC makes a journal written by a build with a different record
+ * layout fail with AS_ERR_MISMATCH instead of being misread.
+ *
+ * The run lock OUT.h5.lock (POSIX fcntl write lock, released by the kernel when the process
+ * dies) keeps two runs from writing the same results file: the second gets AS_ERR_BUSY
+ * "OUT.h5 is in use by another run (pid P on host H)". Rank 0 takes it for the whole run.
+ *
+ * None of these functions is collective; none uses MPI.
+ */
+#ifndef ATTNSWEEP_JOURNAL_H
+#define ATTNSWEEP_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnsweep/record.h"
+#include "attnsweep/status.h"
+
+#define AS_JOURNAL_HEADER_BYTES 64
+/* Bytes of one journal entry. */
+#define AS_JOURNAL_ENTRY_BYTES (16 + sizeof(as_record) + 8)
+
+typedef struct as_journal as_journal;
+
+/* "<results_path>.journal.<rank>" into buf (len bytes). AS_ERR_ARG when it does not fit. */
+as_status as_journal_path(const char *results_path, int rank, char *buf, size_t len);
+
+/* Open (creating if needed) the journal file `path` for appending. An existing file must have
+ * a valid header with this build's record layout (AS_ERR_MISMATCH otherwise; AS_ERR_DATA when
+ * it is not a journal); a torn tail is cut off. batch: entries per write (>= 1); max_delay_s:
+ * an append flushes when the oldest buffered entry is older than this (seconds, >= 0; 0 means
+ * every append is flushed). Statuses: AS_OK, AS_ERR_IO (message names the path and errno),
+ * AS_ERR_NOMEM, AS_ERR_ARG, AS_ERR_DATA, AS_ERR_MISMATCH. *out is set on success only. */
+as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
+                          as_journal **out);
+
+/* Buffer one record (entry for rec->trial); flushes when the batch is full or the delay has
+ * passed. The record's bytes are copied, padding included: initialise records with
+ * as_record_init so padding is zero. AS_ERR_IO on a failed write/fdatasync (the journal keeps
+ * what was durable before; the failed batch stays buffered and is retried by the next flush). */
+as_status as_journal_append(as_journal *j, const as_record *rec);
+
+/* Write and fdatasync the buffered entries. AS_OK or AS_ERR_IO. */
+as_status as_journal_flush(as_journal *j);
+
+/* Entries buffered but not yet durable. */
+int as_journal_pending(const as_journal *j);
+
+/* Flush and close; *j set to NULL. Accepts NULL and *j == NULL. Returns the flush status
+ * (the file is closed either way). */
+as_status as_journal_close(as_journal **j);
+
+/* What a scan of a journal found. */
+typedef struct as_journal_scan {
+  int rank;             /* rank recorded in the header */
+  uint64_t entries_ok;  /* entries with a valid CRC (passed to the visitor) */
+  uint64_t entries_bad; /* whole entries skipped for a bad magic or CRC */
+  uint64_t torn_bytes;  /* bytes of a partial last entry (0 for a clean file) */
+  uint64_t valid_bytes; /* file offset just after the last whole entry */
+} as_journal_scan;
+
+/* Called for every valid entry in file order; a non-AS_OK return stops the scan and is
+ * returned by as_journal_read. */
+typedef as_status (*as_journal_visit_fn)(const as_record *rec, void *ctx);
+
+/* Read the journal `path`, validating the header and every entry's CRC. visit may be NULL
+ * (just count). scan may be NULL. Statuses: AS_OK, AS_ERR_IO (cannot open/read),
+ * AS_ERR_DATA (not a journal, or a damaged header), AS_ERR_MISMATCH (other record layout),
+ * or what visit returned. */
+as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
+                          as_journal_scan *scan);
+
+/* ---------------------------------------------------------------- run lock */
+
+typedef struct as_run_lock as_run_lock;
+
+/* Take the lock file "<results_path>.lock" (created if needed) and write "pid P host H" into
+ * it. AS_ERR_BUSY with "RESULTS is in use by another run (pid P on host H)" when another
+ * process holds it; AS_ERR_IO when the lock file cannot be created (unwritable directory).
+ * *out is set on success only. */
+as_status as_run_lock_acquire(const char *results_path, as_run_lock **out);
+/* Release the lock (the file stays); accepts NULL; sets *l to NULL. */
+void as_run_lock_release(as_run_lock **l);
+/* Whether another process holds the lock of results_path: *held = 1 and its pid and host
+ * (from the lock file; host may be "?") or *held = 0 (also when there is no lock file).
+ * AS_ERR_IO only when an existing lock file cannot be opened. A lock held by the calling
+ * process itself is not reported (POSIX locks). */
+as_status as_run_lock_probe(const char *results_path, int *held, long *pid, char *host,
+                            size_t hostlen);
+
+#endif /* ATTNSWEEP_JOURNAL_H */

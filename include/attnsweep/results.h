@@ -1,0 +1,186 @@
+/* attnsweep/results.h: the parallel HDF5 results file (docs/results.md is the schema).
+ *
+ * Life of a file:
+ *   as_results_create   collective: writes every dataset at its final size (rows from the
+ *                       plan, bulk datasets from per-trial counts), fill values (outcome and
+ *                       verdict "pending"), root attributes, /spec, and flushes, so a reader
+ *                       sees the whole structure at once.
+ *   as_results_write_records / as_results_write_bulk
+ *                       independent: any rank writes any rows/slabs, no metadata changes.
+ *                       A record is in the file (visible to `attnsweep status` and any reader)
+ *                       when the call returns; durability against a crash is the journal's job.
+ *   as_results_close    collective: ends the segment (end time, trials done), end_time.
+ *   as_results_open     reopen for resume (read-write, collective) or for reading (read-only;
+ *                       with comm = MPI_COMM_NULL no MPI is used at all, sec2 driver).
+ * Each create or read-write open appends a row to /segments (one per Slurm segment: job id
+ * from SLURM_JOB_ID, restart count from SLURM_RESTART_COUNT); close completes it.
+ *
+ * HDF5 1.10 APIs only. Errors carry the HDF5 error stack (iocheck.h).
+ */
+#ifndef ATTNSWEEP_RESULTS_H
+#define ATTNSWEEP_RESULTS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnsweep/enums.h"
+#include "attnsweep/record.h"
+#include "attnsweep/status.h"
+
+#define AS_RESULTS_SCHEMA_VERSION 1
+
+/* Kinds of optional bulk data (datasets /bulk/<name>, offsets /bulk/<name>_offset). */
+#define AS_BULK_LIST(X)                                                          \
+  X(AS_BULK_INITIAL, "initial_tokens", "initial tokens, n x d row-major")        \
+  X(AS_BULK_FINAL, "final_tokens", "final tokens (integrated variables), n x d") \
+  X(AS_BULK_ATTENTION, "final_attention", "final attention matrix P, n x n")     \
+  X(AS_BULK_V, "V", "value matrix V, d x d")                                     \
+  X(AS_BULK_M, "M", "M = Q^T K, d x d")                                          \
+  X(AS_BULK_SNAPSHOTS, "snapshots", "trajectory snapshots, n_snapshots x n x d")
+
+#define AS_X_BULK_ENUM(name, label, doc) name,
+typedef enum as_bulk_kind { AS_BULK_LIST(AS_X_BULK_ENUM) AS_BULK_COUNT } as_bulk_kind;
+#undef AS_X_BULK_ENUM
+
+/* Dataset name of a bulk kind ("?" out of range). */
+const char *as_bulk_name(as_bulk_kind kind);
+
+/* What as_results_create needs. Pointers are borrowed for the duration of the call and must
+ * hold the same values on every rank. */
+typedef struct as_results_info {
+  uint64_t n_trials;       /* rows of /trials (>= 1) */
+  uint64_t master_seed;    /* the spec's seed */
+  const char *spec_sha256; /* 64 hex digits of the spec text's SHA-256 (or "" if unknown) */
+  const char *spec_text;   /* the spec text (NULL: empty; the built-in sweep's text) */
+  const char *spec_name;   /* the spec file name as given (NULL: "") */
+  int overwrite;           /* 0: fail with AS_ERR_IO if the file exists; 1: replace it */
+  /* Per-trial number of doubles of each bulk kind (n_trials entries), NULL = kind not stored.
+   * Offsets are their prefix sums: trial i occupies [off[i], off[i] + count[i]). */
+  const uint64_t *bulk_counts[AS_BULK_COUNT];
+} as_results_info;
+
+typedef enum as_results_mode {
+  AS_RESULTS_READ = 0, /* read-only */
+  AS_RESULTS_WRITE = 1 /* read-write: resume a sweep, repair */
+} as_results_mode;
+
+typedef struct as_results as_results;
+
+/* Create the results file at path on every rank of comm (collective). Gathers host names,
+ * writes the root attributes, /spec, /types, /trials (fill: pending), /bulk, /segments, and
+ * flushes. Statuses: AS_OK, AS_ERR_ARG, AS_ERR_IO (file exists and !overwrite, unwritable
+ * directory: message names the path), AS_ERR_HDF5, AS_ERR_MPI, AS_ERR_NOMEM. *out set on
+ * success only; on failure every rank returns the same status. */
+as_status as_results_create(MPI_Comm comm, const char *path, const as_results_info *info,
+                            as_results **out);
+
+/* Open an existing results file. comm = MPI_COMM_NULL: this process alone, without MPI (may
+ * be called before MPI_Init or without MPI at all), read-only or read-write; otherwise
+ * collective on comm (MPI-IO). A read-write open appends a segment. HDF5 file locking is off
+ * for the open so a file being written by a running sweep can be read. Statuses: AS_OK,
+ * AS_ERR_DATA ("PATH: no such file", "PATH is not an attnsweep results file"),
+ * AS_ERR_MISMATCH (schema version or record layout this build cannot read), AS_ERR_HDF5,
+ * AS_ERR_MPI, AS_ERR_NOMEM. *out set on success only. */
+as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode, as_results **out);
+
+/* Close; collective on the communicator it was opened with. For a writable file: completes
+ * the current segment (end time, trials done, counted collectively) and sets the root
+ * attribute end_time. Accepts NULL and *rf == NULL; sets *rf to NULL. Returns the first
+ * failure (the file is closed either way). */
+as_status as_results_close(as_results **rf);
+
+/* Rows of /trials. Not collective. */
+uint64_t as_results_n_trials(const as_results *rf);
+
+/* Write count records into their rows: row = recs[i].trial (any order, no duplicates).
+ * Independent (not collective): any rank, any time between create/open and close. The rows
+ * are in the file when it returns. Statuses: AS_OK, AS_ERR_ARG (a trial index out of range,
+ * a read-only file), AS_ERR_HDF5, AS_ERR_NOMEM. */
+as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count);
+
+/* Read rows [first, first + count) into out (count records). Rows not written yet read as
+ * the fill record: as_record_init(NULL) (NaN numbers, zeros, outcome and verdict pending).
+ * Padding bytes of out are zeroed, so records compare bytewise. Independent. */
+as_status as_results_read_records(as_results *rf, uint64_t first, size_t count, as_record *out);
+
+/* Where bulk kind `kind` of trial `trial` lives: *offset (element index into /bulk/<name>)
+ * and *count (doubles; 0 if the kind is not stored). Not collective. */
+as_status as_results_bulk_extent(const as_results *rf, as_bulk_kind kind, uint64_t trial,
+                                 uint64_t *offset, uint64_t *count);
+
+/* Write the bulk data of one trial: exactly the count given at create. Independent. Statuses:
+ * AS_OK, AS_ERR_ARG (kind not stored, wrong count, trial out of range), AS_ERR_HDF5. */
+as_status as_results_write_bulk(as_results *rf, as_bulk_kind kind, uint64_t trial,
+                                const double *data, uint64_t count);
+
+/* Read the bulk data of one trial (count must be its count). Independent. */
+as_status as_results_read_bulk(as_results *rf, as_bulk_kind kind, uint64_t trial, double *out,
+                               uint64_t count);
+
+/* Progress of a file: counts over all rows. */
+typedef struct as_results_counts {
+  uint64_t total;                     /* rows */
+  uint64_t done;                      /* rows whose outcome is not pending */
+  uint64_t outcome[AS_OUT_COUNT];     /* rows per outcome (pending included) */
+  uint64_t verdict[AS_VERDICT_COUNT]; /* rows per verdict (pending included) */
+} as_results_counts;
+
+/* Count rows by outcome and verdict (reads two columns in blocks). Independent; a row being
+ * written concurrently counts as either state. done, if not NULL, receives n_trials flags:
+ * done[i] = 1 when row i has a non-pending outcome (what --resume skips). */
+as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done);
+
+/* One row of /segments. */
+typedef struct as_results_segment {
+  int32_t segment;      /* 0, 1, ... in order of opening */
+  char job_id[64];      /* SLURM_JOB_ID, or "local-<pid>" */
+  int32_t restart;      /* SLURM_RESTART_COUNT (0 if unset) */
+  int32_t ranks;        /* size of the communicator */
+  char start[32];       /* ISO 8601 UTC */
+  char end[32];         /* ISO 8601 UTC, "" while the segment runs or if it was killed */
+  uint64_t trials_done; /* rows done at the end of the segment (0 while it runs) */
+} as_results_segment;
+
+/* Number of segments and up to max of them into out (out may be NULL with max 0).
+ * Independent. */
+as_status as_results_segments(as_results *rf, as_results_segment *out, size_t max, size_t *n);
+
+/* A root attribute (string) into buf; AS_ERR_DATA when it does not exist. Independent. */
+as_status as_results_attr_string(as_results *rf, const char *name, char *buf, size_t len);
+/* A root attribute (unsigned integer). */
+as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value);
+
+/* The spec text stored in /spec (allocated, NUL terminated; caller frees). Independent. */
+as_status as_results_spec_text(as_results *rf, char **text);
+
+/* ---------------------------------------------------------------- record sink
+ * What a worker loop calls per finished trial: the record goes to the journal and into a
+ * buffer; the buffer goes to /trials when it holds `batch` records or when its oldest record
+ * is older than max_delay_s seconds. So a record reaches the file at most max_delay_s after
+ * the trial finished, provided the worker calls as_record_sink_put or as_record_sink_poll at
+ * least that often (a worker waiting for work should poll, e.g. between MPI_Iprobe calls).
+ * At each flush the journal is made durable (fdatasync) before the rows are written, so a row
+ * in /trials is always also in the journal. Not collective; one sink per writing rank.
+ */
+typedef struct as_record_sink as_record_sink;
+
+/* rf: open writable results (borrowed); journal: this rank's journal (borrowed, may be NULL);
+ * open it with a batch >= `batch` and a long delay so that the sink decides when it syncs.
+ * batch >= 1, max_delay_s >= 0 (0: every record is written at once). *out set on success. */
+struct as_journal;
+as_status as_record_sink_create(as_results *rf, struct as_journal *journal, int batch,
+                                double max_delay_s, as_record_sink **out);
+/* Journal the record and buffer it; flushes when full or late. AS_ERR_ARG for a trial out of
+ * range; I/O failures as as_results_write_records / as_journal_flush. */
+as_status as_record_sink_put(as_record_sink *s, const as_record *rec);
+/* Flush if the oldest buffered record is older than the delay (cheap when nothing is due). */
+as_status as_record_sink_poll(as_record_sink *s);
+/* Journal flush (durable), then write the buffered rows. */
+as_status as_record_sink_flush(as_record_sink *s);
+/* Records buffered and not yet in the file. */
+int as_record_sink_pending(const as_record_sink *s);
+/* Flush and free; accepts NULL; *s set to NULL. Returns the flush status. */
+as_status as_record_sink_close(as_record_sink **s);
+
+#endif /* ATTNSWEEP_RESULTS_H */

@@ -1,0 +1,398 @@
+/* journal.c: append-only, checksummed journal of finished records; the run lock. */
+#include "attnsweep/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crc32.h"
+
+static const unsigned char header_magic[8] = {'A', 'S', 'J', 'R', 'N', 'L', 0, 1};
+static const uint32_t entry_magic = 0x454A5341u; /* "ASJE" little-endian */
+enum { JOURNAL_VERSION = 1 };
+
+/* CRC of the record layout: kinds and names of AS_RECORD_FIELDS, message length, size. */
+static uint32_t layout_crc(void) {
+  static const char layout[] =
+#define AS_X_LAYOUT(kind, name, doc) #kind " " #name ";"
+      AS_RECORD_FIELDS(AS_X_LAYOUT)
+#undef AS_X_LAYOUT
+      ;
+  uint32_t c = as_crc32(layout, sizeof layout - 1);
+  uint32_t extra[2] = {(uint32_t)AS_RECORD_MSG, (uint32_t)sizeof(as_record)};
+  return as_crc32_update(c, extra, sizeof extra);
+}
+
+typedef struct journal_header {
+  unsigned char magic[8];
+  uint32_t version;
+  uint32_t entry_bytes;
+  uint32_t record_bytes;
+  uint32_t layout;
+  int32_t rank;
+  uint32_t reserved;
+  int64_t created; /* seconds since the epoch */
+  unsigned char pad[AS_JOURNAL_HEADER_BYTES - 44];
+  uint32_t crc; /* of the 60 bytes before it */
+} journal_header;
+_Static_assert(sizeof(journal_header) == AS_JOURNAL_HEADER_BYTES, "journal header is 64 bytes");
+
+struct as_journal {
+  int fd;
+  char *path;
+  int rank;
+  int batch;          /* capacity of buf in entries */
+  double max_delay;   /* seconds */
+  unsigned char *buf; /* batch entries */
+  int n_buf;          /* entries in buf */
+  double oldest;      /* monotonic time of the first buffered entry */
+};
+
+static double now_monotonic(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+as_status as_journal_path(const char *results_path, int rank, char *buf, size_t len) {
+  as_status st = AS_OK;
+  AS_CHECK(results_path && buf && rank >= 0, AS_ERR_ARG, "journal path: bad arguments");
+  int k = snprintf(buf, len, "%s.journal.%d", results_path, rank);
+  AS_CHECK(k > 0 && (size_t)k < len, AS_ERR_ARG, "journal path of %s is too long", results_path);
+cleanup:
+  return st;
+}
+
+static as_status check_header(const journal_header *h, const char *path) {
+  as_status st = AS_OK;
+  AS_CHECK(memcmp(h->magic, header_magic, sizeof header_magic) == 0, AS_ERR_DATA,
+           "%s is not an attnsweep journal (bad magic)", path);
+  AS_CHECK(as_crc32(h, offsetof(journal_header, crc)) == h->crc, AS_ERR_DATA,
+           "%s: journal header is damaged (checksum mismatch)", path);
+  AS_CHECK(h->version == JOURNAL_VERSION, AS_ERR_MISMATCH,
+           "%s: journal version %u, this attnsweep reads version %d", path, (unsigned)h->version,
+           JOURNAL_VERSION);
+  AS_CHECK(h->entry_bytes == AS_JOURNAL_ENTRY_BYTES && h->record_bytes == sizeof(as_record) &&
+               h->layout == layout_crc(),
+           AS_ERR_MISMATCH,
+           "%s: journal written by an attnsweep with another record layout (record %u bytes, "
+           "layout %08x; this build: %zu bytes, layout %08x)",
+           path, (unsigned)h->record_bytes, (unsigned)h->layout, sizeof(as_record),
+           (unsigned)layout_crc());
+cleanup:
+  return st;
+}
+
+/* Writes all len bytes at the end of the file (retrying short writes and EINTR). */
+static int write_all(int fd, const unsigned char *p, size_t len) {
+  while (len > 0) {
+    ssize_t k = write(fd, p, len);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += k;
+    len -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Reads up to len bytes at offset; returns the count read (short only at end of file), -1. */
+static ssize_t read_at(int fd, unsigned char *p, size_t len, off_t off) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t k = pread(fd, p + got, len - got, off + (off_t)got);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (k == 0) break;
+    got += (size_t)k;
+  }
+  return (ssize_t)got;
+}
+
+/* Scans an open journal file descriptor (header already validated by the caller). */
+static as_status scan_fd(int fd, const char *path, as_journal_visit_fn visit, void *ctx,
+                         as_journal_scan *scan) {
+  as_status st = AS_OK;
+  unsigned char *e = malloc(AS_JOURNAL_ENTRY_BYTES);
+  as_record *rec = malloc(sizeof *rec);
+  AS_CHECK_ALLOC(e);
+  AS_CHECK_ALLOC(rec);
+  off_t off = AS_JOURNAL_HEADER_BYTES;
+  scan->valid_bytes = (uint64_t)off;
+  for (;;) {
+    ssize_t k = read_at(fd, e, AS_JOURNAL_ENTRY_BYTES, off);
+    AS_CHECK(k >= 0, AS_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+    if (k == 0) break;
+    if ((size_t)k < AS_JOURNAL_ENTRY_BYTES) {
+      scan->torn_bytes = (uint64_t)k;
+      break;
+    }
+    uint32_t magic, crc;
+    memcpy(&magic, e, 4);
+    memcpy(&crc, e + 16 + sizeof(as_record), 4);
+    if (magic != entry_magic || crc != as_crc32(e, 16 + sizeof(as_record))) {
+      scan->entries_bad++;
+    } else {
+      scan->entries_ok++;
+      if (visit) {
+        memcpy(rec, e + 16, sizeof *rec);
+        AS_TRY(visit(rec, ctx));
+      }
+    }
+    off += (off_t)AS_JOURNAL_ENTRY_BYTES;
+    scan->valid_bytes = (uint64_t)off;
+  }
+cleanup:
+  free(e);
+  free(rec);
+  return st;
+}
+
+static as_status read_header(int fd, const char *path, journal_header *h) {
+  as_status st = AS_OK;
+  ssize_t k = read_at(fd, (unsigned char *)h, sizeof *h, 0);
+  AS_CHECK(k >= 0, AS_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+  AS_CHECK((size_t)k == sizeof *h, AS_ERR_DATA,
+           "%s is not an attnsweep journal (%zd bytes, shorter than a header)", path, k);
+  AS_TRY(check_header(h, path));
+cleanup:
+  return st;
+}
+
+as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
+                          as_journal **out) {
+  as_status st = AS_OK;
+  as_journal *j = NULL;
+  AS_CHECK(path && out && batch >= 1 && max_delay_s >= 0 && rank >= 0, AS_ERR_ARG,
+           "as_journal_open: bad arguments (batch %d, max delay %g s, rank %d)", batch, max_delay_s,
+           rank);
+  j = calloc(1, sizeof *j);
+  AS_CHECK_ALLOC(j);
+  j->fd = -1;
+  j->rank = rank;
+  j->batch = batch;
+  j->max_delay = max_delay_s;
+  j->path = malloc(strlen(path) + 1);
+  AS_CHECK_ALLOC(j->path);
+  strcpy(j->path, path);
+  j->buf = malloc((size_t)batch * AS_JOURNAL_ENTRY_BYTES);
+  AS_CHECK_ALLOC(j->buf);
+
+  j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  AS_CHECK(j->fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  struct stat sb;
+  AS_CHECK(fstat(j->fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  if (sb.st_size == 0) {
+    journal_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, header_magic, sizeof header_magic);
+    h.version = JOURNAL_VERSION;
+    h.entry_bytes = (uint32_t)AS_JOURNAL_ENTRY_BYTES;
+    h.record_bytes = (uint32_t)sizeof(as_record);
+    h.layout = layout_crc();
+    h.rank = rank;
+    h.created = (int64_t)time(NULL);
+    h.crc = as_crc32(&h, offsetof(journal_header, crc));
+    AS_CHECK(write_all(j->fd, (const unsigned char *)&h, sizeof h) == 0 && fdatasync(j->fd) == 0,
+             AS_ERR_IO, "cannot write journal %s: %s", path, strerror(errno));
+  } else {
+    journal_header h;
+    AS_TRY(read_header(j->fd, path, &h));
+    as_journal_scan scan;
+    memset(&scan, 0, sizeof scan);
+    AS_TRY(scan_fd(j->fd, path, NULL, NULL, &scan));
+    /* A crash mid-write leaves a partial entry: cut it so new entries stay aligned. */
+    if (scan.torn_bytes)
+      AS_CHECK(ftruncate(j->fd, (off_t)scan.valid_bytes) == 0, AS_ERR_IO,
+               "%s: cannot cut the torn tail: %s", path, strerror(errno));
+  }
+  AS_CHECK(lseek(j->fd, 0, SEEK_END) >= 0, AS_ERR_IO, "%s: seek failed: %s", path, strerror(errno));
+  *out = j;
+  j = NULL;
+cleanup:
+  if (j) as_journal_close(&j);
+  return st;
+}
+
+as_status as_journal_flush(as_journal *j) {
+  as_status st = AS_OK;
+  if (!j || j->n_buf == 0) return AS_OK;
+  off_t start = lseek(j->fd, 0, SEEK_END);
+  AS_CHECK(start >= 0, AS_ERR_IO, "journal %s: seek failed: %s", j->path, strerror(errno));
+  if (write_all(j->fd, j->buf, (size_t)j->n_buf * AS_JOURNAL_ENTRY_BYTES) != 0) {
+    int err = errno;
+    /* Keep the file aligned on whole entries so the retry appends cleanly. */
+    if (ftruncate(j->fd, start) != 0) { /* the reader skips the torn tail anyway */
+    }
+    AS_CHECK(0, AS_ERR_IO, "cannot write journal %s: %s", j->path, strerror(err));
+  }
+  AS_CHECK(fdatasync(j->fd) == 0, AS_ERR_IO, "cannot sync journal %s: %s", j->path,
+           strerror(errno));
+  j->n_buf = 0;
+cleanup:
+  return st;
+}
+
+as_status as_journal_append(as_journal *j, const as_record *rec) {
+  as_status st = AS_OK;
+  AS_CHECK(j && rec, AS_ERR_ARG, "as_journal_append: NULL argument");
+  if (j->n_buf == j->batch) AS_TRY(as_journal_flush(j)); /* a previous flush failed */
+  unsigned char *e = j->buf + (size_t)j->n_buf * AS_JOURNAL_ENTRY_BYTES;
+  memset(e, 0, AS_JOURNAL_ENTRY_BYTES);
+  memcpy(e, &entry_magic, 4);
+  memcpy(e + 8, &rec->trial, 8);
+  memcpy(e + 16, rec, sizeof *rec);
+  uint32_t crc = as_crc32(e, 16 + sizeof *rec);
+  memcpy(e + 16 + sizeof *rec, &crc, 4);
+  if (j->n_buf == 0) j->oldest = now_monotonic();
+  j->n_buf++;
+  if (j->n_buf >= j->batch || now_monotonic() - j->oldest >= j->max_delay)
+    AS_TRY(as_journal_flush(j));
+cleanup:
+  return st;
+}
+
+int as_journal_pending(const as_journal *j) {
+  return j ? j->n_buf : 0;
+}
+
+as_status as_journal_close(as_journal **jp) {
+  if (!jp || !*jp) return AS_OK;
+  as_journal *j = *jp;
+  as_status st = j->fd >= 0 ? as_journal_flush(j) : AS_OK;
+  if (j->fd >= 0) close(j->fd);
+  free(j->buf);
+  free(j->path);
+  free(j);
+  *jp = NULL;
+  return st;
+}
+
+as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
+                          as_journal_scan *scan) {
+  as_status st = AS_OK;
+  as_journal_scan local;
+  memset(&local, 0, sizeof local);
+  int fd = -1;
+  AS_CHECK(path, AS_ERR_ARG, "as_journal_read: NULL path");
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  journal_header h;
+  AS_TRY(read_header(fd, path, &h));
+  local.rank = h.rank;
+  AS_TRY(scan_fd(fd, path, visit, ctx, &local));
+cleanup:
+  if (fd >= 0) close(fd);
+  if (scan) *scan = local;
+  return st;
+}
+
+/* ---------------------------------------------------------------- run lock */
+
+struct as_run_lock {
+  int fd;
+};
+
+static as_status lock_path(const char *results_path, char *buf, size_t len) {
+  as_status st = AS_OK;
+  int k = snprintf(buf, len, "%s.lock", results_path);
+  AS_CHECK(k > 0 && (size_t)k < len, AS_ERR_ARG, "lock path of %s is too long", results_path);
+cleanup:
+  return st;
+}
+
+/* Reads "pid P host H" from the lock file. */
+static void read_owner(int fd, long *pid, char *host, size_t hostlen) {
+  char text[512] = "";
+  ssize_t k = pread(fd, text, sizeof text - 1, 0);
+  if (k < 0) k = 0;
+  text[k] = '\0';
+  long p = -1;
+  char h[256] = "?";
+  if (sscanf(text, "pid %ld host %255s", &p, h) < 1) p = -1;
+  if (pid) *pid = p;
+  if (host && hostlen) snprintf(host, hostlen, "%s", h);
+}
+
+as_status as_run_lock_acquire(const char *results_path, as_run_lock **out) {
+  as_status st = AS_OK;
+  as_run_lock *l = NULL;
+  char path[4096];
+  AS_CHECK(results_path && out, AS_ERR_ARG, "as_run_lock_acquire: NULL argument");
+  AS_TRY(lock_path(results_path, path, sizeof path));
+  l = calloc(1, sizeof *l);
+  AS_CHECK_ALLOC(l);
+  l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  AS_CHECK(l->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(l->fd, F_SETLK, &fl) != 0) {
+    int err = errno;
+    if (err == EACCES || err == EAGAIN) {
+      long pid = -1;
+      char host[256];
+      read_owner(l->fd, &pid, host, sizeof host);
+      AS_CHECK(0, AS_ERR_BUSY, "%s is in use by another run (pid %ld on host %s)", results_path,
+               pid, host);
+    }
+    AS_CHECK(0, AS_ERR_IO, "cannot lock %s: %s", path, strerror(err));
+  }
+  char host[256] = "?";
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = '\0';
+  char text[400];
+  int k = snprintf(text, sizeof text, "pid %ld host %s\n", (long)getpid(), host);
+  AS_CHECK(ftruncate(l->fd, 0) == 0 && pwrite(l->fd, text, (size_t)k, 0) == k, AS_ERR_IO,
+           "cannot write the lock file %s: %s", path, strerror(errno));
+  *out = l;
+  l = NULL;
+cleanup:
+  if (l) as_run_lock_release(&l);
+  return st;
+}
+
+void as_run_lock_release(as_run_lock **lp) {
+  if (!lp || !*lp) return;
+  if ((*lp)->fd >= 0) close((*lp)->fd); /* closing drops the fcntl lock */
+  free(*lp);
+  *lp = NULL;
+}
+
+as_status as_run_lock_probe(const char *results_path, int *held, long *pid, char *host,
+                            size_t hostlen) {
+  as_status st = AS_OK;
+  int fd = -1;
+  char path[4096];
+  AS_CHECK(results_path && held, AS_ERR_ARG, "as_run_lock_probe: NULL argument");
+  *held = 0;
+  if (pid) *pid = -1;
+  if (host && hostlen) host[0] = '\0';
+  AS_TRY(lock_path(results_path, path, sizeof path));
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) goto cleanup;
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open the lock file %s: %s", path, strerror(errno));
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  AS_CHECK(fcntl(fd, F_GETLK, &fl) == 0, AS_ERR_IO, "cannot query the lock %s: %s", path,
+           strerror(errno));
+  if (fl.l_type != F_UNLCK) {
+    *held = 1;
+    read_owner(fd, pid, host, hostlen);
+    if (pid && *pid < 0) *pid = (long)fl.l_pid;
+  }
+cleanup:
+  if (fd >= 0) close(fd);
+  return st;
+}

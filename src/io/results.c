@@ -1,0 +1,1123 @@
+/* results.c: the parallel HDF5 results file (schema: docs/results.md).
+ *
+ * Why the layout is what it is: every dataset that trials write into is created at its final
+ * size, contiguous, with its space allocated at creation (H5D_ALLOC_TIME_EARLY). After the
+ * collective create and a flush, writing a row or a bulk slab touches raw data only, never
+ * metadata, so any rank can write independently at any time and a reader that opens the file
+ * meanwhile sees consistent metadata. Metadata changes (segments, end time) happen only in the
+ * collective open and close.
+ */
+#include "attnsweep/results.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attnsweep/iocheck.h"
+#include "attnsweep/journal.h"
+#include "attnsweep/versions.h"
+
+#define AS_X_BULK_NAME(name, label, doc) label,
+static const char *const bulk_names[] = {AS_BULK_LIST(AS_X_BULK_NAME)};
+#undef AS_X_BULK_NAME
+
+const char *as_bulk_name(as_bulk_kind kind) {
+  return ((int)kind >= 0 && kind < AS_BULK_COUNT) ? bulk_names[kind] : "?";
+}
+
+/* The enum table of each enumeration kind of AS_RECORD_FIELDS. */
+#define AS_TAB_VFAMILY (&as_vfamily_table)
+#define AS_TAB_MFAMILY (&as_mfamily_table)
+#define AS_TAB_INIT (&as_init_table)
+#define AS_TAB_METHOD (&as_method_table)
+#define AS_TAB_VARS (&as_vars_table)
+#define AS_TAB_EXPM (&as_expm_table)
+#define AS_TAB_THEOREM (&as_theorem_table)
+#define AS_TAB_GEOM (&as_geom_table)
+#define AS_TAB_VERDICT (&as_verdict_table)
+#define AS_TAB_OUTCOME (&as_outcome_table)
+
+static const as_enum_table *const enum_tables[] = {
+    &as_vfamily_table, &as_mfamily_table, &as_init_table, &as_method_table,  &as_vars_table,
+    &as_expm_table,    &as_theorem_table, &as_geom_table, &as_verdict_table, &as_outcome_table};
+enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
+
+struct as_results {
+  MPI_Comm comm;                    /* duplicate of the caller's, or MPI_COMM_NULL (serial) */
+  int rank, size;                   /* in comm (0, 1 when serial) */
+  int writable;                     /* opened for writing */
+  hid_t file;                       /* the HDF5 file */
+  hid_t trials;                     /* /trials */
+  hid_t rec_mem;                    /* memory compound type of as_record */
+  hid_t col_mem;                    /* memory compound {outcome, verdict} for counting */
+  hid_t segs;                       /* /segments */
+  hid_t seg_mem;                    /* memory compound type of as_results_segment */
+  hid_t bulk[AS_BULK_COUNT];        /* /bulk/<name>, H5I_INVALID_HID when absent */
+  uint64_t n_trials;                /* rows */
+  uint64_t *offsets[AS_BULK_COUNT]; /* n_trials + 1 prefix sums per stored kind, else NULL */
+  hsize_t *coords;                  /* scratch: row coordinates of a point selection */
+  size_t coords_cap;                /* entries of coords */
+  int64_t segment;                  /* row of /segments this open began, -1 none */
+  as_results_segment seg;           /* its content */
+};
+
+/* Two columns of /trials read for progress counts (matched by name by HDF5). */
+typedef struct col_pair {
+  int32_t outcome;
+  int32_t verdict;
+} col_pair;
+
+/* ---------------------------------------------------------------- small helpers */
+
+static void iso_now(char buf[32]) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  if (strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) snprintf(buf, 32, "?");
+}
+
+/* Same status on every rank: the worst (most negative) wins. */
+static as_status agree(const as_results *rf, MPI_Comm comm, as_status st) {
+  (void)rf;
+  if (comm == MPI_COMM_NULL) return st;
+  int mine = (int)st, all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return AS_ERR_MPI;
+  if (all != AS_OK && st == AS_OK)
+    return as_error_set((as_status)all, __FILE__, __LINE__, __func__,
+                        "another rank failed (status %s)", as_status_name((as_status)all));
+  return st;
+}
+
+/* A fixed-length string type of size bytes (>= 1). */
+static hid_t str_type(size_t size, H5T_str_t pad) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return t;
+  if (H5Tset_size(t, size ? size : 1) < 0 || H5Tset_strpad(t, pad) < 0) {
+    H5Tclose(t);
+    return H5I_INVALID_HID;
+  }
+  return t;
+}
+
+static hid_t enum_type(const as_enum_table *tab, hid_t base) {
+  hid_t t = H5Tenum_create(base);
+  if (t < 0) return t;
+  for (int32_t v = 0; v < tab->count; v++) {
+    if (H5Tenum_insert(t, tab->labels[v], &v) < 0) {
+      H5Tclose(t);
+      return H5I_INVALID_HID;
+    }
+  }
+  return t;
+}
+
+static int enum_index(const as_enum_table *tab) {
+  for (int i = 0; i < N_ENUMS; i++)
+    if (enum_tables[i] == tab) return i;
+  return -1;
+}
+
+/* Member type of a field kind: memory (native) or file (little-endian standard) flavour.
+ * enums[] holds the enum types of that flavour, indexed like enum_tables. The returned id
+ * is a copy the caller closes. */
+#define AS_KIND_U64(fl) ((fl) ? H5Tcopy(H5T_STD_U64LE) : H5Tcopy(H5T_NATIVE_UINT64))
+#define AS_KIND_I64(fl) ((fl) ? H5Tcopy(H5T_STD_I64LE) : H5Tcopy(H5T_NATIVE_INT64))
+#define AS_KIND_I32(fl) ((fl) ? H5Tcopy(H5T_STD_I32LE) : H5Tcopy(H5T_NATIVE_INT32))
+#define AS_KIND_F64(fl) ((fl) ? H5Tcopy(H5T_IEEE_F64LE) : H5Tcopy(H5T_NATIVE_DOUBLE))
+#define AS_KIND_MSG(fl) str_type(AS_RECORD_MSG, H5T_STR_NULLPAD)
+#define AS_KIND_ENUM(KIND) H5Tcopy(enums[enum_index(AS_TAB_##KIND)])
+#define AS_KIND_VFAMILY(fl) AS_KIND_ENUM(VFAMILY)
+#define AS_KIND_MFAMILY(fl) AS_KIND_ENUM(MFAMILY)
+#define AS_KIND_INIT(fl) AS_KIND_ENUM(INIT)
+#define AS_KIND_METHOD(fl) AS_KIND_ENUM(METHOD)
+#define AS_KIND_VARS(fl) AS_KIND_ENUM(VARS)
+#define AS_KIND_EXPM(fl) AS_KIND_ENUM(EXPM)
+#define AS_KIND_THEOREM(fl) AS_KIND_ENUM(THEOREM)
+#define AS_KIND_GEOM(fl) AS_KIND_ENUM(GEOM)
+#define AS_KIND_VERDICT(fl) AS_KIND_ENUM(VERDICT)
+#define AS_KIND_OUTCOME(fl) AS_KIND_ENUM(OUTCOME)
+
+/* The compound type of as_record: file = 0 memory layout (offsets of the C struct),
+ * file = 1 packed little-endian layout of the file. */
+static as_status record_type(const hid_t enums[N_ENUMS], int file, hid_t *out) {
+  as_status st = AS_OK;
+  hid_t t = H5I_INVALID_HID, m = H5I_INVALID_HID;
+  size_t size = 0;
+  if (file) {
+#define AS_X_SIZE(kind, name, doc) size += sizeof(((as_record *)0)->name);
+    AS_RECORD_FIELDS(AS_X_SIZE)
+#undef AS_X_SIZE
+  } else {
+    size = sizeof(as_record);
+  }
+  AS_H5_ID(t, H5Tcreate(H5T_COMPOUND, size));
+  size_t off = 0;
+#define AS_X_INSERT(kind, name, doc)                                           \
+  AS_H5_ID(m, AS_KIND_##kind(file));                                           \
+  AS_H5_CHECK(H5Tinsert(t, #name, file ? off : offsetof(as_record, name), m)); \
+  off += sizeof(((as_record *)0)->name);                                       \
+  H5Tclose(m);                                                                 \
+  m = H5I_INVALID_HID;
+  AS_RECORD_FIELDS(AS_X_INSERT)
+#undef AS_X_INSERT
+  *out = t;
+  t = H5I_INVALID_HID;
+cleanup:
+  if (m >= 0) H5Tclose(m);
+  if (t >= 0) H5Tclose(t);
+  return st;
+}
+
+/* Copies every field (and nothing else) so padding stays zero. */
+static void record_copy_fields(as_record *dst, const as_record *src) {
+  memset(dst, 0, sizeof *dst);
+#define AS_X_COPY(kind, name, doc) memcpy(&dst->name, &src->name, sizeof dst->name);
+  AS_RECORD_FIELDS(AS_X_COPY)
+#undef AS_X_COPY
+}
+
+static as_status segment_type(int file, hid_t *out) {
+  as_status st = AS_OK;
+  hid_t t = H5I_INVALID_HID, s64 = H5I_INVALID_HID, s32 = H5I_INVALID_HID;
+  hid_t i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32;
+  hid_t u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64;
+  AS_H5_ID(s64, str_type(64, H5T_STR_NULLPAD));
+  AS_H5_ID(s32, str_type(32, H5T_STR_NULLPAD));
+  if (file) {
+    AS_H5_ID(t, H5Tcreate(H5T_COMPOUND, 4 + 64 + 4 + 4 + 32 + 32 + 8));
+    AS_H5_CHECK(H5Tinsert(t, "segment", 0, i32));
+    AS_H5_CHECK(H5Tinsert(t, "job_id", 4, s64));
+    AS_H5_CHECK(H5Tinsert(t, "restart", 68, i32));
+    AS_H5_CHECK(H5Tinsert(t, "ranks", 72, i32));
+    AS_H5_CHECK(H5Tinsert(t, "start", 76, s32));
+    AS_H5_CHECK(H5Tinsert(t, "end", 108, s32));
+    AS_H5_CHECK(H5Tinsert(t, "trials_done", 140, u64));
+  } else {
+    AS_H5_ID(t, H5Tcreate(H5T_COMPOUND, sizeof(as_results_segment)));
+    AS_H5_CHECK(H5Tinsert(t, "segment", offsetof(as_results_segment, segment), i32));
+    AS_H5_CHECK(H5Tinsert(t, "job_id", offsetof(as_results_segment, job_id), s64));
+    AS_H5_CHECK(H5Tinsert(t, "restart", offsetof(as_results_segment, restart), i32));
+    AS_H5_CHECK(H5Tinsert(t, "ranks", offsetof(as_results_segment, ranks), i32));
+    AS_H5_CHECK(H5Tinsert(t, "start", offsetof(as_results_segment, start), s32));
+    AS_H5_CHECK(H5Tinsert(t, "end", offsetof(as_results_segment, end), s32));
+    AS_H5_CHECK(H5Tinsert(t, "trials_done", offsetof(as_results_segment, trials_done), u64));
+  }
+  *out = t;
+  t = H5I_INVALID_HID;
+cleanup:
+  if (s64 >= 0) H5Tclose(s64);
+  if (s32 >= 0) H5Tclose(s32);
+  if (t >= 0) H5Tclose(t);
+  return st;
+}
+
+/* Memory types shared by create and open. */
+static as_status build_mem_types(as_results *rf) {
+  as_status st = AS_OK;
+  hid_t enums[N_ENUMS];
+  for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
+  for (int i = 0; i < N_ENUMS; i++) AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32));
+  AS_TRY(record_type(enums, 0, &rf->rec_mem));
+  AS_H5_ID(rf->col_mem, H5Tcreate(H5T_COMPOUND, sizeof(col_pair)));
+  AS_H5_CHECK(H5Tinsert(rf->col_mem, "outcome", offsetof(col_pair, outcome),
+                        enums[enum_index(&as_outcome_table)]));
+  AS_H5_CHECK(H5Tinsert(rf->col_mem, "verdict", offsetof(col_pair, verdict),
+                        enums[enum_index(&as_verdict_table)]));
+  AS_TRY(segment_type(0, &rf->seg_mem));
+cleanup:
+  for (int i = 0; i < N_ENUMS; i++)
+    if (enums[i] >= 0) H5Tclose(enums[i]);
+  return st;
+}
+
+static as_status attr_write_str(hid_t loc, const char *name, const char *value, size_t fixed) {
+  as_status st = AS_OK;
+  hid_t t = H5I_INVALID_HID, s = H5I_INVALID_HID, a = H5I_INVALID_HID;
+  size_t len = strlen(value);
+  size_t size = fixed ? fixed : len + 1;
+  char *buf = calloc(size, 1);
+  AS_CHECK_ALLOC(buf);
+  memcpy(buf, value, len < size ? len : size - 1);
+  AS_H5_ID(t, str_type(size, H5T_STR_NULLTERM));
+  AS_H5_ID(s, H5Screate(H5S_SCALAR));
+  if (H5Aexists(loc, name) > 0)
+    AS_H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
+  else
+    AS_H5_ID(a, H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_CHECK(H5Awrite(a, t, buf));
+cleanup:
+  free(buf);
+  if (a >= 0) H5Aclose(a);
+  if (s >= 0) H5Sclose(s);
+  if (t >= 0) H5Tclose(t);
+  return st;
+}
+
+static as_status attr_write_u64(hid_t loc, const char *name, uint64_t value) {
+  as_status st = AS_OK;
+  hid_t s = H5I_INVALID_HID, a = H5I_INVALID_HID;
+  AS_H5_ID(s, H5Screate(H5S_SCALAR));
+  AS_H5_ID(a, H5Acreate2(loc, name, H5T_STD_U64LE, s, H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_CHECK(H5Awrite(a, H5T_NATIVE_UINT64, &value));
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  if (s >= 0) H5Sclose(s);
+  return st;
+}
+
+/* Comma-separated unique host names of the ranks of comm (same string on every rank). */
+static as_status gather_hosts(MPI_Comm comm, int size, char **out) {
+  as_status st = AS_OK;
+  enum { HN = 256 };
+  char me[HN];
+  char *all = NULL, *list = NULL;
+  if (gethostname(me, sizeof me) != 0) snprintf(me, sizeof me, "?");
+  me[HN - 1] = '\0';
+  all = calloc((size_t)size, HN);
+  AS_CHECK_ALLOC(all);
+  if (comm == MPI_COMM_NULL)
+    memcpy(all, me, HN);
+  else
+    AS_MPI_CHECK(MPI_Allgather(me, HN, MPI_CHAR, all, HN, MPI_CHAR, comm));
+  size_t cap = (size_t)size * HN + 1, used = 0;
+  list = calloc(cap, 1);
+  AS_CHECK_ALLOC(list);
+  for (int r = 0; r < size; r++) {
+    const char *h = all + (size_t)r * HN;
+    int seen = 0;
+    for (int q = 0; q < r && !seen; q++) seen = strcmp(h, all + (size_t)q * HN) == 0;
+    if (seen) continue;
+    used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? "," : "", h);
+  }
+  /* Attributes are stored in the object header (64 KiB): keep the list well under it. */
+  if (used > 60000) snprintf(list + 59990, cap - 59990, ",...");
+  *out = list;
+  list = NULL;
+cleanup:
+  free(all);
+  free(list);
+  return st;
+}
+
+static hid_t make_fapl(MPI_Comm comm) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return fapl;
+  herr_t e =
+      comm == MPI_COMM_NULL ? H5Pset_fapl_sec2(fapl) : H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  /* A reader must be able to open a file that a running sweep holds open. */
+  if (e >= 0) e = H5Pset_file_locking(fapl, 0, 1);
+  if (e < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
+  return fapl;
+}
+
+static as_status results_alloc(MPI_Comm comm, as_results **out) {
+  as_status st = AS_OK;
+  as_results *rf = calloc(1, sizeof *rf);
+  AS_CHECK_ALLOC(rf);
+  rf->comm = MPI_COMM_NULL;
+  rf->size = 1;
+  rf->file = rf->trials = rf->rec_mem = rf->col_mem = rf->segs = rf->seg_mem = H5I_INVALID_HID;
+  for (int k = 0; k < AS_BULK_COUNT; k++) rf->bulk[k] = H5I_INVALID_HID;
+  rf->segment = -1;
+  if (comm != MPI_COMM_NULL) {
+    AS_MPI_CHECK(MPI_Comm_dup(comm, &rf->comm));
+    AS_MPI_CHECK(MPI_Comm_rank(rf->comm, &rf->rank));
+    AS_MPI_CHECK(MPI_Comm_size(rf->comm, &rf->size));
+  }
+  *out = rf;
+  rf = NULL;
+cleanup:
+  free(rf);
+  return st;
+}
+
+/* Releases everything (no collective HDF5 work beyond H5Fclose). */
+static void results_free(as_results *rf) {
+  if (!rf) return;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (rf->bulk[k] >= 0) H5Dclose(rf->bulk[k]);
+    free(rf->offsets[k]);
+  }
+  if (rf->trials >= 0) H5Dclose(rf->trials);
+  if (rf->segs >= 0) H5Dclose(rf->segs);
+  if (rf->rec_mem >= 0) H5Tclose(rf->rec_mem);
+  if (rf->col_mem >= 0) H5Tclose(rf->col_mem);
+  if (rf->seg_mem >= 0) H5Tclose(rf->seg_mem);
+  if (rf->file >= 0) H5Fclose(rf->file);
+  if (rf->comm != MPI_COMM_NULL) MPI_Comm_free(&rf->comm);
+  free(rf->coords);
+  free(rf);
+}
+
+/* Writes one row of /segments; collective when parallel (only rank 0 selects the row). */
+static as_status segment_write(as_results *rf, hsize_t row) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+  hsize_t one = 1;
+  AS_H5_ID(fs, H5Dget_space(rf->segs));
+  AS_H5_ID(ms, H5Screate_simple(1, &one, NULL));
+  AS_H5_ID(dxpl, H5Pcreate(H5P_DATASET_XFER));
+  if (rf->comm != MPI_COMM_NULL) AS_H5_CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  if (rf->rank == 0) {
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &row, NULL, &one, NULL));
+  } else {
+    AS_H5_CHECK(H5Sselect_none(fs));
+    AS_H5_CHECK(H5Sselect_none(ms));
+  }
+  AS_H5_CHECK(H5Dwrite(rf->segs, rf->seg_mem, ms, fs, dxpl, &rf->seg));
+cleanup:
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+/* Appends a segment row (collective): job id and restart count from Slurm's environment on
+ * rank 0, start time now. */
+static as_status segment_begin(as_results *rf) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID;
+  memset(&rf->seg, 0, sizeof rf->seg);
+  if (rf->rank == 0) {
+    const char *job = getenv("SLURM_JOB_ID");
+    const char *rc = getenv("SLURM_RESTART_COUNT");
+    if (job && *job)
+      snprintf(rf->seg.job_id, sizeof rf->seg.job_id, "%s", job);
+    else
+      snprintf(rf->seg.job_id, sizeof rf->seg.job_id, "local-%ld", (long)getpid());
+    rf->seg.restart = rc ? (int32_t)strtol(rc, NULL, 10) : 0;
+    iso_now(rf->seg.start);
+  }
+  if (rf->comm != MPI_COMM_NULL)
+    AS_MPI_CHECK(MPI_Bcast(&rf->seg, (int)sizeof rf->seg, MPI_BYTE, 0, rf->comm));
+  rf->seg.ranks = rf->size;
+  AS_H5_ID(fs, H5Dget_space(rf->segs));
+  hssize_t n = H5Sget_simple_extent_npoints(fs);
+  AS_H5_CHECK(n);
+  rf->seg.segment = (int32_t)n;
+  hsize_t ext = (hsize_t)n + 1;
+  AS_H5_CHECK(H5Dset_extent(rf->segs, &ext));
+  AS_TRY(segment_write(rf, (hsize_t)n));
+  rf->segment = n;
+cleanup:
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+/* Counts rows [first, first + count) into c (adds) and done flags (indexed from first). */
+static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_results_counts *c,
+                             uint8_t *done) {
+  as_status st = AS_OK;
+  enum { BLOCK = 65536 };
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  col_pair *buf = malloc(BLOCK * sizeof *buf);
+  AS_CHECK_ALLOC(buf);
+  AS_H5_ID(fs, H5Dget_space(rf->trials));
+  for (uint64_t b = 0; b < count; b += BLOCK) {
+    hsize_t start = first + b, cnt = count - b < BLOCK ? count - b : BLOCK;
+    AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+    AS_H5_CHECK(H5Dread(rf->trials, rf->col_mem, ms, fs, H5P_DEFAULT, buf));
+    H5Sclose(ms);
+    ms = H5I_INVALID_HID;
+    for (hsize_t i = 0; i < cnt; i++) {
+      int o = buf[i].outcome, v = buf[i].verdict;
+      if (o >= 0 && o < AS_OUT_COUNT) c->outcome[o]++;
+      if (v >= 0 && v < AS_VERDICT_COUNT) c->verdict[v]++;
+      int is_done = o != AS_OUT_PENDING;
+      c->done += (uint64_t)is_done;
+      if (done) done[b + i] = (uint8_t)is_done;
+    }
+  }
+  c->total += count;
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  free(buf);
+  return st;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static as_status create_contiguous(hid_t loc, const char *name, hid_t ftype, hsize_t n,
+                                   hid_t fill_type, const void *fill, hid_t *out) {
+  as_status st = AS_OK;
+  hid_t s = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  AS_H5_ID(s, H5Screate_simple(1, &n, NULL));
+  AS_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  AS_H5_CHECK(H5Pset_layout(dcpl, H5D_CONTIGUOUS));
+  AS_H5_CHECK(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  if (fill) {
+    AS_H5_CHECK(H5Pset_fill_value(dcpl, fill_type, fill));
+    AS_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC));
+  } else {
+    /* Bulk data can be large: no fill pass; a slab is valid once its row is done. */
+    AS_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+  }
+  AS_H5_ID(*out, H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+cleanup:
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (s >= 0) H5Sclose(s);
+  return st;
+}
+
+static as_status write_root_attrs(as_results *rf, const as_results_info *info, const char *hosts,
+                                  const char *start) {
+  as_status st = AS_OK;
+  as_versions v;
+  as_versions_get(&v);
+  hid_t f = rf->file;
+  AS_TRY(attr_write_u64(f, "schema_version", AS_RESULTS_SCHEMA_VERSION));
+  AS_TRY(attr_write_str(f, "tool", "attnsweep", 0));
+  AS_TRY(attr_write_str(f, "tool_version", v.tool, 0));
+  AS_TRY(attr_write_str(f, "git_revision", v.git, 0));
+  AS_TRY(attr_write_str(f, "mpi_version", v.mpi, 0));
+  AS_TRY(attr_write_str(f, "hdf5_version", v.hdf5, 0));
+  AS_TRY(attr_write_str(f, "yaml_version", v.yaml, 0));
+  AS_TRY(attr_write_str(f, "blas_version", v.blas, 0));
+  AS_TRY(attr_write_str(f, "rng_algorithm", v.rng, 0));
+  AS_TRY(attr_write_u64(f, "master_seed", info->master_seed));
+  AS_TRY(attr_write_str(f, "spec_sha256", info->spec_sha256 ? info->spec_sha256 : "", 0));
+  AS_TRY(attr_write_str(f, "spec_name", info->spec_name ? info->spec_name : "", 0));
+  AS_TRY(attr_write_u64(f, "n_trials", info->n_trials));
+  AS_TRY(attr_write_u64(f, "ranks", (uint64_t)rf->size));
+  AS_TRY(attr_write_str(f, "hosts", hosts, 0));
+  AS_TRY(attr_write_str(f, "start_time", start, 0));
+  AS_TRY(attr_write_str(f, "end_time", "", 32));
+  AS_TRY(attr_write_u64(f, "record_bytes_c", (uint64_t)sizeof(as_record)));
+cleanup:
+  return st;
+}
+
+static as_status create_types_and_trials(as_results *rf) {
+  as_status st = AS_OK;
+  hid_t g = H5I_INVALID_HID, rec_file = H5I_INVALID_HID, seg_file = H5I_INVALID_HID;
+  hid_t s = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  hid_t enums[N_ENUMS];
+  for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
+  AS_H5_ID(g, H5Gcreate2(rf->file, "types", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  /* Named enum types: h5dump shows /types/outcome etc.; the compound holds copies. */
+  for (int i = 0; i < N_ENUMS; i++) {
+    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_STD_I32LE));
+    AS_H5_CHECK(
+        H5Tcommit2(g, enum_tables[i]->type_name, enums[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  }
+  AS_TRY(record_type(enums, 1, &rec_file));
+  AS_H5_CHECK(H5Tcommit2(g, "record", rec_file, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  AS_TRY(segment_type(1, &seg_file));
+  AS_H5_CHECK(H5Tcommit2(g, "segment", seg_file, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+
+  as_record fill;
+  as_record_init(&fill, NULL);
+  AS_TRY(create_contiguous(rf->file, "trials", rec_file, rf->n_trials, rf->rec_mem, &fill,
+                           &rf->trials));
+
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 16;
+  AS_H5_ID(s, H5Screate_simple(1, &zero, &unlimited));
+  AS_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  AS_H5_CHECK(H5Pset_chunk(dcpl, 1, &chunk));
+  AS_H5_CHECK(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  AS_H5_ID(rf->segs, H5Dcreate2(rf->file, "segments", seg_file, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+cleanup:
+  for (int i = 0; i < N_ENUMS; i++)
+    if (enums[i] >= 0) H5Tclose(enums[i]);
+  if (rec_file >= 0) H5Tclose(rec_file);
+  if (seg_file >= 0) H5Tclose(seg_file);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (s >= 0) H5Sclose(s);
+  if (g >= 0) H5Gclose(g);
+  return st;
+}
+
+static as_status create_spec(as_results *rf, const char *text) {
+  as_status st = AS_OK;
+  hid_t t = H5I_INVALID_HID, s = H5I_INVALID_HID, d = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  size_t len = strlen(text);
+  /* Fixed-length string: parallel HDF5 1.10 cannot write variable-length data. */
+  AS_H5_ID(t, str_type(len ? len : 1, H5T_STR_NULLPAD));
+  AS_H5_ID(s, H5Screate(H5S_SCALAR));
+  AS_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  AS_H5_CHECK(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  AS_H5_ID(d, H5Dcreate2(rf->file, "spec", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (rf->rank == 0 && len) AS_H5_CHECK(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text));
+cleanup:
+  if (d >= 0) H5Dclose(d);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (s >= 0) H5Sclose(s);
+  if (t >= 0) H5Tclose(t);
+  return st;
+}
+
+static as_status create_bulk(as_results *rf, const as_results_info *info) {
+  as_status st = AS_OK;
+  hid_t g = H5I_INVALID_HID, od = H5I_INVALID_HID;
+  int any = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) any |= info->bulk_counts[k] != NULL;
+  if (!any) return AS_OK;
+  AS_H5_ID(g, H5Gcreate2(rf->file, "bulk", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    const uint64_t *cnt = info->bulk_counts[k];
+    if (!cnt) continue;
+    uint64_t *off = malloc((rf->n_trials + 1) * sizeof *off);
+    AS_CHECK_ALLOC(off);
+    rf->offsets[k] = off;
+    off[0] = 0;
+    for (uint64_t i = 0; i < rf->n_trials; i++) {
+      AS_CHECK(off[i] + cnt[i] >= off[i], AS_ERR_ARG, "bulk %s: sizes overflow at trial %llu",
+               bulk_names[k], (unsigned long long)i);
+      off[i + 1] = off[i] + cnt[i];
+    }
+    AS_TRY(create_contiguous(g, bulk_names[k], H5T_IEEE_F64LE, off[rf->n_trials], H5T_NATIVE_DOUBLE,
+                             NULL, &rf->bulk[k]));
+    char name[64];
+    snprintf(name, sizeof name, "%s_offset", bulk_names[k]);
+    AS_TRY(
+        create_contiguous(g, name, H5T_STD_U64LE, rf->n_trials + 1, H5T_NATIVE_UINT64, NULL, &od));
+    if (rf->rank == 0)
+      AS_H5_CHECK(H5Dwrite(od, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, off));
+    H5Dclose(od);
+    od = H5I_INVALID_HID;
+  }
+cleanup:
+  if (od >= 0) H5Dclose(od);
+  if (g >= 0) H5Gclose(g);
+  return st;
+}
+
+as_status as_results_create(MPI_Comm comm, const char *path, const as_results_info *info,
+                            as_results **out) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  hid_t fapl = H5I_INVALID_HID;
+  char *hosts = NULL;
+  AS_CHECK(comm != MPI_COMM_NULL && path && info && out && info->n_trials >= 1, AS_ERR_ARG,
+           "as_results_create: bad arguments");
+  AS_TRY(results_alloc(comm, &rf));
+  rf->writable = 1;
+  rf->n_trials = info->n_trials;
+
+  /* Clear messages for the common failures before HDF5 tries (rank 0 checks, all agree). */
+  as_status pre = AS_OK;
+  if (rf->rank == 0) {
+    if (!info->overwrite && access(path, F_OK) == 0)
+      pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
+                         "%s already exists (resume it with --resume, or remove it)", path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+      dir[1] = '\0';
+    else if (slash)
+      *slash = '\0';
+    else
+      snprintf(dir, sizeof dir, ".");
+    if (pre == AS_OK && access(dir, W_OK) != 0)
+      pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
+                         "cannot create %s: directory %s is not writable (%s)", path, dir,
+                         strerror(errno));
+  }
+  AS_MPI_CHECK(MPI_Bcast(&pre, 1, MPI_INT, 0, rf->comm));
+  if (pre != AS_OK)
+    AS_CHECK(0, pre, "cannot create %s (rank 0 found a problem: %s)", path, as_status_message(pre));
+
+  AS_TRY(build_mem_types(rf));
+  AS_TRY(gather_hosts(rf->comm, rf->size, &hosts));
+  char start[32] = "";
+  if (rf->rank == 0) iso_now(start);
+  AS_MPI_CHECK(MPI_Bcast(start, (int)sizeof start, MPI_CHAR, 0, rf->comm));
+
+  AS_H5_ID(fapl, make_fapl(rf->comm));
+  AS_H5_ID(rf->file, H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+  AS_TRY(write_root_attrs(rf, info, hosts, start));
+  AS_TRY(create_types_and_trials(rf));
+  AS_TRY(create_spec(rf, info->spec_text ? info->spec_text : ""));
+  AS_TRY(create_bulk(rf, info));
+  AS_TRY(segment_begin(rf));
+  /* The structure is complete: make it visible before any row is written. */
+  AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
+cleanup:
+  if (fapl >= 0) H5Pclose(fapl);
+  free(hosts);
+  if (rf && rf->comm != MPI_COMM_NULL) st = agree(rf, rf->comm, st);
+  if (st == AS_OK) {
+    *out = rf;
+  } else if (rf) {
+    rf->writable = 0;
+    results_free(rf);
+  }
+  return st;
+}
+
+/* ---------------------------------------------------------------- open */
+
+static as_status open_bulk(as_results *rf) {
+  as_status st = AS_OK;
+  hid_t od = H5I_INVALID_HID;
+  if (H5Lexists(rf->file, "bulk", H5P_DEFAULT) <= 0) return AS_OK;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    char name[80], oname[80];
+    snprintf(name, sizeof name, "bulk/%s", bulk_names[k]);
+    snprintf(oname, sizeof oname, "bulk/%s_offset", bulk_names[k]);
+    if (H5Lexists(rf->file, name, H5P_DEFAULT) <= 0) continue;
+    AS_H5_ID(rf->bulk[k], H5Dopen2(rf->file, name, H5P_DEFAULT));
+    rf->offsets[k] = malloc((rf->n_trials + 1) * sizeof(uint64_t));
+    AS_CHECK_ALLOC(rf->offsets[k]);
+    /* One reader, then a broadcast: thousands of ranks reading the same array is slow. */
+    as_status rst = AS_OK;
+    if (rf->rank == 0) {
+      st = AS_OK;
+      od = H5Dopen2(rf->file, oname, H5P_DEFAULT);
+      if (od < 0 ||
+          H5Dread(od, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rf->offsets[k]) < 0)
+        rst = as_error_from_h5(__FILE__, __LINE__, __func__, oname);
+      if (od >= 0) H5Dclose(od);
+      od = H5I_INVALID_HID;
+    }
+    if (rf->comm != MPI_COMM_NULL) {
+      AS_MPI_CHECK(MPI_Bcast(&rst, 1, MPI_INT, 0, rf->comm));
+      AS_CHECK(rst == AS_OK, rst, "reading %s failed on rank 0", oname);
+      AS_MPI_CHECK(MPI_Bcast(rf->offsets[k], (int)(rf->n_trials + 1), MPI_UINT64_T, 0, rf->comm));
+    } else {
+      AS_CHECK(rst == AS_OK, rst, "reading %s failed", oname);
+    }
+  }
+cleanup:
+  if (od >= 0) H5Dclose(od);
+  return st;
+}
+
+/* The HDF5 signature at offset 0 or a power of two >= 512 (user block). Checked by hand:
+ * H5Fis_hdf5 would take a file lock and H5Fis_accessible is HDF5 1.12. */
+static int has_hdf5_signature(const char *path) {
+  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  int found = 0;
+  for (long off = 0; !found && off <= (1L << 20); off = off ? 2 * off : 512) {
+    unsigned char b[8];
+    if (fseek(f, off, SEEK_SET) != 0 || fread(b, 1, 8, f) != 8) break;
+    found = memcmp(b, sig, 8) == 0;
+  }
+  fclose(f);
+  return found;
+}
+
+static as_status check_layout(as_results *rf, const char *path) {
+  as_status st = AS_OK;
+  hid_t ft = H5I_INVALID_HID;
+  AS_H5_ID(ft, H5Dget_type(rf->trials));
+  AS_CHECK(H5Tget_class(ft) == H5T_COMPOUND, AS_ERR_DATA,
+           "%s: /trials is not a compound dataset; not an attnsweep results file", path);
+#define AS_X_HAS(kind, name, doc)                                                              \
+  AS_CHECK(H5Tget_member_index(ft, #name) >= 0, AS_ERR_MISMATCH,                               \
+           "%s: /trials has no field '%s' (written by an older attnsweep; this one needs it)", \
+           path, #name);
+  AS_RECORD_FIELDS(AS_X_HAS)
+#undef AS_X_HAS
+cleanup:
+  if (ft >= 0) H5Tclose(ft);
+  return st;
+}
+
+as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode, as_results **out) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  hid_t fapl = H5I_INVALID_HID, a = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  AS_CHECK(path && out && (mode == AS_RESULTS_READ || mode == AS_RESULTS_WRITE), AS_ERR_ARG,
+           "as_results_open: bad arguments");
+  AS_TRY(results_alloc(comm, &rf));
+  rf->writable = mode == AS_RESULTS_WRITE;
+  AS_CHECK(access(path, F_OK) == 0, AS_ERR_DATA, "%s: no such file", path);
+  AS_CHECK(access(path, R_OK) == 0, AS_ERR_IO, "%s: not readable: %s", path, strerror(errno));
+  AS_CHECK(has_hdf5_signature(path), AS_ERR_DATA,
+           "%s is not an attnsweep results file (not an HDF5 file)", path);
+  AS_TRY(build_mem_types(rf));
+  AS_H5_ID(fapl, make_fapl(rf->comm));
+  AS_H5_ID(rf->file, H5Fopen(path, rf->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl));
+  AS_CHECK(H5Aexists(rf->file, "schema_version") > 0 &&
+               H5Lexists(rf->file, "trials", H5P_DEFAULT) > 0,
+           AS_ERR_DATA, "%s is not an attnsweep results file (no schema_version or /trials)", path);
+  uint64_t version = 0;
+  AS_H5_ID(a, H5Aopen(rf->file, "schema_version", H5P_DEFAULT));
+  AS_H5_CHECK(H5Aread(a, H5T_NATIVE_UINT64, &version));
+  AS_CHECK(version == AS_RESULTS_SCHEMA_VERSION, AS_ERR_MISMATCH,
+           "%s: results schema version %llu; this attnsweep reads version %d", path,
+           (unsigned long long)version, AS_RESULTS_SCHEMA_VERSION);
+  AS_H5_ID(rf->trials, H5Dopen2(rf->file, "trials", H5P_DEFAULT));
+  AS_TRY(check_layout(rf, path));
+  AS_H5_ID(s, H5Dget_space(rf->trials));
+  hssize_t n = H5Sget_simple_extent_npoints(s);
+  AS_H5_CHECK(n);
+  rf->n_trials = (uint64_t)n;
+  AS_H5_ID(rf->segs, H5Dopen2(rf->file, "segments", H5P_DEFAULT));
+  AS_TRY(open_bulk(rf));
+  if (rf->writable) {
+    AS_TRY(segment_begin(rf));
+    AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
+  }
+cleanup:
+  if (s >= 0) H5Sclose(s);
+  if (a >= 0) H5Aclose(a);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (rf && rf->comm != MPI_COMM_NULL) st = agree(rf, rf->comm, st);
+  if (st == AS_OK) {
+    *out = rf;
+  } else if (rf) {
+    rf->writable = 0;
+    results_free(rf);
+  }
+  return st;
+}
+
+/* ---------------------------------------------------------------- close */
+
+as_status as_results_close(as_results **rfp) {
+  if (!rfp || !*rfp) return AS_OK;
+  as_results *rf = *rfp;
+  as_status st = AS_OK;
+  if (rf->writable && rf->segment >= 0) {
+    /* Every rank's independent writes must be in the file before rows are counted. */
+    AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
+    uint64_t done = 0;
+    as_results_counts c;
+    memset(&c, 0, sizeof c);
+    uint64_t lo = rf->n_trials * (uint64_t)rf->rank / (uint64_t)rf->size;
+    uint64_t hi = rf->n_trials * (uint64_t)(rf->rank + 1) / (uint64_t)rf->size;
+    if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Barrier(rf->comm));
+    as_status cst = count_range(rf, lo, hi - lo, &c, NULL);
+    AS_TRY(agree(rf, rf->comm, cst));
+    if (rf->comm != MPI_COMM_NULL)
+      AS_MPI_CHECK(MPI_Allreduce(&c.done, &done, 1, MPI_UINT64_T, MPI_SUM, rf->comm));
+    else
+      done = c.done;
+    char end[32] = "";
+    if (rf->rank == 0) iso_now(end);
+    if (rf->comm != MPI_COMM_NULL)
+      AS_MPI_CHECK(MPI_Bcast(end, (int)sizeof end, MPI_CHAR, 0, rf->comm));
+    memcpy(rf->seg.end, end, sizeof rf->seg.end);
+    rf->seg.trials_done = done;
+    AS_TRY(segment_write(rf, (hsize_t)rf->segment));
+    AS_TRY(attr_write_str(rf->file, "end_time", end, 32));
+  }
+cleanup:
+  if (rf->comm != MPI_COMM_NULL) st = agree(rf, rf->comm, st);
+  results_free(rf);
+  *rfp = NULL;
+  return st;
+}
+
+/* ---------------------------------------------------------------- rows and slabs */
+
+uint64_t as_results_n_trials(const as_results *rf) {
+  return rf ? rf->n_trials : 0;
+}
+
+as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  AS_CHECK(rf && (recs || count == 0), AS_ERR_ARG, "as_results_write_records: NULL argument");
+  AS_CHECK(rf->writable, AS_ERR_ARG, "as_results_write_records: file opened read-only");
+  if (count == 0) return AS_OK;
+  int consecutive = 1;
+  for (size_t i = 0; i < count; i++) {
+    AS_CHECK(recs[i].trial < rf->n_trials, AS_ERR_ARG,
+             "record %zu has trial index %llu, beyond the %llu rows of /trials", i,
+             (unsigned long long)recs[i].trial, (unsigned long long)rf->n_trials);
+    if (i && recs[i].trial != recs[i - 1].trial + 1) consecutive = 0;
+  }
+  AS_H5_ID(fs, H5Dget_space(rf->trials));
+  hsize_t n = count;
+  AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
+  if (consecutive) {
+    hsize_t start = recs[0].trial;
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+  } else {
+    if (rf->coords_cap < count) {
+      hsize_t *c = realloc(rf->coords, count * sizeof *c);
+      AS_CHECK_ALLOC(c);
+      rf->coords = c;
+      rf->coords_cap = count;
+    }
+    for (size_t i = 0; i < count; i++) rf->coords[i] = recs[i].trial;
+    /* Points are taken in the order given, matching the memory buffer. */
+    AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
+  }
+  AS_H5_CHECK(H5Dwrite(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, recs));
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_read_records(as_results *rf, uint64_t first, size_t count, as_record *out) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  AS_CHECK(rf && (out || count == 0), AS_ERR_ARG, "as_results_read_records: NULL argument");
+  AS_CHECK(first <= rf->n_trials && count <= rf->n_trials - first, AS_ERR_ARG,
+           "rows %llu..%llu are beyond the %llu rows of /trials", (unsigned long long)first,
+           (unsigned long long)(first + count), (unsigned long long)rf->n_trials);
+  if (count == 0) return AS_OK;
+  memset(out, 0, count * sizeof *out);
+  AS_H5_ID(fs, H5Dget_space(rf->trials));
+  hsize_t start = first, n = count;
+  AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
+  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+  AS_H5_CHECK(H5Dread(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, out));
+  /* HDF5 may leave bytes in the struct's padding: rebuild each record field by field. */
+  for (size_t i = 0; i < count; i++) {
+    as_record tmp;
+    record_copy_fields(&tmp, &out[i]);
+    memcpy(&out[i], &tmp, sizeof tmp);
+  }
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_bulk_extent(const as_results *rf, as_bulk_kind kind, uint64_t trial,
+                                 uint64_t *offset, uint64_t *count) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && offset && count && (int)kind >= 0 && kind < AS_BULK_COUNT, AS_ERR_ARG,
+           "as_results_bulk_extent: bad arguments");
+  AS_CHECK(trial < rf->n_trials, AS_ERR_ARG, "trial %llu beyond the %llu rows",
+           (unsigned long long)trial, (unsigned long long)rf->n_trials);
+  *offset = 0;
+  *count = 0;
+  if (rf->offsets[kind]) {
+    *offset = rf->offsets[kind][trial];
+    *count = rf->offsets[kind][trial + 1] - rf->offsets[kind][trial];
+  }
+cleanup:
+  return st;
+}
+
+/* Read (write = 0) or write one trial's slab of a bulk dataset. */
+static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, double *data,
+                         uint64_t count, int write) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  uint64_t off = 0, want = 0;
+  AS_TRY(as_results_bulk_extent(rf, kind, trial, &off, &want));
+  AS_CHECK(rf->bulk[kind] >= 0, AS_ERR_ARG, "bulk data %s is not stored in this file",
+           bulk_names[kind]);
+  AS_CHECK(count == want, AS_ERR_ARG, "bulk %s of trial %llu has %llu values, not %llu",
+           bulk_names[kind], (unsigned long long)trial, (unsigned long long)want,
+           (unsigned long long)count);
+  AS_CHECK(!write || rf->writable, AS_ERR_ARG, "as_results_write_bulk: file opened read-only");
+  if (count == 0) return AS_OK;
+  AS_CHECK(data, AS_ERR_ARG, "bulk %s: NULL data", bulk_names[kind]);
+  hsize_t start = off, n = count;
+  AS_H5_ID(fs, H5Dget_space(rf->bulk[kind]));
+  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+  AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
+  if (write)
+    AS_H5_CHECK(H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
+  else
+    AS_H5_CHECK(H5Dread(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_write_bulk(as_results *rf, as_bulk_kind kind, uint64_t trial,
+                                const double *data, uint64_t count) {
+  /* bulk_io only reads from data when writing. */
+  double *d;
+  memcpy(&d, &data, sizeof d);
+  return bulk_io(rf, kind, trial, d, count, 1);
+}
+
+as_status as_results_read_bulk(as_results *rf, as_bulk_kind kind, uint64_t trial, double *out,
+                               uint64_t count) {
+  return bulk_io(rf, kind, trial, out, count, 0);
+}
+
+as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && c, AS_ERR_ARG, "as_results_count: NULL argument");
+  memset(c, 0, sizeof *c);
+  AS_TRY(count_range(rf, 0, rf->n_trials, c, done));
+cleanup:
+  return st;
+}
+
+as_status as_results_segments(as_results *rf, as_results_segment *out, size_t max, size_t *n) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  AS_CHECK(rf && n && (out || max == 0), AS_ERR_ARG, "as_results_segments: bad arguments");
+  AS_H5_ID(fs, H5Dget_space(rf->segs));
+  hssize_t total = H5Sget_simple_extent_npoints(fs);
+  AS_H5_CHECK(total);
+  *n = (size_t)total;
+  hsize_t k = (size_t)total < max ? (hsize_t)total : (hsize_t)max;
+  if (k == 0) goto cleanup;
+  memset(out, 0, (size_t)k * sizeof *out);
+  hsize_t start = 0;
+  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &k, NULL));
+  AS_H5_ID(ms, H5Screate_simple(1, &k, NULL));
+  AS_H5_CHECK(H5Dread(rf->segs, rf->seg_mem, ms, fs, H5P_DEFAULT, out));
+  for (hsize_t i = 0; i < k; i++) { /* NULLPAD strings: make sure they end */
+    out[i].job_id[sizeof out[i].job_id - 1] = '\0';
+    out[i].start[sizeof out[i].start - 1] = '\0';
+    out[i].end[sizeof out[i].end - 1] = '\0';
+  }
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_attr_string(as_results *rf, const char *name, char *buf, size_t len) {
+  as_status st = AS_OK;
+  hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+  char *tmp = NULL;
+  AS_CHECK(rf && name && buf && len > 0, AS_ERR_ARG, "as_results_attr_string: bad arguments");
+  buf[0] = '\0';
+  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
+           name);
+  AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
+  AS_H5_ID(t, H5Aget_type(a));
+  AS_CHECK(H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t), AS_ERR_DATA,
+           "attribute %s is not a fixed-length string", name);
+  size_t size = H5Tget_size(t);
+  tmp = calloc(size + 1, 1);
+  AS_CHECK_ALLOC(tmp);
+  AS_H5_ID(mt, str_type(size, H5T_STR_NULLPAD));
+  AS_H5_CHECK(H5Aread(a, mt, tmp));
+  snprintf(buf, len, "%s", tmp);
+cleanup:
+  free(tmp);
+  if (mt >= 0) H5Tclose(mt);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return st;
+}
+
+as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value) {
+  as_status st = AS_OK;
+  hid_t a = H5I_INVALID_HID;
+  AS_CHECK(rf && name && value, AS_ERR_ARG, "as_results_attr_u64: bad arguments");
+  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
+           name);
+  AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
+  AS_H5_CHECK(H5Aread(a, H5T_NATIVE_UINT64, value));
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  return st;
+}
+
+as_status as_results_spec_text(as_results *rf, char **text) {
+  as_status st = AS_OK;
+  hid_t d = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+  char *buf = NULL;
+  AS_CHECK(rf && text, AS_ERR_ARG, "as_results_spec_text: NULL argument");
+  AS_H5_ID(d, H5Dopen2(rf->file, "spec", H5P_DEFAULT));
+  AS_H5_ID(t, H5Dget_type(d));
+  size_t size = H5Tget_size(t);
+  buf = calloc(size + 1, 1);
+  AS_CHECK_ALLOC(buf);
+  AS_H5_ID(mt, str_type(size, H5T_STR_NULLPAD));
+  AS_H5_CHECK(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  *text = buf;
+  buf = NULL;
+cleanup:
+  free(buf);
+  if (mt >= 0) H5Tclose(mt);
+  if (t >= 0) H5Tclose(t);
+  if (d >= 0) H5Dclose(d);
+  return st;
+}
+
+/* ---------------------------------------------------------------- record sink */
+
+struct as_record_sink {
+  as_results *rf;      /* borrowed */
+  as_journal *journal; /* borrowed, may be NULL */
+  int batch;           /* capacity of buf */
+  double max_delay;    /* seconds */
+  as_record *buf;      /* buffered records */
+  int n;               /* records in buf */
+  double oldest;       /* monotonic time of buf[0] */
+};
+
+static double sink_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+as_status as_record_sink_create(as_results *rf, struct as_journal *journal, int batch,
+                                double max_delay_s, as_record_sink **out) {
+  as_status st = AS_OK;
+  as_record_sink *s = NULL;
+  AS_CHECK(rf && out && batch >= 1 && max_delay_s >= 0, AS_ERR_ARG,
+           "as_record_sink_create: bad arguments (batch %d, max delay %g s)", batch, max_delay_s);
+  AS_CHECK(rf->writable, AS_ERR_ARG, "as_record_sink_create: results file is read-only");
+  s = calloc(1, sizeof *s);
+  AS_CHECK_ALLOC(s);
+  s->buf = malloc((size_t)batch * sizeof *s->buf);
+  AS_CHECK_ALLOC(s->buf);
+  s->rf = rf;
+  s->journal = journal;
+  s->batch = batch;
+  s->max_delay = max_delay_s;
+  *out = s;
+  s = NULL;
+cleanup:
+  if (s) free(s->buf);
+  free(s);
+  return st;
+}
+
+as_status as_record_sink_flush(as_record_sink *s) {
+  as_status st = AS_OK;
+  AS_CHECK(s, AS_ERR_ARG, "as_record_sink_flush: NULL sink");
+  if (s->n == 0) return AS_OK;
+  if (s->journal) AS_TRY(as_journal_flush(s->journal));
+  AS_TRY(as_results_write_records(s->rf, s->buf, (size_t)s->n));
+  s->n = 0;
+cleanup:
+  return st;
+}
+
+as_status as_record_sink_put(as_record_sink *s, const as_record *rec) {
+  as_status st = AS_OK;
+  AS_CHECK(s && rec, AS_ERR_ARG, "as_record_sink_put: NULL argument");
+  AS_CHECK(rec->trial < s->rf->n_trials, AS_ERR_ARG,
+           "record of trial %llu, beyond the %llu rows of /trials", (unsigned long long)rec->trial,
+           (unsigned long long)s->rf->n_trials);
+  if (s->n == s->batch) AS_TRY(as_record_sink_flush(s)); /* an earlier flush failed */
+  if (s->journal) AS_TRY(as_journal_append(s->journal, rec));
+  if (s->n == 0) s->oldest = sink_now();
+  s->buf[s->n++] = *rec;
+  if (s->n >= s->batch || sink_now() - s->oldest >= s->max_delay) AS_TRY(as_record_sink_flush(s));
+cleanup:
+  return st;
+}
+
+as_status as_record_sink_poll(as_record_sink *s) {
+  if (!s || s->n == 0 || sink_now() - s->oldest < s->max_delay) return AS_OK;
+  return as_record_sink_flush(s);
+}
+
+int as_record_sink_pending(const as_record_sink *s) {
+  return s ? s->n : 0;
+}
+
+as_status as_record_sink_close(as_record_sink **sp) {
+  if (!sp || !*sp) return AS_OK;
+  as_status st = as_record_sink_flush(*sp);
+  free((*sp)->buf);
+  free(*sp);
+  *sp = NULL;
+  return st;
+}

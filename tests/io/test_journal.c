@@ -1,0 +1,227 @@
+/* The journal and the run lock: CRC-32 check value; append, close, reopen and append more;
+ * batching and the maximum delay; a torn tail is skipped and then cut on reopen; a corrupted
+ * entry is detected and skipped; a damaged header or another layout is refused; a full disk
+ * is a clear I/O error; a second holder of the run lock gets AS_ERR_BUSY naming the first. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "as_test.h"
+#include "attnsweep/journal.h"
+#include "crc32.h"
+
+typedef struct seen {
+  int count;
+  uint64_t trials[64];
+  int mismatches; /* records that differ from make_record(trial) */
+} seen;
+
+static void make_record(uint64_t i, as_record *r) {
+  as_record_init(r, NULL);
+  r->trial = i;
+  r->d = 3;
+  r->n = (int32_t)(10 + i);
+  r->outcome = AS_OUT_SETTLED;
+  r->verdict = AS_VERDICT_CONSISTENT;
+  r->settle_time = 1.5 * (double)i;
+  snprintf(r->message, sizeof r->message, "trial %llu", (unsigned long long)i);
+}
+
+static as_status visit(const as_record *rec, void *ctx) {
+  seen *s = ctx;
+  as_record want;
+  make_record(rec->trial, &want);
+  if (memcmp(&want, rec, sizeof want) != 0) s->mismatches++;
+  if (s->count < 64) s->trials[s->count] = rec->trial;
+  s->count++;
+  return AS_OK;
+}
+
+static as_status scan(const char *path, seen *s, as_journal_scan *sc) {
+  memset(s, 0, sizeof *s);
+  return as_journal_read(path, visit, s, sc);
+}
+
+static off_t file_size(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? sb.st_size : -1;
+}
+
+static void append_range(as_journal *j, uint64_t from, uint64_t to) {
+  for (uint64_t i = from; i < to; i++) {
+    as_record r;
+    make_record(i, &r);
+    AS_EXPECT(as_journal_append(j, &r) == AS_OK, "append %llu: %s", (unsigned long long)i,
+              as_error_get()->message);
+  }
+}
+
+/* Flip one byte at offset off. */
+static void corrupt(const char *path, off_t off) {
+  int fd = open(path, O_RDWR);
+  unsigned char b = 0;
+  if (fd >= 0 && pread(fd, &b, 1, off) == 1) {
+    b ^= 0x5a;
+    if (pwrite(fd, &b, 1, off) != 1) perror("pwrite");
+  }
+  if (fd >= 0) close(fd);
+}
+
+static void test_lock(const char *dir) {
+  char res[4200];
+  snprintf(res, sizeof res, "%s/out.h5", dir);
+  as_run_lock *l = NULL;
+  AS_EXPECT(as_run_lock_acquire(res, &l) == AS_OK && l, "first lock: %s", as_error_get()->message);
+  fflush(NULL);
+  pid_t child = fork();
+  if (child == 0) {
+    /* Another process: refused with a message naming the holder; probe sees it. */
+    as_run_lock *l2 = NULL;
+    as_status st = as_run_lock_acquire(res, &l2);
+    char want[64];
+    snprintf(want, sizeof want, "(pid %ld on host ", (long)getppid());
+    int ok = st == AS_ERR_BUSY && l2 == NULL &&
+             strstr(as_error_get()->message, "is in use by another run") &&
+             strstr(as_error_get()->message, want);
+    if (!ok) fprintf(stderr, "child: status %d message '%s'\n", (int)st, as_error_get()->message);
+    int held = 0;
+    long pid = 0;
+    char host[256];
+    ok = ok && as_run_lock_probe(res, &held, &pid, host, sizeof host) == AS_OK && held &&
+         pid == (long)getppid() && host[0];
+    _exit(ok ? 0 : 1);
+  }
+  int wst = 0;
+  waitpid(child, &wst, 0);
+  AS_EXPECT(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "second process refused with AS_ERR_BUSY");
+  as_run_lock_release(&l);
+  AS_EXPECT(l == NULL, "release sets NULL");
+  child = fork();
+  if (child == 0) {
+    as_run_lock *l2 = NULL;
+    int held = 1;
+    int ok = as_run_lock_probe(res, &held, NULL, NULL, 0) == AS_OK && !held &&
+             as_run_lock_acquire(res, &l2) == AS_OK;
+    as_run_lock_release(&l2);
+    _exit(ok ? 0 : 1);
+  }
+  waitpid(child, &wst, 0);
+  AS_EXPECT(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "lock free again after release");
+  char nodir[] = "/nonexistent-dir/out.h5";
+  as_error_clear();
+  AS_EXPECT(as_run_lock_acquire(nodir, &l) == AS_ERR_IO &&
+                strstr(as_error_get()->message, "cannot create the lock file"),
+            "unwritable directory: %s", as_error_get()->message);
+  as_error_clear();
+  char lockfile[4300];
+  snprintf(lockfile, sizeof lockfile, "%s.lock", res);
+  unlink(lockfile);
+}
+
+int main(void) {
+  AS_EXPECT(as_crc32("123456789", 9) == 0xCBF43926u, "CRC-32 check value: %08x",
+            (unsigned)as_crc32("123456789", 9));
+  AS_EXPECT(as_crc32("", 0) == 0, "CRC of nothing");
+  AS_EXPECT(as_crc32_update(as_crc32("1234", 4), "56789", 5) == 0xCBF43926u, "incremental CRC");
+
+  char dir[] = "/tmp/as_journal_XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  char path[4200];
+  AS_EXPECT(as_journal_path("/x/out.h5", 3, path, sizeof path) == AS_OK &&
+                strcmp(path, "/x/out.h5.journal.3") == 0,
+            "path: %s", path);
+  snprintf(path, sizeof path, "%s/out.h5.journal.0", dir);
+
+  /* Batches of 4 with no delay limit: entries reach the file 4 at a time. */
+  as_journal *j = NULL;
+  AS_EXPECT(as_journal_open(path, 0, 4, 1e9, &j) == AS_OK, "open: %s", as_error_get()->message);
+  append_range(j, 0, 3);
+  seen s;
+  as_journal_scan sc;
+  AS_EXPECT(as_journal_pending(j) == 3 && scan(path, &s, &sc) == AS_OK && s.count == 0,
+            "3 buffered, none in the file (%d)", s.count);
+  append_range(j, 3, 10);
+  AS_EXPECT(as_journal_pending(j) == 2 && scan(path, &s, &sc) == AS_OK && s.count == 8,
+            "two batches written (%d)", s.count);
+  AS_EXPECT(as_journal_close(&j) == AS_OK && j == NULL, "close flushes");
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 10 && s.mismatches == 0 &&
+                sc.entries_bad == 0 && sc.torn_bytes == 0 && sc.rank == 0,
+            "10 entries back intact (%d, %d mismatches)", s.count, s.mismatches);
+  for (int i = 0; i < 10; i++) AS_EXPECT(s.trials[i] == (uint64_t)i, "order %d", i);
+  AS_EXPECT(file_size(path) == (off_t)(AS_JOURNAL_HEADER_BYTES + 10 * AS_JOURNAL_ENTRY_BYTES),
+            "file size");
+
+  /* Zero delay: every append is durable at once. Reopening appends after the old entries. */
+  AS_EXPECT(as_journal_open(path, 0, 100, 0.0, &j) == AS_OK, "reopen");
+  append_range(j, 10, 12);
+  AS_EXPECT(as_journal_pending(j) == 0, "delay 0 flushes each append");
+  as_journal_close(&j);
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 12 && s.trials[11] == 11, "12 entries");
+
+  /* Torn tail: a crash in the middle of the last entry. */
+  off_t full = file_size(path);
+  AS_EXPECT(truncate(path, full - 100) == 0, "truncate");
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 11 &&
+                sc.torn_bytes == AS_JOURNAL_ENTRY_BYTES - 100 && s.mismatches == 0,
+            "torn tail skipped: %d entries, %llu torn bytes", s.count,
+            (unsigned long long)sc.torn_bytes);
+  AS_EXPECT(as_journal_open(path, 0, 1, 0.0, &j) == AS_OK, "reopen after a torn tail");
+  append_range(j, 11, 12);
+  as_journal_close(&j);
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 12 && sc.torn_bytes == 0 &&
+                sc.entries_bad == 0 && s.trials[11] == 11 && s.mismatches == 0,
+            "torn tail cut, new entry aligned (%d)", s.count);
+
+  /* A flipped byte inside entry 3's record: detected, skipped, the others still read. */
+  corrupt(path, (off_t)(AS_JOURNAL_HEADER_BYTES + 3 * AS_JOURNAL_ENTRY_BYTES + 40));
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 11 && sc.entries_bad == 1 &&
+                s.mismatches == 0,
+            "bad checksum detected: %d ok, %llu bad", s.count, (unsigned long long)sc.entries_bad);
+  int has3 = 0;
+  for (int i = 0; i < s.count; i++) has3 |= s.trials[i] == 3;
+  AS_EXPECT(!has3, "the corrupted entry is not delivered");
+  /* A flipped byte in the CRC itself is also caught. */
+  corrupt(path,
+          (off_t)(AS_JOURNAL_HEADER_BYTES + 5 * AS_JOURNAL_ENTRY_BYTES + 16 + sizeof(as_record)));
+  AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 10 && sc.entries_bad == 2, "bad CRC");
+
+  /* A damaged header: not a journal. */
+  corrupt(path, 20);
+  as_error_clear();
+  AS_EXPECT(scan(path, &s, &sc) == AS_ERR_DATA && strstr(as_error_get()->message, "damaged"),
+            "damaged header: %s", as_error_get()->message);
+  as_error_clear();
+  AS_EXPECT(as_journal_open(path, 0, 1, 0.0, &j) == AS_ERR_DATA && j == NULL,
+            "append refuses a damaged journal");
+  as_error_clear();
+  char other[4300];
+  snprintf(other, sizeof other, "%s/notes.txt", dir);
+  FILE *f = fopen(other, "w");
+  fputs("hello\n", f);
+  fclose(f);
+  AS_EXPECT(as_journal_read(other, NULL, NULL, NULL) == AS_ERR_DATA, "a text file");
+  as_error_clear();
+  AS_EXPECT(as_journal_read("/nonexistent/j", NULL, NULL, NULL) == AS_ERR_IO, "missing file");
+  as_error_clear();
+  AS_EXPECT(as_journal_open(path, 0, 0, 0.0, &j) == AS_ERR_ARG, "batch 0 refused");
+  as_error_clear();
+
+  /* Full disk: a clear I/O error naming the file and the reason. */
+  if (access("/dev/full", W_OK) == 0) {
+    as_status st = as_journal_open("/dev/full", 0, 1, 0.0, &j);
+    AS_EXPECT(st == AS_ERR_IO && strstr(as_error_get()->message, "/dev/full") &&
+                  strstr(as_error_get()->message, strerror(ENOSPC)),
+              "full disk: %s", as_error_get()->message);
+    as_error_clear();
+  }
+
+  test_lock(dir);
+  unlink(path);
+  unlink(other);
+  rmdir(dir);
+  return as_test_finish("test_journal");
+}

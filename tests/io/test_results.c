@@ -1,0 +1,420 @@
+/* The results file on one rank: rows written out of order read back bytewise equal, unwritten
+ * rows read as the fill record (pending), enum types carry their labels, bulk offsets are the
+ * prefix sums of the per-trial sizes, segments and attributes are recorded, reopening for
+ * reading (without MPI) and for resuming works, and bad paths give clear errors.
+ *
+ * With AS_RESULTS_EXAMPLE=PATH it leaves the example file of docs/results.md at PATH (9 of 10
+ * trials done). With AS_RESULTS_HOLD=DIR it also plays a running sweep for the status test:
+ * writes half the rows, holds the run lock, creates DIR/ready, waits for DIR/go, then finishes. */
+#include <hdf5.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "as_test.h"
+#include "attnsweep/iocheck.h"
+#include "attnsweep/journal.h"
+#include "attnsweep/par.h"
+#include "attnsweep/results.h"
+
+enum { NT = 10 };
+
+static const char spec_text[] = "# example sweep\nseed: 7\ncases:\n  - name: identity\n";
+
+/* A synthetic record for trial i (deterministic; padding zero). */
+static void make_record(uint64_t i, as_record *r) {
+  as_record_init(r, NULL);
+  r->trial = i;
+  r->case_id = (int32_t)(i % 2);
+  r->d = 2 + (int32_t)(i % 3);
+  r->n = 4 + (int32_t)i;
+  r->vfamily = AS_V_IDENTITY;
+  r->mfamily = AS_M_SPD;
+  r->method = AS_METHOD_RK4;
+  r->T = 10.0;
+  r->dt = 0.05;
+  r->theorem = AS_THM_IDENTITY;
+  r->predicted = AS_GEOM_POLYTOPE;
+  r->lambda1_re = 1.0 + 0.25 * (double)i;
+  r->steps = 200 + (int64_t)i;
+  r->t_final = 10.0;
+  r->outcome = i % 2 ? AS_OUT_SETTLED : AS_OUT_REACHED_T;
+  r->observed = AS_GEOM_POLYTOPE;
+  r->verdict = i == 3 ? AS_VERDICT_VIOLATED : AS_VERDICT_CONSISTENT;
+  r->n_clusters = 3 + (int32_t)(i % 4);
+  r->wall_time = 0.5;
+  if (i == 5) {
+    r->outcome = AS_OUT_FAILED;
+    r->verdict = AS_VERDICT_FAILED;
+    snprintf(r->message, sizeof r->message, "synthetic failure of trial %llu",
+             (unsigned long long)i);
+  }
+}
+
+static uint64_t tokens_count(uint64_t i) {
+  return (uint64_t)(4 + i) * (uint64_t)(2 + i % 3);
+}
+
+static void make_bulk(uint64_t i, double *buf, uint64_t count) {
+  for (uint64_t j = 0; j < count; j++) buf[j] = (double)i * 1000.0 + (double)j + 0.5;
+}
+
+static as_status create_file(const char *path, int overwrite, as_results **rf) {
+  static uint64_t tok[NT], vmat[NT];
+  for (uint64_t i = 0; i < NT; i++) {
+    tok[i] = tokens_count(i);
+    uint64_t d = 2 + i % 3;
+    vmat[i] = d * d;
+  }
+  as_results_info info;
+  memset(&info, 0, sizeof info);
+  info.n_trials = NT;
+  info.master_seed = 7;
+  info.spec_sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  info.spec_text = spec_text;
+  info.spec_name = "example.yaml";
+  info.overwrite = overwrite;
+  info.bulk_counts[AS_BULK_FINAL] = tok;
+  info.bulk_counts[AS_BULK_V] = vmat;
+  return as_results_create(MPI_COMM_WORLD, path, &info, rf);
+}
+
+static void write_rows(as_results *rf, const uint64_t *rows, size_t k) {
+  as_record recs[NT];
+  memset(recs, 0, sizeof recs);
+  for (size_t j = 0; j < k && j < NT; j++) make_record(rows[j], &recs[j]);
+  as_status st = as_results_write_records(rf, recs, k);
+  AS_EXPECT(st == AS_OK, "write_records: %s", as_error_get()->message);
+  for (size_t j = 0; j < k; j++) {
+    double buf[64];
+    uint64_t c = tokens_count(rows[j]);
+    make_bulk(rows[j], buf, c);
+    st = as_results_write_bulk(rf, AS_BULK_FINAL, rows[j], buf, c);
+    AS_EXPECT(st == AS_OK, "write_bulk: %s", as_error_get()->message);
+  }
+}
+
+/* Row by row: written rows equal their record, the others the fill record. */
+static void check_rows(as_results *rf, const int *written) {
+  as_record got[NT], want, fill;
+  as_record_init(&fill, NULL);
+  as_status st = as_results_read_records(rf, 0, NT, got);
+  AS_EXPECT(st == AS_OK, "read_records: %s", as_error_get()->message);
+  for (uint64_t i = 0; i < NT; i++) {
+    if (written[i]) {
+      make_record(i, &want);
+      AS_EXPECT(memcmp(&got[i], &want, sizeof want) == 0, "row %llu differs from its record",
+                (unsigned long long)i);
+    } else {
+      AS_EXPECT(memcmp(&got[i], &fill, sizeof fill) == 0 && got[i].outcome == AS_OUT_PENDING &&
+                    got[i].verdict == AS_VERDICT_PENDING && isnan(got[i].lambda1_re),
+                "row %llu is not the pending fill record", (unsigned long long)i);
+    }
+  }
+}
+
+static void check_bulk(as_results *rf, const int *written) {
+  uint64_t expect_off = 0;
+  for (uint64_t i = 0; i < NT; i++) {
+    uint64_t off = 0, c = 0;
+    AS_EXPECT(as_results_bulk_extent(rf, AS_BULK_FINAL, i, &off, &c) == AS_OK, "extent");
+    AS_EXPECT(off == expect_off && c == tokens_count(i), "trial %llu: offset %llu count %llu",
+              (unsigned long long)i, (unsigned long long)off, (unsigned long long)c);
+    expect_off += tokens_count(i);
+    if (!written[i]) continue;
+    double got[64], want[64];
+    make_bulk(i, want, c);
+    AS_EXPECT(as_results_read_bulk(rf, AS_BULK_FINAL, i, got, c) == AS_OK, "read_bulk");
+    AS_EXPECT(memcmp(got, want, c * sizeof(double)) == 0, "bulk of trial %llu differs",
+              (unsigned long long)i);
+  }
+  uint64_t off, c;
+  AS_EXPECT(as_results_bulk_extent(rf, AS_BULK_ATTENTION, 0, &off, &c) == AS_OK && c == 0,
+            "a kind not stored has count 0");
+}
+
+/* The enum types are named and carry the labels of enums.h. */
+static void check_enums(const char *path) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  AS_EXPECT(f >= 0, "H5Fopen %s", path);
+  if (f < 0) return;
+  const as_enum_table *tabs[] = {&as_outcome_table, &as_verdict_table, &as_geom_table,
+                                 &as_vfamily_table};
+  for (int k = 0; k < 4; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "/types/%s", tabs[k]->type_name);
+    hid_t t = H5Topen2(f, name, H5P_DEFAULT);
+    AS_EXPECT(t >= 0 && H5Tget_class(t) == H5T_ENUM, "%s is a named enum", name);
+    if (t < 0) continue;
+    AS_EXPECT(H5Tget_nmembers(t) == tabs[k]->count, "%s has %d members", name, tabs[k]->count);
+    for (int32_t v = 0; v < tabs[k]->count; v++) {
+      char label[64] = "";
+      H5Tenum_nameof(t, &v, label, sizeof label);
+      AS_EXPECT(strcmp(label, tabs[k]->labels[v]) == 0, "%s value %d is %s, not %s", name, (int)v,
+                label, tabs[k]->labels[v]);
+    }
+    H5Tclose(t);
+  }
+  /* And the field of /trials is an enum with the same labels. */
+  hid_t d = H5Dopen2(f, "trials", H5P_DEFAULT);
+  hid_t t = H5Dget_type(d);
+  int idx = H5Tget_member_index(t, "verdict");
+  hid_t mt = idx >= 0 ? H5Tget_member_type(t, (unsigned)idx) : H5I_INVALID_HID;
+  char label[64] = "";
+  int32_t v = AS_VERDICT_VIOLATED;
+  if (mt >= 0) H5Tenum_nameof(mt, &v, label, sizeof label);
+  AS_EXPECT(strcmp(label, "violated") == 0, "trials.verdict labels: got '%s'", label);
+  if (mt >= 0) H5Tclose(mt);
+  H5Tclose(t);
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+static void touch(const char *dir, const char *name) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  if (f) fclose(f);
+}
+
+static int exists_in(const char *dir, const char *name) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return access(p, F_OK) == 0;
+}
+
+/* A running sweep for the status test (see the file comment). */
+static int hold_mode(const char *path, const char *dir) {
+  as_run_lock *lock = NULL;
+  as_results *rf = NULL;
+  if (as_run_lock_acquire(path, &lock) != AS_OK || create_file(path, 1, &rf) != AS_OK) {
+    fprintf(stderr, "hold: %s\n", as_error_get()->message);
+    return 1;
+  }
+  uint64_t first[] = {0, 1, 2, 3, 4};
+  write_rows(rf, first, 5);
+  touch(dir, "ready");
+  struct timespec tenth = {0, 100000000};
+  for (int i = 0; i < 600 && !exists_in(dir, "go"); i++) nanosleep(&tenth, NULL);
+  uint64_t rest[] = {5, 6, 7, 8, 9};
+  write_rows(rf, rest, 5);
+  as_status st = as_results_close(&rf);
+  as_run_lock_release(&lock);
+  touch(dir, "closed");
+  return st == AS_OK ? 0 : 1;
+}
+
+/* The sink: rows reach the file when the batch is full or the oldest is older than the delay,
+ * and are in the journal (durably) before they are in the file. */
+static void test_sink(const char *dir) {
+  char path[4200], jpath[4300];
+  snprintf(path, sizeof path, "%s/sink.h5", dir);
+  as_results *rf = NULL;
+  as_journal *j = NULL;
+  as_record_sink *s = NULL;
+  AS_EXPECT(create_file(path, 1, &rf) == AS_OK, "create: %s", as_error_get()->message);
+  AS_EXPECT(as_journal_path(path, 0, jpath, sizeof jpath) == AS_OK, "journal path");
+  AS_EXPECT(as_journal_open(jpath, 0, 64, 1e9, &j) == AS_OK, "journal");
+  AS_EXPECT(as_record_sink_create(rf, j, 3, 0.3, &s) == AS_OK, "sink");
+  if (!rf || !j || !s) return;
+  as_record r, back;
+  as_journal_scan sc;
+  for (uint64_t i = 0; i < 2; i++) {
+    make_record(i, &r);
+    AS_EXPECT(as_record_sink_put(s, &r) == AS_OK, "put %llu", (unsigned long long)i);
+  }
+  as_results_read_records(rf, 0, 1, &back);
+  AS_EXPECT(as_record_sink_pending(s) == 2 && back.outcome == AS_OUT_PENDING,
+            "2 buffered, not yet in the file");
+  AS_EXPECT(as_journal_read(jpath, NULL, NULL, &sc) == AS_OK && sc.entries_ok == 0,
+            "nor in the journal file");
+  make_record(2, &r);
+  as_record_sink_put(s, &r); /* batch full */
+  as_results_read_records(rf, 2, 1, &back);
+  AS_EXPECT(as_record_sink_pending(s) == 0 && back.outcome == r.outcome && back.trial == 2,
+            "full batch written");
+  AS_EXPECT(as_journal_read(jpath, NULL, NULL, &sc) == AS_OK && sc.entries_ok == 3,
+            "and journalled first (%llu)", (unsigned long long)sc.entries_ok);
+  make_record(6, &r);
+  as_record_sink_put(s, &r);
+  AS_EXPECT(as_record_sink_poll(s) == AS_OK && as_record_sink_pending(s) == 1, "not due yet");
+  struct timespec wait = {0, 350000000}; /* longer than the 0.3 s delay */
+  nanosleep(&wait, NULL);
+  AS_EXPECT(as_record_sink_poll(s) == AS_OK && as_record_sink_pending(s) == 0, "due: flushed");
+  as_results_read_records(rf, 6, 1, &back);
+  AS_EXPECT(back.trial == 6 && back.outcome == r.outcome, "late record in the file");
+  make_record(NT, &r);
+  AS_EXPECT(as_record_sink_put(s, &r) == AS_ERR_ARG, "trial beyond the plan refused");
+  as_error_clear();
+  make_record(8, &r);
+  as_record_sink_put(s, &r);
+  AS_EXPECT(as_record_sink_close(&s) == AS_OK && s == NULL, "close flushes");
+  as_results_read_records(rf, 8, 1, &back);
+  AS_EXPECT(back.trial == 8, "last record written at close");
+  as_journal_close(&j);
+  as_results_close(&rf);
+  unlink(jpath);
+  unlink(path);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  as_par_setup(MPI_COMM_WORLD);
+  char dir[] = "/tmp/as_results_XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  const char *hold = getenv("AS_RESULTS_HOLD");
+  const char *example = getenv("AS_RESULTS_EXAMPLE");
+  if (hold && example) {
+    int rc = hold_mode(example, hold);
+    rmdir(dir);
+    MPI_Finalize();
+    return rc;
+  }
+  char path[4200];
+  if (example)
+    snprintf(path, sizeof path, "%s", example);
+  else
+    snprintf(path, sizeof path, "%s/results.h5", dir);
+
+  as_results *rf = NULL;
+  as_status st = create_file(path, 1, &rf);
+  AS_EXPECT(st == AS_OK, "create: %s", as_error_get()->message);
+  if (st != AS_OK) return as_test_finish("test_results");
+  AS_EXPECT(as_results_n_trials(rf) == NT, "n_trials");
+
+  int written[NT] = {0};
+  uint64_t scattered[] = {7, 2, 5}; /* out of order: a point selection */
+  write_rows(rf, scattered, 3);
+  uint64_t block[] = {0, 1}; /* consecutive: a hyperslab */
+  write_rows(rf, block, 2);
+  written[7] = written[2] = written[5] = written[0] = written[1] = 1;
+  check_rows(rf, written);
+  check_bulk(rf, written);
+
+  as_results_counts c;
+  AS_EXPECT(as_results_count(rf, &c, NULL) == AS_OK, "count");
+  AS_EXPECT(c.total == NT && c.done == 5 && c.outcome[AS_OUT_PENDING] == 5 &&
+                c.outcome[AS_OUT_FAILED] == 1 && c.verdict[AS_VERDICT_PENDING] == 5 &&
+                c.verdict[AS_VERDICT_FAILED] == 1,
+            "counts: done %llu", (unsigned long long)c.done);
+
+  /* Misuse: out-of-range row, wrong bulk size, a kind not stored. */
+  as_record bad;
+  make_record(NT, &bad);
+  AS_EXPECT(as_results_write_records(rf, &bad, 1) == AS_ERR_ARG, "row beyond the plan");
+  as_error_clear();
+  double tmp[64] = {0};
+  AS_EXPECT(as_results_write_bulk(rf, AS_BULK_FINAL, 1, tmp, 3) == AS_ERR_ARG, "wrong count");
+  as_error_clear();
+  AS_EXPECT(as_results_write_bulk(rf, AS_BULK_ATTENTION, 1, tmp, 0) == AS_ERR_ARG,
+            "kind not stored");
+  as_error_clear();
+  AS_EXPECT(as_results_close(&rf) == AS_OK && rf == NULL, "close: %s", as_error_get()->message);
+
+  /* Read-only, without MPI (what `attnsweep status` does). */
+  st = as_results_open(MPI_COMM_NULL, path, AS_RESULTS_READ, &rf);
+  AS_EXPECT(st == AS_OK, "open read-only: %s", as_error_get()->message);
+  if (rf) {
+    check_rows(rf, written);
+    check_bulk(rf, written);
+    size_t ns = 0;
+    as_results_segment seg[4];
+    AS_EXPECT(as_results_segments(rf, seg, 4, &ns) == AS_OK && ns == 1, "one segment: %zu", ns);
+    AS_EXPECT(seg[0].segment == 0 && seg[0].trials_done == 5 && seg[0].ranks == 1 &&
+                  strlen(seg[0].start) == 20 && strlen(seg[0].end) == 20,
+              "segment 0: done %llu start '%s' end '%s'", (unsigned long long)seg[0].trials_done,
+              seg[0].start, seg[0].end);
+    char buf[512];
+    uint64_t u = 0;
+    AS_EXPECT(as_results_attr_u64(rf, "master_seed", &u) == AS_OK && u == 7, "master_seed");
+    AS_EXPECT(as_results_attr_u64(rf, "n_trials", &u) == AS_OK && u == NT, "n_trials attr");
+    AS_EXPECT(as_results_attr_string(rf, "hosts", buf, sizeof buf) == AS_OK && buf[0], "hosts");
+    AS_EXPECT(as_results_attr_string(rf, "rng_algorithm", buf, sizeof buf) == AS_OK &&
+                  strstr(buf, "Philox"),
+              "rng: %s", buf);
+    AS_EXPECT(as_results_attr_string(rf, "end_time", buf, sizeof buf) == AS_OK && strlen(buf) == 20,
+              "end_time '%s'", buf);
+    char *text = NULL;
+    AS_EXPECT(as_results_spec_text(rf, &text) == AS_OK && text && strcmp(text, spec_text) == 0,
+              "spec text round trip");
+    free(text);
+    AS_EXPECT(as_results_write_records(rf, &bad, 1) == AS_ERR_ARG, "read-only refuses writes");
+    as_error_clear();
+    as_results_close(&rf);
+  }
+  check_enums(path);
+
+  /* Resume: a second segment; finish all but the last row (the example keeps one pending). */
+  st = as_results_open(MPI_COMM_WORLD, path, AS_RESULTS_WRITE, &rf);
+  AS_EXPECT(st == AS_OK, "open read-write: %s", as_error_get()->message);
+  if (rf) {
+    uint8_t done[NT];
+    AS_EXPECT(as_results_count(rf, &c, done) == AS_OK && done[7] && !done[8] && c.done == 5,
+              "done mask");
+    uint64_t rest[] = {3, 4, 6, 8};
+    write_rows(rf, rest, 4);
+    written[3] = written[4] = written[6] = written[8] = 1;
+    AS_EXPECT(as_results_close(&rf) == AS_OK, "close 2: %s", as_error_get()->message);
+  }
+  st = as_results_open(MPI_COMM_NULL, path, AS_RESULTS_READ, &rf);
+  if (rf) {
+    check_rows(rf, written);
+    size_t ns = 0;
+    as_results_segment seg[4];
+    AS_EXPECT(as_results_segments(rf, seg, 4, &ns) == AS_OK && ns == 2 && seg[1].segment == 1 &&
+                  seg[1].trials_done == 9 && seg[0].trials_done == 5,
+              "two segments (%zu)", ns);
+    as_results_close(&rf);
+  }
+
+  test_sink(dir);
+
+  /* Clear errors for bad paths. */
+  as_error_clear();
+  st = create_file(path, 0, &rf);
+  AS_EXPECT(st == AS_ERR_IO && strstr(as_error_get()->message, "already exists"),
+            "existing file without overwrite: %s", as_error_get()->message);
+  as_error_clear();
+  st = create_file("/nonexistent-dir/x.h5", 1, &rf);
+  AS_EXPECT(st == AS_ERR_IO && strstr(as_error_get()->message, "not writable"),
+            "unwritable directory: %s", as_error_get()->message);
+  as_error_clear();
+  char missing[4300];
+  snprintf(missing, sizeof missing, "%s/missing.h5", dir);
+  st = as_results_open(MPI_COMM_NULL, missing, AS_RESULTS_READ, &rf);
+  AS_EXPECT(st == AS_ERR_DATA && strstr(as_error_get()->message, "no such file"),
+            "missing file: %s", as_error_get()->message);
+  as_error_clear();
+  char text[4300];
+  snprintf(text, sizeof text, "%s/text.h5", dir);
+  FILE *f = fopen(text, "w");
+  if (f) {
+    fputs("not hdf5\n", f);
+    fclose(f);
+  }
+  st = as_results_open(MPI_COMM_NULL, text, AS_RESULTS_READ, &rf);
+  AS_EXPECT(st == AS_ERR_DATA && strstr(as_error_get()->message, "not an attnsweep results"),
+            "not HDF5: %s", as_error_get()->message);
+  as_error_clear();
+  /* An HDF5 file that is not ours. */
+  hid_t h = H5Fcreate(text, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Fclose(h);
+  st = as_results_open(MPI_COMM_NULL, text, AS_RESULTS_READ, &rf);
+  AS_EXPECT(st == AS_ERR_DATA && strstr(as_error_get()->message, "not an attnsweep results"),
+            "foreign HDF5: %s", as_error_get()->message);
+  as_error_clear();
+  unlink(text);
+
+  if (!example) unlink(path);
+  rmdir(dir);
+  int rc = as_test_finish("test_results");
+  MPI_Finalize();
+  return rc;
+}
