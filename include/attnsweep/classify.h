@@ -1,0 +1,184 @@
+/* attnsweep/classify.h: the end state of a trial, its geometry and its verdict.
+ *
+ * Two modules:
+ *   hull.c      exact convex-hull predicates (linear programs solved by GLPK's rational simplex)
+ *   classify.c  observables of the final state, the observed geometry, and the verdict against
+ *               the theorem the spectral analysis selected (theory.md sections 2 and 3).
+ *
+ * ------------------------------------------------------------------ coordinates
+ * Every theorem is read in its own coordinates ("classified coordinates" Y, n x k), never on
+ * the whole of z (components of z along eigenvalues with negative real part grow without bound):
+ *   identity        Y = z                               k = d
+ *   good            Y = c = l_1^T z                     k = 1   (l_1: left eigenvector, sp->l1)
+ *   paranormal      Y = B^T pi_F z                      k = dim F (B: orthonormal basis of F)
+ *   codim_k         Y = B^T pi_F z                      k = dim F
+ *   d1              Y = z                               k = 1
+ *   minus_identity  Y = x = e^{tV} z                    k = d
+ *   complex, none   Y = B^T pi_F z when sp->dim_f > 0, else Y = z
+ * pi_F is sp->proj_f (oblique when V is not normal). The per-token speed is computed from the
+ * state itself: z_i' = V (sum_j P_ij z_j - z_i) (x_i' = V sum_j P_ij x_j for minus_identity),
+ * read in the same coordinates: u_i = |W^T z_i'|.
+ *
+ * ------------------------------------------------------------------ thresholds
+ * rho     rate at which a saturated token approaches its limit (theory.md section 3): lambda_1
+ *         (identity, good, paranormal, d1); the smallest positive real part of the spectrum
+ *         (codim_k, and complex/none when one exists; else max(|lambda_1|, 1e-300)).
+ * r_i     = u_i / rho: the remaining travel of token i (exact in the hardmax regime, where
+ *         Y_i' = rho (Y_leader - Y_i)).
+ * s0, s   spread (diameter) of Y(0) and Y(T); L = max(s0, s) is the length scale.
+ * eps_T   = e^{-rho t_final}, the theory's relative residual at the end.
+ * cluster_tol = L * clamp(AS_CLASSIFY_TOL_C * eps_T, AS_CLASSIFY_TOL_MIN, AS_CLASSIFY_TOL_MAX).
+ *         The factor 1000 allows saturation times up to ln(1000) ~ 6.9 / rho; the floor keeps
+ *         round-off out; the ceiling keeps short runs from merging genuinely distinct clusters.
+ * settled token i: r_i <= cluster_tol (its limit is within the resolution). A token that is not
+ *         settled is "unresolved" and belongs to no cluster.
+ * clusters: single linkage of the settled tokens at distance cluster_tol (Euclidean, in Y);
+ *         centres are the means of the members.
+ * at zero: a centre c with |c| <= cluster_tol.
+ * vertex:  a centre whose L-infinity distance to the hull of the other centres exceeds
+ *         cluster_tol (certified separating direction, else exact LP); k = 1: the lowest and
+ *         highest centre.
+ * interior depth of a centre: radius r_1 of the largest L1 ball about it inside the hull of the
+ *         centres (2k ray LPs, exact); the Euclidean distance to the boundary lies in
+ *         [r_1 / sqrt(k), r_1]. A centre is "interior" when r_1 / sqrt(k) > cluster_tol.
+ * leader:  token j with P_ij >= 1 - AS_CLASSIFY_LEADER_TOL for some row i.
+ * rank_p:  number of singular values of P above AS_CLASSIFY_RANK_RTOL * sigma_1 (dgesvd).
+ * Boolean row (d1): P_ik >= 1 - AS_CLASSIFY_BOOL_TOL for the expected k.
+ * collapse (minus_identity, M = I): linearising at x = 0 gives y_i' = -Sigma y_i for the
+ *         deviations from the mean with Sigma' = -2 Sigma^2, so Sigma ~ I / (2t) and
+ *         max_i |x_i| <= sqrt(n d / (2t)) (whitened deviations have sum of squares n d); the
+ *         linearisation needs scores <x_i, x_j> <= 1. Hence tau_x = min(1, sqrt(n d / (2 t))).
+ *         Collapsed when max_i |x_i| <= tau_x. Not collapsed and max_i |x_i'| below
+ *         AS_CLASSIFY_STALL * max_i|x_i| / (2 t) (far slower than the theorem's decay): settled
+ *         away from 0 (violated); otherwise still collapsing (unresolved).
+ *
+ * ------------------------------------------------------------------ verdicts
+ * nonfinite      outcome AS_OUT_NONFINITE, or a non-finite entry in Z or P (or in X for
+ *                minus_identity). observed = none.
+ * failed         outcome AS_OUT_FAILED (nothing to classify).
+ * unresolved     some token not settled (d1: an exceptional row of P not saturated; minus_identity:
+ *                still collapsing). observed = unresolved.
+ * no_prediction  theorem none or complex (no theorem proves a geometry); observed is labelled:
+ *                unresolved tokens and no cluster of two -> unclustered; unresolved tokens ->
+ *                unresolved; one cluster -> single_cluster; n singleton clusters ->
+ *                unclustered; else clusters.
+ * consistent / violated, per theorem (observed = the predicted geometry when consistent, the
+ * generic label when violated; one cluster is reported as single_cluster for identity and
+ * paranormal):
+ *   identity, paranormal: every centre is a vertex, at zero, or not interior.
+ *   good:     at most 3 levels of c; with 3 levels the middle one is at zero.
+ *   codim_k:  at most 3 distinct limits of pi_F z.
+ *   minus_identity: collapsed (above).
+ *   d1:       every row of P is e_argmin(x0) or e_argmax(x0) except at most one, rank_p <= 3.
+ * verdict_margin is dimensionless, "deciding quantity / its threshold": <= 1 means the test
+ * passed. unresolved: max_i r_i / cluster_tol; identity/paranormal: largest interior depth
+ * r_1 / (sqrt(k) cluster_tol) among non-vertex centres not at zero (0 if none); good: n_levels/3
+ * (with 3 levels: max(1, |middle| / cluster_tol) when the middle level decides); codim_k:
+ * n_levels / 3; minus_identity: max|x| / tau_x; d1: number of exceptional rows (max(that,
+ * rank_p / 3) when the rank decides). NaN for no_prediction, nonfinite, failed.
+ */
+#ifndef ATTNSWEEP_CLASSIFY_H
+#define ATTNSWEEP_CLASSIFY_H
+
+#include "attnsweep/enums.h"
+#include "attnsweep/record.h"
+#include "attnsweep/spectral.h"
+#include "attnsweep/status.h"
+
+#define AS_CLASSIFY_TOL_C 1000.0
+#define AS_CLASSIFY_TOL_MIN 1e-9
+#define AS_CLASSIFY_TOL_MAX 2e-2
+#define AS_CLASSIFY_LEADER_TOL 1e-3
+#define AS_CLASSIFY_BOOL_TOL 1e-6
+#define AS_CLASSIFY_RANK_RTOL 1e-6
+#define AS_CLASSIFY_STALL 1e-3
+
+/* ================================================================== hull.c */
+
+/* Exact convex-hull predicates. Each is one small LP built from the given doubles (which are
+ * exact rationals) and solved by glp_simplex followed by glp_exact (rational arithmetic), so the
+ * answer is exact for the data given; only the returned optimum is rounded to double.
+ * The object keeps the GLPK problem and index arrays; GLPK allocates internally per solve. */
+typedef struct as_hull as_hull;
+
+/* Object for up to kmax coordinates and mmax points (kmax, mmax >= 1). *out set on success.
+ * Switches GLPK terminal output off (glp_term_out(GLP_OFF)). AS_ERR_ARG, AS_ERR_NOMEM. */
+as_status as_hull_create(int kmax, int mmax, as_hull **out);
+/* Free; accepts NULL and *p == NULL; sets *p to NULL. */
+void as_hull_destroy(as_hull **p);
+
+/* L-infinity distance from p (k) to the convex hull of the m rows of Q (m x k, row-major):
+ * min over convex weights w of max_a |p_a - sum_j w_j Q_ja|. *dist = 0 exactly iff p lies in
+ * the hull. AS_ERR_ARG for sizes beyond the object or non-finite data, AS_ERR_INTERNAL if GLPK
+ * fails. Not collective. */
+as_status as_hull_dist_inf(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *dist);
+
+/* Largest r >= 0 with p + sign * r * e_axis inside the hull of the rows of Q; -1 when p is not
+ * in the hull. sign is +1 or -1, 0 <= axis < k. Statuses as as_hull_dist_inf. */
+as_status as_hull_ray(as_hull *h, int k, int m, const double *Q, const double *p, int axis,
+                      int sign, double *r);
+
+/* Radius of the largest L1 ball centred at p inside the hull of the rows of Q (the minimum of
+ * the 2k rays); 0 when p is on the boundary (always when the hull is not full-dimensional);
+ * -1 when p is outside. Statuses as as_hull_dist_inf. */
+as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *depth);
+
+/* Is row i of Q a vertex of the hull of the rows of Q, at resolution tol >= 0? Tested against
+ * the rows different from row i (exact duplicates of row i are left out, so both copies of a
+ * repeated vertex count): vertex iff the L-infinity distance from row i to their hull is > tol
+ * (tol = 0: the exact extreme-point test). A single distinct point is a vertex.
+ * Fast path: a separating direction found in floating point and checked with a rigorous bound
+ * on its rounding errors proves "vertex" without the rational solver; anything it cannot prove
+ * goes to the exact LP. *dist receives the exact distance when the LP decided, the certified
+ * lower bound (> tol) when the fast path did, +inf when no other distinct row exists; dist may
+ * be NULL. */
+as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
+                            int *is_vertex, double *dist);
+
+/* ================================================================== classify.c */
+
+/* What the integration leaves for the classifier (all arrays row-major, borrowed). */
+typedef struct as_classify_input {
+  int n, d;
+  const double *Z0;      /* n x d initial tokens (z(0) = x(0)) */
+  const double *Z;       /* n x d final rescaled tokens z(t_final) */
+  const double *X;       /* n x d final x = e^{t V} z, may contain inf; required (finite) for
+                            minus_identity, else may be NULL */
+  const double *P;       /* n x n final attention matrix (rows sum to 1) */
+  const double *V;       /* d x d value matrix (for the token speeds) */
+  const as_spectral *sp; /* spectral analysis of the triple (theorem, l1, proj_f...) */
+  as_outcome outcome;    /* how the integration ended */
+  double t_final;        /* time reached (NaN: use T) */
+  double T;              /* horizon */
+} as_classify_input;
+
+typedef struct as_classify_ws as_classify_ws;
+
+/* Workspace for n tokens in dimension d (n, d >= 1), allocated once and reused for every trial
+ * of that shape. *out set on success. AS_ERR_ARG, AS_ERR_NOMEM. Not collective. */
+as_status as_classify_ws_create(int n, int d, as_classify_ws **out);
+/* Free; accepts NULL and *p == NULL; sets *p to NULL. */
+void as_classify_ws_destroy(as_classify_ws **p);
+
+/* Classify the end state in and write into rec the fields observed, verdict, n_clusters,
+ * n_unresolved, n_leaders, rank_p, n_vertices, n_levels, cluster_tol, p_bool_dist,
+ * p_uniform_dist, max_norm_x, level_a, level_b, verdict_margin, leaders_init_vertices,
+ * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates) and spread (s);
+ * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
+ * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
+ * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
+ * finite; outcome pending), AS_ERR_LAPACK / AS_ERR_INTERNAL if LAPACK or GLPK fails.
+ * Not collective. Allocates nothing itself (GLPK does, inside each LP solve). */
+as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec);
+
+/* Per-token results of the last successful as_classify on ws (n entries, owned by ws, valid
+ * until the next call; unspecified before the first): leaders[j] = 1 if token j received a whole
+ * row of P (AS_CLASSIFY_LEADER_TOL), else 0. labels[i] = cluster of token i (0-based, numbered by
+ * lowest member index), -1 for an unresolved token; all -1 for nonfinite/failed verdicts and for
+ * a collapse. */
+const int *as_classify_leaders(const as_classify_ws *ws);
+const int *as_classify_labels(const as_classify_ws *ws);
+
+#endif /* ATTNSWEEP_CLASSIFY_H */

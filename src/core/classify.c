@@ -1,0 +1,633 @@
+/* classify.c: observables of an end state, its geometry, and the verdict (classify.h). */
+#include "attnsweep/classify.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linalg.h"
+
+struct as_classify_ws {
+  int n, d;
+  double *W;           /* d x d: reading matrix, d x k used (Y = Z W) */
+  double *Y, *Y0;      /* n x d (n x k used): classified coordinates at the end and the start */
+  double *acc, *buf;   /* n x d: P Z, velocities */
+  double *r;           /* n: remaining travel of each token */
+  double *cent;        /* n x d: cluster centres (n_clusters x k used) */
+  int *parent, *label; /* n: union-find; cluster of each token (-1: unresolved) */
+  int *csize;          /* n: cluster sizes */
+  int *leader;         /* n: 1 if the token receives a whole row of P */
+  double *pcopy, *sv;  /* n x n copy of P for dgesvd; singular values (n) */
+  double *fcopy, *fvt, *fsv; /* d x d copy of pi_F, its right singular vectors, d values */
+  double *work;
+  int lwork;
+  as_hull *hull; /* kmax = d, mmax = n */
+};
+
+/* ------------------------------------------------------------------ workspace */
+
+static int svd_lwork(int m, const char *jobvt, int *lwork) {
+  int info = 0, ld = m, one = 1, lw = -1;
+  double q = 0.0, a = 0.0, s = 0.0, u = 0.0, vt = 0.0;
+  dgesvd_("N", jobvt, &m, &m, &a, &ld, &s, &u, &one, &vt, &ld, &q, &lw, &info, 1, 1);
+  *lwork = (int)q;
+  return info;
+}
+
+as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
+  as_status st = AS_OK;
+  as_classify_ws *w = NULL;
+  AS_CHECK(out != NULL, AS_ERR_ARG, "out is NULL");
+  AS_CHECK(n >= 1 && d >= 1, AS_ERR_ARG, "classifier shape n = %d, d = %d must be >= 1", n, d);
+  w = calloc(1, sizeof *w);
+  AS_CHECK_ALLOC(w);
+  w->n = n;
+  w->d = d;
+  size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d, nn = (size_t)n * (size_t)n;
+  w->W = malloc(dd * sizeof *w->W);
+  AS_CHECK_ALLOC(w->W);
+  w->Y = malloc(nd * sizeof *w->Y);
+  AS_CHECK_ALLOC(w->Y);
+  w->Y0 = malloc(nd * sizeof *w->Y0);
+  AS_CHECK_ALLOC(w->Y0);
+  w->acc = malloc(nd * sizeof *w->acc);
+  AS_CHECK_ALLOC(w->acc);
+  w->buf = malloc(nd * sizeof *w->buf);
+  AS_CHECK_ALLOC(w->buf);
+  w->cent = malloc(nd * sizeof *w->cent);
+  AS_CHECK_ALLOC(w->cent);
+  w->r = malloc((size_t)n * sizeof *w->r);
+  AS_CHECK_ALLOC(w->r);
+  w->parent = malloc((size_t)n * sizeof *w->parent);
+  AS_CHECK_ALLOC(w->parent);
+  w->label = malloc((size_t)n * sizeof *w->label);
+  AS_CHECK_ALLOC(w->label);
+  w->csize = malloc((size_t)n * sizeof *w->csize);
+  AS_CHECK_ALLOC(w->csize);
+  w->leader = malloc((size_t)n * sizeof *w->leader);
+  AS_CHECK_ALLOC(w->leader);
+  w->pcopy = malloc(nn * sizeof *w->pcopy);
+  AS_CHECK_ALLOC(w->pcopy);
+  w->sv = malloc((size_t)n * sizeof *w->sv);
+  AS_CHECK_ALLOC(w->sv);
+  w->fcopy = malloc(dd * sizeof *w->fcopy);
+  AS_CHECK_ALLOC(w->fcopy);
+  w->fvt = malloc(dd * sizeof *w->fvt);
+  AS_CHECK_ALLOC(w->fvt);
+  w->fsv = malloc((size_t)d * sizeof *w->fsv);
+  AS_CHECK_ALLOC(w->fsv);
+  int l1 = 0, l2 = 0;
+  int info = svd_lwork(n, "N", &l1);
+  AS_LAPACK_CHECK("dgesvd (workspace query)", info);
+  info = svd_lwork(d, "A", &l2);
+  AS_LAPACK_CHECK("dgesvd (workspace query)", info);
+  w->lwork = l1 > l2 ? l1 : l2;
+  if (w->lwork < 1) w->lwork = 1;
+  w->work = malloc((size_t)w->lwork * sizeof *w->work);
+  AS_CHECK_ALLOC(w->work);
+  AS_TRY(as_hull_create(d, n, &w->hull));
+  *out = w;
+  w = NULL;
+cleanup:
+  as_classify_ws_destroy(&w);
+  return st;
+}
+
+void as_classify_ws_destroy(as_classify_ws **p) {
+  if (!p || !*p) return;
+  as_classify_ws *w = *p;
+  free(w->W);
+  free(w->Y);
+  free(w->Y0);
+  free(w->acc);
+  free(w->buf);
+  free(w->cent);
+  free(w->r);
+  free(w->parent);
+  free(w->label);
+  free(w->csize);
+  free(w->leader);
+  free(w->pcopy);
+  free(w->sv);
+  free(w->fcopy);
+  free(w->fvt);
+  free(w->fsv);
+  free(w->work);
+  as_hull_destroy(&w->hull);
+  free(w);
+  *p = NULL;
+}
+
+/* ------------------------------------------------------------------ small helpers */
+
+static int all_finite(const double *x, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+static double dist2(const double *a, const double *b, int k) {
+  double s = 0.0;
+  for (int c = 0; c < k; c++) s += (a[c] - b[c]) * (a[c] - b[c]);
+  return s;
+}
+
+static double norm(const double *a, int k) {
+  double s = 0.0;
+  for (int c = 0; c < k; c++) s += a[c] * a[c];
+  return sqrt(s);
+}
+
+static double diameter(const double *Y, int n, int k) {
+  double best = 0.0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) {
+      double s = dist2(Y + (size_t)i * k, Y + (size_t)j * k, k);
+      if (s > best) best = s;
+    }
+  return sqrt(best);
+}
+
+static int find_root(int *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+/* C (n x k) = A (n x d) B (d x k), all row-major. */
+static void matmul(int n, int d, int k, const double *A, const double *B, double *C) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d, 1.0, A, d, B, k, 0.0, C, k);
+}
+
+/* ------------------------------------------------------------------ coordinates */
+
+/* Fill ws->W (d x k) with the orthonormal-basis reading of range(proj_f): W = proj_f^T B. */
+static as_status reading_f(const as_spectral *sp, as_classify_ws *ws, int *k) {
+  as_status st = AS_OK;
+  int d = sp->d, kf = sp->dim_f, info = 0;
+  AS_CHECK(kf >= 1 && kf <= d && sp->proj_f != NULL, AS_ERR_ARG,
+           "spectral analysis gives dim F = %d (d = %d) without a projector", kf, d);
+  AS_CHECK(all_finite(sp->proj_f, (size_t)d * d), AS_ERR_ARG, "projector onto F not finite");
+  /* Row-major proj_f read column-major is proj_f^T; its right singular vectors are the left
+   * singular vectors of proj_f, whose first dim_f span range(proj_f) = F. */
+  memcpy(ws->fcopy, sp->proj_f, (size_t)d * d * sizeof *ws->fcopy);
+  int one = 1;
+  double u = 0.0;
+  dgesvd_("N", "A", &d, &d, ws->fcopy, &d, ws->fsv, &u, &one, ws->fvt, &d, ws->work, &ws->lwork,
+          &info, 1, 1);
+  AS_LAPACK_CHECK("dgesvd", info);
+  AS_CHECK(info == 0, AS_ERR_LAPACK, "dgesvd did not converge on the projector (info %d)", info);
+  /* B_bc = fvt[c + b d] (row c of VT, column-major). W_ac = sum_b proj_f[b d + a] B_bc. */
+  for (int a = 0; a < d; a++)
+    for (int c = 0; c < kf; c++) {
+      double s = 0.0;
+      for (int b = 0; b < d; b++) s += sp->proj_f[(size_t)b * d + a] * ws->fvt[c + (size_t)b * d];
+      ws->W[(size_t)a * kf + c] = s;
+    }
+  *k = kf;
+cleanup:
+  return st;
+}
+
+static void reading_identity(as_classify_ws *ws, int d, int *k) {
+  memset(ws->W, 0, (size_t)d * d * sizeof *ws->W);
+  for (int a = 0; a < d; a++) ws->W[(size_t)a * d + a] = 1.0;
+  *k = d;
+}
+
+/* Smallest positive real part of the spectrum (0 if none). */
+static double min_positive_rate(const as_spectral *sp) {
+  double best = 0.0;
+  for (int i = 0; i < sp->d; i++)
+    if (sp->wr[i] > 0.0 && (best == 0.0 || sp->wr[i] < best)) best = sp->wr[i];
+  return best;
+}
+
+/* ------------------------------------------------------------------ clustering */
+
+typedef struct cl_result {
+  int k;            /* classified dimension */
+  double rho;       /* approach rate */
+  double s0, s;     /* initial and final spread of Y */
+  double tol;       /* cluster_tol */
+  double rmax;      /* max_i r_i */
+  int n_clusters;   /* clusters of settled tokens */
+  int n_unresolved; /* tokens not settled */
+  int max_size;     /* largest cluster */
+} cl_result;
+
+/* Single linkage of the settled tokens of Y (n x k) at cl->tol; centres into ws->cent. */
+static void cluster(as_classify_ws *ws, int n, cl_result *cl) {
+  int k = cl->k;
+  double tol2 = cl->tol * cl->tol;
+  cl->n_unresolved = 0;
+  cl->rmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    ws->parent[i] = i;
+    if (ws->r[i] > cl->rmax) cl->rmax = ws->r[i];
+    if (!(ws->r[i] <= cl->tol)) cl->n_unresolved++;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!(ws->r[i] <= cl->tol)) continue;
+    for (int j = i + 1; j < n; j++) {
+      if (!(ws->r[j] <= cl->tol)) continue;
+      if (dist2(ws->Y + (size_t)i * k, ws->Y + (size_t)j * k, k) <= tol2) {
+        int a = find_root(ws->parent, i), b = find_root(ws->parent, j);
+        if (a != b) ws->parent[a > b ? a : b] = a < b ? a : b;
+      }
+    }
+  }
+  /* Number the clusters in order of their lowest token index. */
+  int nc = 0;
+  for (int i = 0; i < n; i++) ws->label[i] = -1;
+  for (int i = 0; i < n; i++) {
+    if (!(ws->r[i] <= cl->tol)) continue;
+    int root = find_root(ws->parent, i);
+    if (root == i) ws->csize[nc] = 0, ws->label[i] = nc++;
+  }
+  for (int i = 0; i < n; i++)
+    if (ws->r[i] <= cl->tol) ws->label[i] = ws->label[find_root(ws->parent, i)];
+  memset(ws->cent, 0, (size_t)nc * k * sizeof *ws->cent);
+  for (int i = 0; i < n; i++) {
+    int c = ws->label[i];
+    if (c < 0) continue;
+    ws->csize[c]++;
+    for (int a = 0; a < k; a++) ws->cent[(size_t)c * k + a] += ws->Y[(size_t)i * k + a];
+  }
+  cl->max_size = 0;
+  for (int c = 0; c < nc; c++) {
+    for (int a = 0; a < k; a++) ws->cent[(size_t)c * k + a] /= ws->csize[c];
+    if (ws->csize[c] > cl->max_size) cl->max_size = ws->csize[c];
+  }
+  cl->n_clusters = nc;
+}
+
+/* What is seen, without a theorem to compare with. */
+static as_geom generic_label(const cl_result *cl, int n) {
+  if (cl->n_unresolved > 0) return cl->max_size >= 2 ? AS_GEOM_UNRESOLVED : AS_GEOM_UNCLUSTERED;
+  if (cl->n_clusters == 1) return AS_GEOM_SINGLE;
+  if (cl->n_clusters == n) return AS_GEOM_UNCLUSTERED;
+  return AS_GEOM_CLUSTERS;
+}
+
+/* Vertices among the centres, and the largest interior depth (relative to sqrt(k) tol) of a
+ * centre that is neither a vertex nor at zero. */
+static as_status hull_of_centres(as_classify_ws *ws, const cl_result *cl, int want_depth,
+                                 int *n_vertices, double *worst) {
+  as_status st = AS_OK;
+  int m = cl->n_clusters, k = cl->k;
+  const double *C = ws->cent;
+  *n_vertices = 0;
+  *worst = 0.0;
+  if (m == 0) goto cleanup;
+  if (k == 1) {
+    double lo = C[0], hi = C[0];
+    for (int c = 1; c < m; c++) lo = C[c] < lo ? C[c] : lo, hi = C[c] > hi ? C[c] : hi;
+    for (int c = 0; c < m; c++) {
+      if (C[c] == lo || C[c] == hi) {
+        (*n_vertices)++;
+        continue;
+      }
+      if (!want_depth || fabs(C[c]) <= cl->tol) continue;
+      double depth = fmin(C[c] - lo, hi - C[c]) / cl->tol;
+      if (depth > *worst) *worst = depth;
+    }
+    goto cleanup;
+  }
+  for (int c = 0; c < m; c++) {
+    int v = 0;
+    AS_TRY(as_hull_is_vertex(ws->hull, k, m, C, c, cl->tol, &v, NULL));
+    if (v) {
+      (*n_vertices)++;
+      continue;
+    }
+    if (!want_depth || norm(C + (size_t)c * k, k) <= cl->tol) continue;
+    double depth = 0.0;
+    AS_TRY(as_hull_depth_l1(ws->hull, k, m, C, C + (size_t)c * k, &depth));
+    depth /= sqrt((double)k) * cl->tol;
+    if (depth > *worst) *worst = depth;
+  }
+cleanup:
+  return st;
+}
+
+/* ------------------------------------------------------------------ the classifier */
+
+static void reset_fields(as_record *rec) {
+  rec->observed = AS_GEOM_NONE;
+  rec->verdict = AS_VERDICT_PENDING;
+  rec->n_clusters = rec->n_unresolved = rec->n_leaders = rec->rank_p = 0;
+  rec->n_vertices = rec->n_levels = rec->leaders_init_vertices = 0;
+  rec->cluster_tol = rec->p_bool_dist = rec->p_uniform_dist = rec->max_norm_x = NAN;
+  rec->level_a = rec->level_b = rec->verdict_margin = rec->mean_shift = rec->spread = NAN;
+}
+
+/* Observables of P: distances to Boolean and uniform, leaders, rank. */
+static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, as_record *rec) {
+  as_status st = AS_OK;
+  int n = in->n;
+  double bd = 0.0, ud = 0.0;
+  int nl = 0;
+  for (int j = 0; j < n; j++) ws->leader[j] = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double p = in->P[(size_t)i * n + j];
+      double b = fmin(fabs(p), fabs(1.0 - p)), u = fabs(p - 1.0 / n);
+      if (b > bd) bd = b;
+      if (u > ud) ud = u;
+      if (p >= 1.0 - AS_CLASSIFY_LEADER_TOL && !ws->leader[j]) ws->leader[j] = 1, nl++;
+    }
+  rec->p_bool_dist = bd;
+  rec->p_uniform_dist = ud;
+  rec->n_leaders = nl;
+  memcpy(ws->pcopy, in->P, (size_t)n * n * sizeof *ws->pcopy);
+  int info = 0, one = 1;
+  double u = 0.0, vt = 0.0;
+  dgesvd_("N", "N", &n, &n, ws->pcopy, &n, ws->sv, &u, &one, &vt, &one, ws->work, &ws->lwork, &info,
+          1, 1);
+  AS_LAPACK_CHECK("dgesvd", info);
+  AS_CHECK(info == 0, AS_ERR_LAPACK, "dgesvd did not converge on P (info %d)", info);
+  int rank = 0;
+  for (int i = 0; i < n; i++)
+    if (ws->sv[i] > AS_CLASSIFY_RANK_RTOL * ws->sv[0]) rank++;
+  rec->rank_p = rank;
+cleanup:
+  return st;
+}
+
+/* Leaders that were vertices of the initial hull of Y0 (exact test). */
+static as_status leaders_init(const as_classify_input *in, as_classify_ws *ws, int k, int *count) {
+  as_status st = AS_OK;
+  int n = in->n;
+  *count = 0;
+  if (k == 1) {
+    double lo = ws->Y0[0], hi = ws->Y0[0];
+    for (int i = 1; i < n; i++) lo = fmin(lo, ws->Y0[i]), hi = fmax(hi, ws->Y0[i]);
+    for (int j = 0; j < n; j++)
+      if (ws->leader[j] && (ws->Y0[j] == lo || ws->Y0[j] == hi)) (*count)++;
+    goto cleanup;
+  }
+  for (int j = 0; j < n; j++) {
+    if (!ws->leader[j]) continue;
+    int v = 0;
+    AS_TRY(as_hull_is_vertex(ws->hull, k, n, ws->Y0, j, 0.0, &v, NULL));
+    *count += v;
+  }
+cleanup:
+  return st;
+}
+
+as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec) {
+  as_status st = AS_OK;
+  AS_CHECK(in != NULL && ws != NULL && rec != NULL, AS_ERR_ARG, "NULL argument");
+  AS_CHECK(in->n == ws->n && in->d == ws->d, AS_ERR_ARG,
+           "classifier input n = %d, d = %d but workspace n = %d, d = %d", in->n, in->d, ws->n,
+           ws->d);
+  AS_CHECK(in->sp != NULL && in->sp->d == in->d, AS_ERR_ARG,
+           "spectral analysis missing or of another dimension");
+  AS_CHECK(in->Z0 != NULL && in->Z != NULL && in->P != NULL && in->V != NULL, AS_ERR_ARG,
+           "classifier input: Z0, Z, P and V are required");
+  AS_CHECK(in->outcome != AS_OUT_PENDING, AS_ERR_ARG, "classify called before integration");
+  const int n = in->n, d = in->d;
+  const as_spectral *sp = in->sp;
+  const as_theorem thm = sp->theorem;
+  AS_CHECK(all_finite(in->Z0, (size_t)n * d), AS_ERR_ARG, "initial tokens not finite");
+  reset_fields(rec);
+  for (int i = 0; i < n; i++) ws->label[i] = -1, ws->leader[i] = 0;
+
+  if (in->outcome == AS_OUT_FAILED) {
+    rec->verdict = AS_VERDICT_FAILED;
+    goto cleanup;
+  }
+  if (in->X) {
+    double mx = 0.0;
+    for (int i = 0; i < n; i++) {
+      double s = norm(in->X + (size_t)i * d, d);
+      if (!(s <= mx)) mx = s; /* NaN propagates */
+    }
+    rec->max_norm_x = mx;
+  }
+  AS_CHECK(thm != AS_THM_MINUS_IDENTITY || in->X != NULL, AS_ERR_ARG,
+           "minus_identity needs the final x");
+  if (in->outcome == AS_OUT_NONFINITE || !all_finite(in->Z, (size_t)n * d) ||
+      !all_finite(in->P, (size_t)n * n) ||
+      (thm == AS_THM_MINUS_IDENTITY && !all_finite(in->X, (size_t)n * d))) {
+    rec->verdict = AS_VERDICT_NONFINITE;
+    goto cleanup;
+  }
+  AS_TRY(p_observables(in, ws, rec));
+
+  /* ---- coordinates, rate, speeds */
+  double t = isfinite(in->t_final) ? in->t_final : in->T;
+  AS_CHECK(isfinite(t) && t >= 0.0, AS_ERR_ARG, "final time %g invalid", t);
+  cl_result cl = {0};
+  const double *S = in->Z; /* the state read (z, or x for minus_identity) */
+  switch (thm) {
+  case AS_THM_GOOD:
+    AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_ARG,
+             "good triple without a finite left eigenvector");
+    memcpy(ws->W, sp->l1, (size_t)d * sizeof *ws->W);
+    cl.k = 1;
+    cl.rho = sp->lambda1_re;
+    break;
+  case AS_THM_PARANORMAL:
+    AS_TRY(reading_f(sp, ws, &cl.k));
+    cl.rho = sp->lambda1_re;
+    break;
+  case AS_THM_CODIM:
+    AS_TRY(reading_f(sp, ws, &cl.k));
+    cl.rho = min_positive_rate(sp);
+    break;
+  case AS_THM_MINUS_IDENTITY:
+    reading_identity(ws, d, &cl.k);
+    S = in->X;
+    cl.rho = 1.0; /* only labels use it: collapse is algebraic (header) */
+    break;
+  case AS_THM_IDENTITY:
+  case AS_THM_D1:
+    reading_identity(ws, d, &cl.k);
+    cl.rho = sp->lambda1_re;
+    break;
+  default: /* none, complex */
+    if (sp->dim_f > 0 && sp->proj_f != NULL)
+      AS_TRY(reading_f(sp, ws, &cl.k));
+    else
+      reading_identity(ws, d, &cl.k);
+    cl.rho = min_positive_rate(sp);
+    if (!(cl.rho > 0.0)) cl.rho = fmax(hypot(sp->lambda1_re, sp->lambda1_im), 1e-300);
+    break;
+  }
+  if (!(cl.rho > 0.0) || !isfinite(cl.rho)) cl.rho = 1.0;
+  const int k = cl.k;
+  matmul(n, d, k, S, ws->W, ws->Y);
+  matmul(n, d, k, in->Z0, ws->W, ws->Y0);
+  /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T; then read with W. */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0, ws->acc,
+              d);
+  if (thm != AS_THM_MINUS_IDENTITY)
+    for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
+              ws->buf, d);
+  matmul(n, d, k, ws->buf, ws->W, ws->acc);
+  double vmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    double u = norm(ws->acc + (size_t)i * k, k);
+    ws->r[i] = u / cl.rho;
+    if (!(u <= vmax)) vmax = u;
+  }
+  AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_ARG, "token speeds not finite (V not finite?)");
+
+  /* ---- spread, resolution, clusters */
+  cl.s0 = diameter(ws->Y0, n, k);
+  cl.s = diameter(ws->Y, n, k);
+  double L = fmax(fmax(cl.s0, cl.s), DBL_MIN);
+  double rel = AS_CLASSIFY_TOL_C * exp(-cl.rho * t);
+  rel = fmin(fmax(rel, AS_CLASSIFY_TOL_MIN), AS_CLASSIFY_TOL_MAX);
+  cl.tol = L * rel;
+  cluster(ws, n, &cl);
+  rec->spread = cl.s;
+  rec->cluster_tol = cl.tol;
+  rec->n_clusters = cl.n_clusters;
+  rec->n_unresolved = cl.n_unresolved;
+  {
+    double shift2 = 0.0;
+    for (int a = 0; a < k; a++) {
+      double m1 = 0.0, m0 = 0.0;
+      for (int i = 0; i < n; i++) m1 += ws->Y[(size_t)i * k + a], m0 += ws->Y0[(size_t)i * k + a];
+      shift2 += (m1 - m0) * (m1 - m0) / ((double)n * n);
+    }
+    rec->mean_shift = cl.s0 > 0.0 ? sqrt(shift2) / cl.s0 : NAN;
+  }
+  AS_TRY(leaders_init(in, ws, k, &rec->leaders_init_vertices));
+  const double unresolved_margin = cl.rmax / cl.tol;
+
+  /* ---- verdict per theorem */
+  int nv = 0;
+  double worst = 0.0;
+  switch (thm) {
+  case AS_THM_IDENTITY:
+  case AS_THM_PARANORMAL:
+    if (cl.n_unresolved > 0) {
+      rec->verdict = AS_VERDICT_UNRESOLVED;
+      rec->observed = AS_GEOM_UNRESOLVED;
+      rec->verdict_margin = unresolved_margin;
+      break;
+    }
+    AS_TRY(hull_of_centres(ws, &cl, 1, &nv, &worst));
+    rec->n_vertices = nv;
+    rec->verdict_margin = worst;
+    if (worst > 1.0) {
+      rec->verdict = AS_VERDICT_VIOLATED;
+      rec->observed = generic_label(&cl, n);
+    } else {
+      rec->verdict = AS_VERDICT_CONSISTENT;
+      rec->observed = cl.n_clusters == 1       ? AS_GEOM_SINGLE
+                      : thm == AS_THM_IDENTITY ? AS_GEOM_POLYTOPE
+                                               : AS_GEOM_POLYTOPE_SUBSPACE;
+    }
+    break;
+  case AS_THM_GOOD:
+  case AS_THM_CODIM:
+    if (cl.n_unresolved > 0) {
+      rec->verdict = AS_VERDICT_UNRESOLVED;
+      rec->observed = AS_GEOM_UNRESOLVED;
+      rec->verdict_margin = unresolved_margin;
+      break;
+    }
+    AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
+    rec->n_vertices = nv;
+    rec->n_levels = cl.n_clusters;
+    rec->verdict_margin = cl.n_clusters / 3.0;
+    int ok = cl.n_clusters <= 3;
+    if (thm == AS_THM_GOOD) {
+      double lo = ws->cent[0], hi = ws->cent[0], mid = 0.0;
+      for (int c = 1; c < cl.n_clusters; c++)
+        lo = fmin(lo, ws->cent[c]), hi = fmax(hi, ws->cent[c]);
+      rec->level_a = lo;
+      rec->level_b = hi;
+      if (cl.n_clusters == 3) {
+        for (int c = 0; c < 3; c++)
+          if (ws->cent[c] != lo && ws->cent[c] != hi) mid = ws->cent[c];
+        double ratio = fabs(mid) / cl.tol;
+        if (ratio > 1.0) ok = 0;
+        rec->verdict_margin = fmax(1.0, ratio);
+      }
+    }
+    rec->verdict = ok ? AS_VERDICT_CONSISTENT : AS_VERDICT_VIOLATED;
+    rec->observed = !ok                  ? generic_label(&cl, n)
+                    : thm == AS_THM_GOOD ? AS_GEOM_HYPERPLANES
+                                         : AS_GEOM_SUBSPACES;
+    break;
+  case AS_THM_MINUS_IDENTITY: {
+    double tau = fmin(1.0, sqrt((double)n * d / (2.0 * fmax(t, DBL_MIN))));
+    double mx = rec->max_norm_x;
+    rec->verdict_margin = mx / tau;
+    if (mx <= tau) {
+      rec->verdict = AS_VERDICT_CONSISTENT;
+      rec->observed = AS_GEOM_COLLAPSE;
+      rec->n_clusters = 1;
+      rec->n_unresolved = 0;
+      rec->cluster_tol = tau;
+      for (int i = 0; i < n; i++) ws->label[i] = -1;
+    } else if (vmax < AS_CLASSIFY_STALL * mx / (2.0 * t + 1.0)) {
+      rec->verdict = AS_VERDICT_VIOLATED;
+      rec->observed = generic_label(&cl, n);
+    } else {
+      rec->verdict = AS_VERDICT_UNRESOLVED;
+      rec->observed = AS_GEOM_UNRESOLVED;
+    }
+    break;
+  }
+  case AS_THM_D1: {
+    int lo = 0, hi = 0;
+    for (int i = 1; i < n; i++) {
+      if (in->Z0[(size_t)i * d] < in->Z0[(size_t)lo * d]) lo = i;
+      if (in->Z0[(size_t)i * d] > in->Z0[(size_t)hi * d]) hi = i;
+    }
+    int exc = 0, unsat = 0;
+    for (int i = 0; i < n; i++) {
+      const double *row = in->P + (size_t)i * n;
+      if (row[lo] >= 1.0 - AS_CLASSIFY_BOOL_TOL || row[hi] >= 1.0 - AS_CLASSIFY_BOOL_TOL) continue;
+      exc++;
+      double mx = 0.0;
+      for (int j = 0; j < n; j++) mx = fmax(mx, row[j]);
+      if (mx < 1.0 - AS_CLASSIFY_BOOL_TOL) unsat++;
+    }
+    AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
+    rec->n_vertices = nv;
+    rec->verdict_margin = fmax((double)exc, rec->rank_p / 3.0);
+    if (exc <= 1 && rec->rank_p <= 3) {
+      rec->verdict = AS_VERDICT_CONSISTENT;
+      rec->observed = AS_GEOM_BOOLEAN;
+    } else if ((unsat > 0 && exc - unsat <= 1) ||
+               (exc <= 1 && rec->p_bool_dist > AS_CLASSIFY_RANK_RTOL)) {
+      rec->verdict = AS_VERDICT_UNRESOLVED; /* rows still mixing: P not yet at its limit */
+      rec->observed = AS_GEOM_UNRESOLVED;
+    } else {
+      rec->verdict = AS_VERDICT_VIOLATED;
+      rec->observed = generic_label(&cl, n);
+    }
+    break;
+  }
+  default: /* none, complex: no theorem, label what is seen */
+    if (cl.n_unresolved == 0 && cl.n_clusters > 1) {
+      AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
+      rec->n_vertices = nv;
+    }
+    rec->verdict = AS_VERDICT_NO_PREDICTION;
+    rec->observed = generic_label(&cl, n);
+    break;
+  }
+cleanup:
+  return st;
+}
+
+const int *as_classify_leaders(const as_classify_ws *ws) {
+  return ws ? ws->leader : NULL;
+}
+const int *as_classify_labels(const as_classify_ws *ws) {
+  return ws ? ws->label : NULL;
+}

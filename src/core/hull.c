@@ -1,0 +1,340 @@
+/* hull.c: exact convex-hull predicates by linear programming (GLPK, rational simplex).
+ *
+ * Every predicate is "is some point a convex combination of the given points", phrased as a
+ * small LP over the convex weights w (columns 1..m) plus one scalar (column m+1). The data are
+ * scaled by one power of two so that every coordinate is an integer (exact in double): glp_exact
+ * converts its floating-point input to rationals by approximation (GLPK 5.0 loses 2^-35 relative
+ * on 1 + 2^-35), but integer-valued doubles are converted exactly. No translation (a subtraction
+ * in double would round). So glp_exact decides for exactly the numbers given. glp_simplex first
+ * finds a basis in floating point; glp_exact then certifies (or repairs) it in rational
+ * arithmetic. Limitation: coordinates whose last mantissa bit lies below 2^-1000, or more than
+ * about 2^970 below the largest coordinate, cannot be made integers and are rationalised
+ * approximately by GLPK.
+ */
+#include <glpk.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/classify.h"
+
+struct as_hull {
+  int kmax, mmax;
+  glp_prob *lp;
+  int *ia, *ja; /* 1-based triplets for glp_load_matrix */
+  double *ar;
+  double *other; /* mmax x kmax: the points tested against (is_vertex) */
+  double *qs;    /* mmax x kmax: the points scaled to integers */
+  double *ps;    /* kmax: the query point scaled likewise */
+};
+
+as_status as_hull_create(int kmax, int mmax, as_hull **out) {
+  as_status st = AS_OK;
+  as_hull *h = NULL;
+  AS_CHECK(out != NULL, AS_ERR_ARG, "out is NULL");
+  AS_CHECK(kmax >= 1 && mmax >= 1, AS_ERR_ARG, "hull sizes k = %d, m = %d must be >= 1", kmax,
+           mmax);
+  h = calloc(1, sizeof *h);
+  AS_CHECK_ALLOC(h);
+  h->kmax = kmax;
+  h->mmax = mmax;
+  /* dist_inf has the most non-zeros: 2k rows of m + 1 entries, and one row of m. */
+  size_t nnz = 1 + (size_t)(2 * kmax) * (size_t)(mmax + 1) + (size_t)mmax;
+  h->ia = malloc(nnz * sizeof *h->ia);
+  AS_CHECK_ALLOC(h->ia);
+  h->ja = malloc(nnz * sizeof *h->ja);
+  AS_CHECK_ALLOC(h->ja);
+  h->ar = malloc(nnz * sizeof *h->ar);
+  AS_CHECK_ALLOC(h->ar);
+  h->other = malloc((size_t)kmax * (size_t)mmax * sizeof *h->other);
+  AS_CHECK_ALLOC(h->other);
+  h->qs = malloc((size_t)kmax * (size_t)mmax * sizeof *h->qs);
+  AS_CHECK_ALLOC(h->qs);
+  h->ps = malloc((size_t)kmax * sizeof *h->ps);
+  AS_CHECK_ALLOC(h->ps);
+  glp_term_out(GLP_OFF);
+  h->lp = glp_create_prob();
+  AS_CHECK_ALLOC(h->lp);
+  *out = h;
+  h = NULL;
+cleanup:
+  as_hull_destroy(&h);
+  return st;
+}
+
+void as_hull_destroy(as_hull **p) {
+  if (!p || !*p) return;
+  as_hull *h = *p;
+  if (h->lp) glp_delete_prob(h->lp);
+  free(h->ia);
+  free(h->ja);
+  free(h->ar);
+  free(h->other);
+  free(h->qs);
+  free(h->ps);
+  free(h);
+  *p = NULL;
+}
+
+/* GLPK aborts the process on invalid data, so everything is checked here first. */
+static as_status check_args(const as_hull *h, int k, int m, const double *Q, const double *p) {
+  as_status st = AS_OK;
+  AS_CHECK(h != NULL && Q != NULL && p != NULL, AS_ERR_ARG, "NULL argument");
+  AS_CHECK(k >= 1 && k <= h->kmax && m >= 1 && m <= h->mmax, AS_ERR_ARG,
+           "hull sizes k = %d, m = %d outside the object's %d x %d", k, m, h->kmax, h->mmax);
+  for (int a = 0; a < k; a++)
+    AS_CHECK(isfinite(p[a]), AS_ERR_ARG, "point coordinate %d not finite", a);
+  for (long e = 0; e < (long)k * m; e++)
+    AS_CHECK(isfinite(Q[e]), AS_ERR_ARG, "hull point %ld coordinate %ld not finite", e / k, e % k);
+cleanup:
+  return st;
+}
+
+/* Copy Q and p into h->qs, h->ps multiplied by 2^E, E chosen so that every entry becomes an
+ * integer (x = f 2^e with a 53-bit f: x 2^(53 - e) is an integer) without overflow. */
+static int scale_to_integers(as_hull *h, int k, int m, const double *Q, const double *p) {
+  int emax = INT_MIN, need = 0;
+  size_t len = (size_t)k * m;
+  for (size_t e = 0; e < len + (size_t)k; e++) {
+    double x = e < len ? Q[e] : p[e - len];
+    if (x == 0.0) continue;
+    int ex = 0;
+    (void)frexp(x, &ex);
+    if (ex > emax) emax = ex;
+    if (53 - ex > need) need = 53 - ex;
+  }
+  /* 0 <= E <= 1000 keeps 2^E (the row factor) an exact finite integer; E <= 1020 - emax keeps
+   * the scaled data finite. Doubles >= 2^52 are integers already, so E = 0 loses nothing. */
+  int E = need;
+  if (emax != INT_MIN && E > 1020 - emax) E = 1020 - emax;
+  if (E > 1000) E = 1000;
+  if (E < 0) E = 0;
+  for (size_t e = 0; e < len; e++) h->qs[e] = ldexp(Q[e], E);
+  for (int a = 0; a < k; a++) h->ps[a] = ldexp(p[a], E);
+  return E;
+}
+
+/* Solve the loaded LP; *status = GLP_OPT, GLP_NOFEAS... from the exact solver. */
+static as_status solve_exact(glp_prob *lp, int *status) {
+  as_status st = AS_OK;
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.presolve = GLP_OFF;
+  glp_std_basis(lp);
+  /* The floating-point pass only supplies a starting basis: bounded, and its failure is not
+   * fatal (glp_exact then starts from whatever valid basis is left, or the standard one). */
+  parm.it_lim = 50 * (glp_get_num_rows(lp) + glp_get_num_cols(lp)) + 1000;
+  parm.tm_lim = 2000;
+  (void)glp_simplex(lp, &parm);
+  parm.it_lim = INT_MAX;
+  parm.tm_lim = INT_MAX;
+  int ret = glp_exact(lp, &parm);
+  if (ret == GLP_EBADB || ret == GLP_ESING) {
+    glp_std_basis(lp);
+    ret = glp_exact(lp, &parm);
+  }
+  AS_CHECK(ret == 0, AS_ERR_INTERNAL, "glp_exact failed with code %d", ret);
+  *status = glp_get_status(lp);
+  AS_CHECK(*status == GLP_OPT || *status == GLP_NOFEAS || *status == GLP_UNBND, AS_ERR_INTERNAL,
+           "glp_exact ended with status %d", *status);
+cleanup:
+  return st;
+}
+
+/* Columns 1..m: weights w_j >= 0; column m+1: the scalar s >= 0, objective coefficient 1. */
+static void add_columns(glp_prob *lp, int m, int dir) {
+  glp_erase_prob(lp);
+  glp_set_obj_dir(lp, dir);
+  glp_add_cols(lp, m + 1);
+  for (int j = 1; j <= m + 1; j++) {
+    glp_set_col_bnds(lp, j, GLP_LO, 0.0, 0.0);
+    glp_set_obj_coef(lp, j, j == m + 1 ? 1.0 : 0.0);
+  }
+}
+
+as_status as_hull_dist_inf(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *dist) {
+  as_status st = AS_OK;
+  AS_TRY(check_args(h, k, m, Q, p));
+  AS_CHECK(dist != NULL, AS_ERR_ARG, "dist is NULL");
+  /* min t  s.t.  sum_j Q_ja w_j + t >= p_a,  sum_j Q_ja w_j - t <= p_a,  sum_j w_j = 1,
+   * every row multiplied by one = 2^E (uniform, so the float pass sees the same problem and t
+   * keeps its units). */
+  int E = scale_to_integers(h, k, m, Q, p);
+  Q = h->qs;
+  p = h->ps;
+  const double one = ldexp(1.0, E);
+  glp_prob *lp = h->lp;
+  add_columns(lp, m, GLP_MIN);
+  glp_add_rows(lp, 2 * k + 1);
+  int ne = 0;
+  for (int a = 0; a < k; a++) {
+    int rlo = 2 * a + 1, rhi = 2 * a + 2;
+    glp_set_row_bnds(lp, rlo, GLP_LO, p[a], 0.0);
+    glp_set_row_bnds(lp, rhi, GLP_UP, 0.0, p[a]);
+    for (int j = 0; j < m; j++) {
+      double q = Q[(size_t)j * k + a];
+      if (q == 0.0) continue; /* GLPK stores no zeros */
+      ne++, h->ia[ne] = rlo, h->ja[ne] = j + 1, h->ar[ne] = q;
+      ne++, h->ia[ne] = rhi, h->ja[ne] = j + 1, h->ar[ne] = q;
+    }
+    ne++, h->ia[ne] = rlo, h->ja[ne] = m + 1, h->ar[ne] = one;
+    ne++, h->ia[ne] = rhi, h->ja[ne] = m + 1, h->ar[ne] = -one;
+  }
+  glp_set_row_bnds(lp, 2 * k + 1, GLP_FX, one, one);
+  for (int j = 0; j < m; j++) ne++, h->ia[ne] = 2 * k + 1, h->ja[ne] = j + 1, h->ar[ne] = one;
+  glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
+  int status = 0;
+  AS_TRY(solve_exact(lp, &status));
+  AS_CHECK(status == GLP_OPT, AS_ERR_INTERNAL, "distance LP not optimal (status %d)", status);
+  *dist = glp_get_obj_val(lp);
+  if (*dist < 0.0) *dist = 0.0; /* an exact optimum is >= 0; guard the rounding of -0 */
+cleanup:
+  return st;
+}
+
+as_status as_hull_ray(as_hull *h, int k, int m, const double *Q, const double *p, int axis,
+                      int sign, double *r) {
+  as_status st = AS_OK;
+  AS_TRY(check_args(h, k, m, Q, p));
+  AS_CHECK(r != NULL, AS_ERR_ARG, "r is NULL");
+  AS_CHECK(axis >= 0 && axis < k && (sign == 1 || sign == -1), AS_ERR_ARG,
+           "ray axis %d sign %d invalid", axis, sign);
+  /* max s  s.t.  sum_j Q_ja w_j - sign [a = axis] s = p_a,  sum_j w_j = 1 (every row times 2^E). */
+  int E = scale_to_integers(h, k, m, Q, p);
+  Q = h->qs;
+  p = h->ps;
+  const double one = ldexp(1.0, E);
+  glp_prob *lp = h->lp;
+  add_columns(lp, m, GLP_MAX);
+  glp_add_rows(lp, k + 1);
+  int ne = 0;
+  for (int a = 0; a < k; a++) {
+    glp_set_row_bnds(lp, a + 1, GLP_FX, p[a], p[a]);
+    for (int j = 0; j < m; j++) {
+      double q = Q[(size_t)j * k + a];
+      if (q == 0.0) continue;
+      ne++, h->ia[ne] = a + 1, h->ja[ne] = j + 1, h->ar[ne] = q;
+    }
+    if (a == axis) ne++, h->ia[ne] = a + 1, h->ja[ne] = m + 1, h->ar[ne] = -(double)sign * one;
+  }
+  glp_set_row_bnds(lp, k + 1, GLP_FX, one, one);
+  for (int j = 0; j < m; j++) ne++, h->ia[ne] = k + 1, h->ja[ne] = j + 1, h->ar[ne] = one;
+  glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
+  int status = 0;
+  AS_TRY(solve_exact(lp, &status));
+  AS_CHECK(status != GLP_UNBND, AS_ERR_INTERNAL, "ray LP unbounded (a bounded hull cannot be)");
+  *r = status == GLP_OPT ? glp_get_obj_val(lp) : -1.0;
+  if (status == GLP_OPT && *r < 0.0) *r = 0.0;
+cleanup:
+  return st;
+}
+
+as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *depth) {
+  as_status st = AS_OK;
+  AS_CHECK(depth != NULL, AS_ERR_ARG, "depth is NULL");
+  double best = INFINITY;
+  for (int a = 0; a < k && best > 0.0; a++) {
+    for (int sign = -1; sign <= 1; sign += 2) {
+      double r = 0.0;
+      AS_TRY(as_hull_ray(h, k, m, Q, p, a, sign, &r));
+      if (r < 0.0) {
+        *depth = -1.0; /* p outside the hull */
+        goto cleanup;
+      }
+      if (r < best) best = r;
+    }
+  }
+  *depth = best;
+cleanup:
+  return st;
+}
+
+/* A floating-point separating direction, then a rigorous check of it. The LP
+ *   max s  s.t.  (q_j - p)^T a + s <= 0 for every other point j,  -1 <= a <= 1
+ * proposes a; a^T (p - q_j) is then evaluated in double with the standard bound on the rounding
+ * error of a dot product (gamma_{k+1} sum |a_a x_a|), so a positive certified minimum proves
+ * that p is separated from the hull of the others, and dist_inf >= min_j a^T (p - q_j) / |a|_1.
+ * Returns 1 and the certified lower bound in *lb when it proves dist_inf > tol, else 0. */
+static int certify_vertex(as_hull *h, int k, int mo, const double *O, const double *p, double tol,
+                          double *lb) {
+  for (size_t e = 0; e < (size_t)mo * k; e++)
+    if (!isfinite(O[e] - p[e % k])) return 0;
+  glp_prob *lp = h->lp;
+  glp_erase_prob(lp);
+  glp_set_obj_dir(lp, GLP_MAX);
+  glp_add_cols(lp, k + 1);
+  for (int a = 1; a <= k; a++) glp_set_col_bnds(lp, a, GLP_DB, -1.0, 1.0);
+  glp_set_col_bnds(lp, k + 1, GLP_FR, 0.0, 0.0);
+  glp_set_obj_coef(lp, k + 1, 1.0);
+  glp_add_rows(lp, mo);
+  int ne = 0;
+  for (int j = 0; j < mo; j++) {
+    glp_set_row_bnds(lp, j + 1, GLP_UP, 0.0, 0.0);
+    for (int a = 0; a < k; a++) {
+      double c = O[(size_t)j * k + a] - p[a];
+      if (c != 0.0) ne++, h->ia[ne] = j + 1, h->ja[ne] = a + 1, h->ar[ne] = c;
+    }
+    ne++, h->ia[ne] = j + 1, h->ja[ne] = k + 1, h->ar[ne] = 1.0;
+  }
+  glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.it_lim = 50 * (mo + k + 1) + 1000;
+  parm.tm_lim = 2000;
+  if (glp_simplex(lp, &parm) != 0 || glp_get_status(lp) != GLP_OPT) return 0;
+  if (!(glp_get_obj_val(lp) > 0.0)) return 0;
+  double *dir = h->ps; /* free here: the exact path reuses it later */
+  double l1 = 0.0;
+  for (int a = 0; a < k; a++) dir[a] = glp_get_col_prim(lp, a + 1), l1 += fabs(dir[a]);
+  const double u = ldexp(1.0, -53), gamma = (k + 1) * u / (1.0 - (k + 1) * u);
+  double sp = 0.0, ep = 0.0;
+  for (int a = 0; a < k; a++) sp += dir[a] * p[a], ep += fabs(dir[a] * p[a]);
+  double worst = INFINITY;
+  for (int j = 0; j < mo; j++) {
+    double sq = 0.0, eq = 0.0;
+    for (int a = 0; a < k; a++) {
+      double x = dir[a] * O[(size_t)j * k + a];
+      sq += x, eq += fabs(x);
+    }
+    /* a^T (p - q_j) >= (sp - sq) - (error of sp, sq) - (rounding of the subtraction) */
+    double m = (sp - sq) - gamma * (ep + eq) * (1.0 + 2.0 * u) - 2.0 * u * fabs(sp - sq);
+    if (m < worst) worst = m;
+  }
+  double bound = worst / (l1 * (1.0 + gamma)) * (1.0 - 2.0 * u);
+  if (!(bound > tol)) return 0;
+  *lb = bound;
+  return 1;
+}
+
+as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
+                            int *is_vertex, double *dist) {
+  as_status st = AS_OK;
+  AS_CHECK(h != NULL && Q != NULL && is_vertex != NULL, AS_ERR_ARG, "NULL argument");
+  AS_CHECK(k >= 1 && k <= h->kmax && m >= 1 && m <= h->mmax && i >= 0 && i < m, AS_ERR_ARG,
+           "vertex test: k = %d, m = %d, i = %d outside the object's %d x %d", k, m, i, h->kmax,
+           h->mmax);
+  AS_CHECK(tol >= 0.0, AS_ERR_ARG, "vertex tolerance %g negative", tol);
+  AS_TRY(check_args(h, k, m, Q, Q + (size_t)i * k));
+  const double *p = Q + (size_t)i * k;
+  int mo = 0;
+  for (int j = 0; j < m; j++) {
+    const double *q = Q + (size_t)j * k;
+    int same = 1;
+    for (int a = 0; a < k && same; a++) same = q[a] == p[a];
+    if (same) continue; /* row i and its exact copies */
+    memcpy(h->other + (size_t)mo * k, q, (size_t)k * sizeof *q);
+    mo++;
+  }
+  double dd = INFINITY;
+  if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, &dd))
+    AS_TRY(as_hull_dist_inf(h, k, mo, h->other, p, &dd));
+  *is_vertex = dd > tol;
+  if (dist) *dist = dd;
+cleanup:
+  return st;
+}

@@ -1,0 +1,182 @@
+/* Exact convex-hull predicates (hull.c): known answers in d = 2, 3, 4, 5, a brute-force 2-D
+ * hull on random points, exactness at 2^-40, degenerate and bad input. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "as_test.h"
+#include "attnsweep/classify.h"
+#include "attnsweep/rng.h"
+#include "attnsweep/trial.h"
+
+/* Strict hull vertices of 2-D points by brute force: i is a vertex iff some line through it has
+ * every other point strictly on one side, i.e. the points other than i do not surround it. We
+ * use: i is NOT a vertex iff it lies in a triangle (closed) of three other points. */
+static int in_triangle(const double *a, const double *b, const double *c, const double *p) {
+  double d1 = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);
+  double d2 = (c[0] - b[0]) * (p[1] - b[1]) - (c[1] - b[1]) * (p[0] - b[0]);
+  double d3 = (a[0] - c[0]) * (p[1] - c[1]) - (a[1] - c[1]) * (p[0] - c[0]);
+  int neg = d1 < 0 || d2 < 0 || d3<0, pos = d1> 0 || d2 > 0 || d3 > 0;
+  return !(neg && pos);
+}
+
+static int brute_vertex(const double *Q, int m, int i) {
+  for (int a = 0; a < m; a++)
+    for (int b = a + 1; b < m; b++)
+      for (int c = b + 1; c < m; c++) {
+        if (a == i || b == i || c == i) continue;
+        if (in_triangle(Q + 2 * a, Q + 2 * b, Q + 2 * c, Q + 2 * i)) return 0;
+      }
+  return 1;
+}
+
+int main(void) {
+  as_hull *h = NULL;
+  AS_EXPECT(as_hull_create(0, 4, &h) == AS_ERR_ARG && h == NULL, "k = 0 rejected");
+  AS_EXPECT(as_hull_create(6, 64, &h) == AS_OK && h != NULL, "create");
+  int v = -1;
+  double dist = -1.0, r = -1.0;
+
+  /* ---- d = 2: square [0,2]^2 with its centre and an edge midpoint. */
+  double sq[] = {0, 0, 2, 0, 2, 2, 0, 2, 1, 1, 1, 0};
+  for (int i = 0; i < 6; i++) {
+    AS_EXPECT(as_hull_is_vertex(h, 2, 6, sq, i, 0.0, &v, &dist) == AS_OK, "vertex %d", i);
+    AS_EXPECT(v == (i < 4), "square point %d vertex = %d", i, v);
+  }
+  double outside[] = {4, 1};
+  AS_EXPECT(as_hull_dist_inf(h, 2, 4, sq, outside, &dist) == AS_OK, "dist");
+  AS_EXPECT(dist == 2.0, "L-inf distance of (4,1) to the square: %.17g", dist);
+  double corner_out[] = {3, 5};
+  AS_EXPECT(as_hull_dist_inf(h, 2, 4, sq, corner_out, &dist) == AS_OK && dist == 3.0,
+            "L-inf distance of (3,5): %.17g", dist);
+  AS_EXPECT(as_hull_depth_l1(h, 2, 4, sq, sq + 8, &dist) == AS_OK && dist == 1.0,
+            "depth of the centre: %.17g", dist);
+  AS_EXPECT(as_hull_depth_l1(h, 2, 4, sq, sq + 10, &dist) == AS_OK && dist == 0.0,
+            "depth of an edge point: %.17g", dist);
+  AS_EXPECT(as_hull_depth_l1(h, 2, 4, sq, outside, &dist) == AS_OK && dist == -1.0,
+            "depth outside: %.17g", dist);
+  AS_EXPECT(as_hull_ray(h, 2, 4, sq, sq + 8, 0, 1, &r) == AS_OK && r == 1.0, "ray %.17g", r);
+  double p25[] = {0.5, 1.5};
+  AS_EXPECT(as_hull_ray(h, 2, 4, sq, p25, 1, 1, &r) == AS_OK && r == 0.5, "ray up %.17g", r);
+  AS_EXPECT(as_hull_ray(h, 2, 4, sq, p25, 0, -1, &r) == AS_OK && r == 0.5, "ray left %.17g", r);
+  /* tolerance: the edge midpoint pushed out by 0.25 is a vertex at tol 0.1, not at tol 0.3 */
+  double sq2[] = {0, 0, 2, 0, 2, 2, 0, 2, 1, -0.25};
+  AS_EXPECT(as_hull_is_vertex(h, 2, 5, sq2, 4, 0.1, &v, &dist) == AS_OK && v == 1, "tol 0.1");
+  AS_EXPECT(dist > 0.1 && dist <= 0.25, "certified distance in (0.1, 0.25]: %.17g", dist);
+  AS_EXPECT(as_hull_dist_inf(h, 2, 4, sq2, sq2 + 8, &dist) == AS_OK && dist == 0.25,
+            "exact distance 0.25: %.17g", dist);
+  AS_EXPECT(as_hull_is_vertex(h, 2, 5, sq2, 4, 0.3, &v, NULL) == AS_OK && v == 0, "tol 0.3");
+
+  /* ---- d = 2: random points against a brute-force hull. */
+  as_rng g;
+  as_rng_init(&g, 12345, 0, AS_PURPOSE_TEST);
+  double pts[2 * 40];
+  for (int rep = 0; rep < 5; rep++) {
+    int m = 10 + 7 * rep;
+    as_rng_fill_uniform(&g, pts, 2 * m, -5.0, 5.0);
+    int bad = 0, nv = 0;
+    for (int i = 0; i < m; i++) {
+      AS_EXPECT(as_hull_is_vertex(h, 2, m, pts, i, 0.0, &v, NULL) == AS_OK, "random vertex");
+      bad += v != brute_vertex(pts, m, i);
+      nv += v;
+    }
+    AS_EXPECT(bad == 0, "rep %d: %d disagreements with the brute-force hull", rep, bad);
+    AS_EXPECT(nv >= 3, "rep %d: %d vertices", rep, nv);
+  }
+
+  /* ---- d = 3: unit cube, face centre, body centre, and a point 2^-40 outside a face. */
+  double cube[3 * 11];
+  for (int c = 0; c < 8; c++)
+    for (int a = 0; a < 3; a++) cube[3 * c + a] = (c >> a) & 1;
+  double extra[] = {0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 0.25, 0.75, 1.0 + ldexp(1.0, -40)};
+  memcpy(cube + 24, extra, sizeof extra);
+  int expect3[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+  for (int i = 0; i < 11; i++) {
+    AS_EXPECT(as_hull_is_vertex(h, 3, 11, cube, i, 0.0, &v, &dist) == AS_OK, "cube %d", i);
+    AS_EXPECT(v == expect3[i], "cube point %d vertex = %d", i, v);
+  }
+  AS_EXPECT(as_hull_is_vertex(h, 3, 11, cube, 10, 0.0, &v, &dist) == AS_OK && v == 1, "tiny");
+  AS_EXPECT(dist > 0.0 && dist <= ldexp(1.0, -40), "certified bound %.17g", dist);
+  AS_EXPECT(as_hull_dist_inf(h, 3, 10, cube, cube + 30, &dist) == AS_OK, "tiny distance");
+  AS_EXPECT(dist == ldexp(1.0, -40), "exact distance 2^-40, got %.17g", dist);
+  /* 2^-60 outside: below double resolution of the float pass relative to 1, still exact */
+  cube[32] = 1.0 + ldexp(1.0, -52);
+  AS_EXPECT(as_hull_is_vertex(h, 3, 11, cube, 10, 0.0, &v, &dist) == AS_OK && v == 1,
+            "one ulp outside is a vertex (dist %.17g)", dist);
+  cube[32] = 1.0;
+  AS_EXPECT(as_hull_is_vertex(h, 3, 11, cube, 10, 0.0, &v, &dist) == AS_OK && v == 0,
+            "on the face: not a vertex (dist %.17g)", dist);
+  /* the face centre is on the boundary (depth 0), the body centre at L1 depth 1/2 */
+  AS_EXPECT(as_hull_depth_l1(h, 3, 8, cube, cube + 24, &dist) == AS_OK && dist == 0.0,
+            "face centre depth %.17g", dist);
+  AS_EXPECT(as_hull_depth_l1(h, 3, 8, cube, cube + 27, &dist) == AS_OK && dist == 0.5,
+            "body centre depth %.17g", dist);
+  /* lower-dimensional hull: the square z = 0 inside R^3 has no interior */
+  AS_EXPECT(as_hull_depth_l1(h, 3, 4, (double[]){0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0},
+                             (double[]){0.5, 0.5, 0}, &dist) == AS_OK &&
+                dist == 0.0,
+            "flat hull depth %.17g", dist);
+
+  /* ---- d = 5: cross-polytope +-e_a with random points of L1 norm < 0.9 inside. */
+  double cp[5 * 30];
+  memset(cp, 0, sizeof cp);
+  for (int a = 0; a < 5; a++) cp[5 * (2 * a) + a] = 1.0, cp[5 * (2 * a + 1) + a] = -1.0;
+  for (int i = 10; i < 30; i++) {
+    double l1 = 0.0;
+    as_rng_fill_uniform(&g, cp + 5 * i, 5, -1.0, 1.0);
+    for (int a = 0; a < 5; a++) l1 += fabs(cp[5 * i + a]);
+    for (int a = 0; a < 5; a++) cp[5 * i + a] *= 0.9 / l1 * as_rng_uniform(&g);
+  }
+  int nv5 = 0, wrong5 = 0;
+  for (int i = 0; i < 30; i++) {
+    AS_EXPECT(as_hull_is_vertex(h, 5, 30, cp, i, 0.0, &v, NULL) == AS_OK, "cross %d", i);
+    nv5 += v;
+    wrong5 += v != (i < 10);
+  }
+  AS_EXPECT(nv5 == 10 && wrong5 == 0, "cross-polytope: %d vertices, %d wrong", nv5, wrong5);
+  double o5[5] = {0}, h5[5] = {0.5, 0, 0, 0, 0};
+  AS_EXPECT(as_hull_depth_l1(h, 5, 10, cp, o5, &dist) == AS_OK && dist == 1.0, "depth 0: %.17g",
+            dist);
+  AS_EXPECT(as_hull_depth_l1(h, 5, 10, cp, h5, &dist) == AS_OK && dist == 0.5,
+            "depth (0.5,0..): %.17g", dist);
+
+  /* ---- d = 4: hypercube [-1,1]^4 and its centre (L1 depth 1). */
+  double hc[4 * 17];
+  for (int c = 0; c < 16; c++)
+    for (int a = 0; a < 4; a++) hc[4 * c + a] = ((c >> a) & 1) ? 1.0 : -1.0;
+  memset(hc + 64, 0, 4 * sizeof *hc);
+  AS_EXPECT(as_hull_depth_l1(h, 4, 16, hc, hc + 64, &dist) == AS_OK && dist == 1.0,
+            "hypercube depth %.17g", dist);
+  AS_EXPECT(as_hull_is_vertex(h, 4, 17, hc, 16, 0.0, &v, NULL) == AS_OK && v == 0, "centre");
+  AS_EXPECT(as_hull_is_vertex(h, 4, 17, hc, 5, 0.0, &v, NULL) == AS_OK && v == 1, "corner");
+
+  /* ---- scale invariance: the square at 1e-200 and at 1e200 */
+  for (int sc = 0; sc < 2; sc++) {
+    double f = sc ? 1e200 : 1e-200, s5[10];
+    for (int e = 0; e < 10; e++) s5[e] = sq2[e] * f;
+    AS_EXPECT(as_hull_dist_inf(h, 2, 4, s5, s5 + 8, &dist) == AS_OK, "scaled");
+    AS_EXPECT_CLOSE(dist, 0.25 * f, 1e-15, 0);
+    AS_EXPECT(as_hull_is_vertex(h, 2, 5, s5, 4, 0.1 * f, &v, NULL) == AS_OK && v == 1, "scaled v");
+  }
+
+  /* ---- duplicates and single points */
+  double dup[] = {0, 0, 1, 0, 1, 0, 0, 1};
+  AS_EXPECT(as_hull_is_vertex(h, 2, 4, dup, 1, 0.0, &v, NULL) == AS_OK && v == 1, "dup 1");
+  AS_EXPECT(as_hull_is_vertex(h, 2, 4, dup, 2, 0.0, &v, NULL) == AS_OK && v == 1, "dup 2");
+  AS_EXPECT(as_hull_is_vertex(h, 2, 2, dup + 2, 0, 0.0, &v, &dist) == AS_OK && v == 1 &&
+                isinf(dist),
+            "a single distinct point is a vertex");
+
+  /* ---- bad input is refused before GLPK sees it */
+  double nanpt[] = {0, 0, NAN, 1, 1, 1};
+  AS_EXPECT(as_hull_is_vertex(h, 2, 3, nanpt, 0, 0.0, &v, NULL) == AS_ERR_ARG, "NaN point");
+  AS_EXPECT(as_hull_dist_inf(h, 7, 3, nanpt, nanpt, &dist) == AS_ERR_ARG, "k beyond object");
+  AS_EXPECT(as_hull_ray(h, 2, 3, sq, sq, 2, 1, &r) == AS_ERR_ARG, "bad axis");
+  AS_EXPECT(as_hull_is_vertex(h, 2, 4, sq, 0, -1.0, &v, NULL) == AS_ERR_ARG, "negative tol");
+  as_error_clear();
+
+  as_hull_destroy(&h);
+  AS_EXPECT(h == NULL, "destroy sets NULL");
+  as_hull_destroy(&h);
+  return as_test_finish("test_hull");
+}
