@@ -38,13 +38,94 @@ typedef struct as_spectral {
   as_geom predicted;             /* the geometry it predicts */
 } as_spectral;
 
+/* Above this 2-norm condition number of the (column-normalised) eigenvector matrix, V is not
+ * treated as diagonalisable (AS_FLAG_V_DIAGONALISABLE off): e^{tV} in the eigenbasis would lose
+ * more than ~6 digits. */
+#define AS_SPECTRAL_DIAG_COND_MAX 1e6
+
+/* Paranormal semisimplicity test: ||V P - lambda P||_F <= AS_SPECTRAL_SEMISIMPLE_TOL *
+ * |lambda| ||P||_F for the spectral projector P onto the eigenspace of lambda. A Jordan block
+ * gives O(1); a semisimple eigenvalue gives O(eps * cond). */
+#define AS_SPECTRAL_SEMISIMPLE_TOL 1e-6
+
 /* Allocate for dimension d; *out set on success. */
 as_status as_spectral_create(int d, as_spectral **out);
 void as_spectral_destroy(as_spectral **p);
+
+/* Copy every field of src into dst (both created for the same d). AS_ERR_ARG otherwise. */
+as_status as_spectral_copy(const as_spectral *src, as_spectral *dst);
 
 /* Analyse tr with LAPACK (one rank). tol: relative tolerance for symmetry, simplicity,
  * dominance and identity tests (e.g. 1e-10). Fills every field. A LAPACK convergence
  * failure (info > 0) is returned as AS_ERR_LAPACK with the routine named. Not collective. */
 as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp);
+
+/* ---------------------------------------------------------------- definitions and precedence
+ *
+ * Tolerances: scale = max |eigenvalue of V| (1 if V = 0); "equal" eigenvalues differ by at most
+ * tol * scale. LEAD_REAL: |Im lambda_1| <= tol*scale. LEAD_SIMPLE: no other eigenvalue within
+ * tol*scale of lambda_1. LEAD_DOMINANT: lambda_1 - |lambda_2| > tol*scale. kpos counts
+ * Re > tol*scale. COMPLEX_LEAD: some eigenvalue with real part within tol*scale of mu has
+ * |Im| > tol*scale.
+ * V_IDENTITY / V_MINUS_IDENTITY / M_IDENTITY mean V = c I with c > 0 / c < 0 and M = c I with
+ * c > 0 (entrywise within tol*|c|): a positive multiple is a time (or token) rescaling of the
+ * theorem's I. M_SYMMETRIC: m_asym <= tol; M_SPD: symmetric and m_min_sym_eig > tol * ||M||_F.
+ * PARANORMAL: lambda_1 real > 0, every eigenvalue other than the copies of lambda_1 has modulus <
+ * lambda_1 - tol*scale, and lambda_1 is semisimple (AS_SPECTRAL_SEMISIMPLE_TOL); F is its
+ * eigenspace, dim_f its multiplicity (V = c I, c > 0 is paranormal with F = R^d). phi1, l1, margin
+ * and angle_l1_phi1 are computed only when lambda_1 is real and simple (NaN otherwise: the
+ * eigenvector is not determined). phi1 has unit norm and its first component of largest magnitude
+ * (within a factor 1 - 1e-8) positive; l1^T phi1 = 1. proj_f: paranormal -> projector onto the
+ * eigenspace of lambda_1 along the other invariant subspaces; otherwise kpos >= 1 -> onto the
+ * invariant subspace of the eigenvalues with Re > tol*scale along the rest; both as (I + sign(V -
+ * cI))/2 by the scaled Newton iteration, c halfway between the two groups' real parts. dim_f = 0
+ * and proj_f = 0 when the iteration fails (a clean split is impossible).
+ *
+ * Theorem precedence (the most specific that applies, first match wins):
+ *   d = 1, V > 0, M > 0                      -> AS_THM_D1          (AS_GEOM_BOOLEAN)
+ *   V_IDENTITY and M_SPD                     -> AS_THM_IDENTITY    (AS_GEOM_POLYTOPE)
+ *   V_MINUS_IDENTITY and M_IDENTITY          -> AS_THM_MINUS_IDENTITY (AS_GEOM_COLLAPSE)
+ *   PARANORMAL, M_SPD and dim_f >= 2         -> AS_THM_PARANORMAL  (AS_GEOM_POLYTOPE_SUBSPACE)
+ *   GOOD                                     -> AS_THM_GOOD        (AS_GEOM_HYPERPLANES)
+ *   COMPLEX_LEAD                             -> AS_THM_COMPLEX     (AS_GEOM_UNCLUSTERED)
+ *   kpos >= 1                                -> AS_THM_CODIM       (AS_GEOM_SUBSPACES)
+ *   otherwise                                -> AS_THM_NONE        (AS_GEOM_NONE)
+ * V = I with M SPD is also paranormal (F = R^d) and, for d = 1, good: the identity theorem is
+ * the more specific statement. A paranormal V with dim F = 1 and M SPD is always good (simple,
+ * dominant, margin phi^T M phi > 0) and a polytope in a line is a segment, i.e. the levels
+ * {a, 0, b} of l_1^T z: the two theorems say the same and GOOD is reported (this is the paper's
+ * Perron "hyperplanes" example, V with U[0,1) entries and Q = K = I).
+ *
+ * ---------------------------------------------------------------- shared steps
+ * The LAPACK path (as_spectral_analyze) and the ScaLAPACK path (par/pspectral) compute the
+ * heavy parts differently but derive every flag with these functions, so both agree. */
+
+/* Sort (wr, wi)[0..d) by decreasing modulus, then real part, then imaginary part. */
+void as_spectral_sort_eigs(int d, double *wr, double *wi);
+
+/* From sorted sp->wr, sp->wi and the triple: lambda1_re/im, lambda2_abs, gap, mu, kpos,
+ * m_asym, and the flags LEAD_REAL, LEAD_POSITIVE, LEAD_SIMPLE, LEAD_DOMINANT, COMPLEX_LEAD,
+ * V_IDENTITY, V_MINUS_IDENTITY, M_IDENTITY, M_SYMMETRIC (sp->flags is reset first). */
+void as_spectral_from_eigs(const as_triple *tr, double tol, as_spectral *sp);
+
+/* Normalise raw eigenvectors in sp->phi1 (right) and sp->l1 (left) of a real simple lambda_1
+ * as documented above and set margin and angle_l1_phi1. Vectors of the wrong kind (lambda_1
+ * complex or multiple) or with l1^T phi1 = 0 become NaN. */
+void as_spectral_set_vectors(const as_triple *tr, double tol, as_spectral *sp);
+
+/* Which spectral projector to form. paranormal != 0 asks for the eigenspace of lambda_1
+ * (returns 1 if the eigenvalue pattern allows it), else for the Re > tol*scale subspace
+ * (returns 2 when 1 <= kpos). *shift is c, *dim the expected dim F (trace of P); a return of 3
+ * means F = R^d (P = I, no iteration). Returns 0 when no projector applies. */
+int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal, double *shift,
+                               int *dim);
+
+/* Flags MARGIN_POSITIVE, M_SPD, GOOD from the numbers, then theorem and predicted. Call last. */
+void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp);
+
+/* Sign-function Newton iteration settings shared by both paths. */
+#define AS_SIGN_MAX_ITERS 100
+#define AS_SIGN_RTOL 1e-12   /* stop when ||S_{k+1} - S_k||_F <= rtol ||S_{k+1}||_F */
+#define AS_SIGN_UNSCALE 1e-2 /* determinant scaling switched off below this change */
 
 #endif

@@ -1,0 +1,41 @@
+/* attnsweep/matfile.h: triples and initial tokens read from HDF5 files.
+ *
+ * File layout (docs/matrices.md has the full description and an h5py example):
+ *   /triples/V   float [k][d][d]   value matrices, one per triple (a [d][d] dataset = 1 triple)
+ *   /triples/Q   float [k][m][d]   optional, with /triples/K: query and key matrices
+ *   /triples/K   float [k][m][d]   (M = Q^T K; the 1/sqrt(d_k) of a trained model is NOT
+ *                                  applied unless the attribute mscale says so)
+ *   /triples/M   float [k][d][d]   optional, used when Q and K are absent: M directly
+ *   /triples attribute mscale      optional double (default 1): M is multiplied by it (K is
+ *                                  scaled); the trial's file_mscale multiplies on top
+ *   /tokens/<name> float [n][d]    initial tokens (a name starting with '/' is a full path)
+ * Row-major, C order (what h5py/numpy write). Any floating type is converted to double.
+ *
+ * Loading is per trial and serial (any rank, default file access): the object owns the
+ * buffers and the trial's v_data / q_data / k_data / m_data / init.data point into them.
+ */
+#ifndef ATTNSWEEP_MATFILE_H
+#define ATTNSWEEP_MATFILE_H
+
+#include "attnsweep/status.h"
+#include "attnsweep/trial.h"
+
+typedef struct as_matfile as_matfile;
+
+/* Read what trial t needs (vfamily file: V; mfamily file: Q and K, or M, times mscale; init
+ * file: the tokens) from t->triple.file (triple t->triple.file_index) and t->init.file (dataset
+ * t->init.dataset), and point t's data fields at the loaded buffers. Nothing is read when no
+ * family is a file family (*out is still set). Bad data is AS_ERR_DATA with file, dataset and
+ * what is wrong: missing file or dataset, index out of range, shapes that are not square or
+ * do not match the trial's d, m, n, non-float data, NaN or infinite entries (first one named).
+ * An HDF5 failure on a valid file is AS_ERR_HDF5. t's pointers stay valid until destroy.
+ * Not collective. */
+as_status as_matfile_load(as_trial *t, as_matfile **out);
+/* Free the buffers; accepts NULL and *p == NULL; sets *p to NULL. */
+void as_matfile_destroy(as_matfile **p);
+
+/* Shape of a triples file: number of triples k, dimension d, rows m of Q and K (m = d when
+ * the file holds M). For planning and validation. Not collective. */
+as_status as_matfile_info(const char *path, int *count, int *d, int *m);
+
+#endif

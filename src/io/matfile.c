@@ -1,0 +1,223 @@
+/* matfile.c: triples and tokens from HDF5 files (layout in matfile.h and docs/matrices.md). */
+#include "attnsweep/matfile.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/iocheck.h"
+
+struct as_matfile {
+  double *V, *Q, *K, *M, *X; /* owned buffers (NULL when not loaded) */
+};
+
+void as_matfile_destroy(as_matfile **p) {
+  if (p == NULL || *p == NULL) return;
+  free((*p)->V);
+  free((*p)->Q);
+  free((*p)->K);
+  free((*p)->M);
+  free((*p)->X);
+  free(*p);
+  *p = NULL;
+}
+
+/* Open a file for reading; a missing or non-HDF5 file is bad input. */
+static as_status open_file(const char *path, hid_t *fid) {
+  as_status st = AS_OK;
+  as_h5_quiet();
+  AS_CHECK(path != NULL && path[0] != '\0', AS_ERR_DATA, "no HDF5 file name was given");
+  htri_t is = H5Fis_hdf5(path);
+  AS_CHECK(is > 0, AS_ERR_DATA, "%s: %s", path,
+           is == 0 ? "not an HDF5 file" : "cannot open the file (missing or unreadable)");
+  *fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  AS_CHECK(*fid >= 0, AS_ERR_DATA, "%s: cannot open the HDF5 file", path);
+cleanup:
+  return st;
+}
+
+/* Does the object at an absolute path exist (every link on the way)? */
+static int exists(hid_t fid, const char *name) {
+  char buf[512];
+  size_t n = strlen(name);
+  if (n >= sizeof buf || name[0] != '/') return 0;
+  memcpy(buf, name, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      if (H5Lexists(fid, buf, H5P_DEFAULT) <= 0) return 0;
+      buf[i] = c;
+    }
+  }
+  return 1;
+}
+
+/* Shape of a dataset as (count, rows, cols): rank 3 [k][r][c], rank 2 [r][c] (k = 1). */
+static as_status shape(hid_t fid, const char *path, const char *name, int *k, int *r, int *c) {
+  as_status st = AS_OK;
+  hid_t ds = -1, sp = -1, ty = -1;
+  AS_CHECK(exists(fid, name), AS_ERR_DATA, "%s: dataset %s is missing", path, name);
+  AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Dget_type(ds));
+  AS_CHECK(H5Tget_class(ty) == H5T_FLOAT, AS_ERR_DATA, "%s: dataset %s is not floating point data",
+           path, name);
+  AS_H5_ID(sp, H5Dget_space(ds));
+  int rank = H5Sget_simple_extent_ndims(sp);
+  AS_CHECK(rank == 2 || rank == 3, AS_ERR_DATA,
+           "%s: dataset %s has rank %d; expected [k][rows][cols] or [rows][cols]", path, name,
+           rank);
+  hsize_t dims[3] = {1, 1, 1};
+  AS_H5_CHECK(H5Sget_simple_extent_dims(sp, rank == 3 ? dims : dims + 1, NULL));
+  AS_CHECK(dims[0] <= 1u << 30 && dims[1] <= 1u << 20 && dims[2] <= 1u << 20, AS_ERR_DATA,
+           "%s: dataset %s is too large", path, name);
+  *k = (int)dims[0];
+  *r = (int)dims[1];
+  *c = (int)dims[2];
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (ty >= 0) H5Tclose(ty);
+  if (ds >= 0) H5Dclose(ds);
+  return st;
+}
+
+/* Read item `index` of dataset `name` (shape checked against rows x cols) into a new buffer. */
+static as_status read_item(hid_t fid, const char *path, const char *name, int index, int rows,
+                           int cols, const char *what, double **out) {
+  as_status st = AS_OK;
+  hid_t ds = -1, fsp = -1, msp = -1;
+  double *buf = NULL;
+  int k, r, c;
+  AS_TRY(shape(fid, path, name, &k, &r, &c));
+  AS_CHECK(index >= 0 && index < k, AS_ERR_DATA,
+           "%s: dataset %s holds %d item(s); index %d was asked", path, name, k, index);
+  AS_CHECK(r == rows && c == cols, AS_ERR_DATA,
+           "%s: dataset %s items are %d x %d; %s must be %d x %d", path, name, r, c, what, rows,
+           cols);
+  buf = malloc((size_t)rows * cols * sizeof(double));
+  AS_CHECK_ALLOC(buf);
+  AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
+  AS_H5_ID(fsp, H5Dget_space(ds));
+  int rank = H5Sget_simple_extent_ndims(fsp);
+  hsize_t start[3] = {(hsize_t)index, 0, 0}, count[3] = {1, (hsize_t)rows, (hsize_t)cols};
+  if (rank == 3) AS_H5_CHECK(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL));
+  hsize_t mdim = (hsize_t)rows * cols;
+  AS_H5_ID(msp, H5Screate_simple(1, &mdim, NULL));
+  AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, buf));
+  for (size_t e = 0; e < (size_t)rows * cols; e++)
+    AS_CHECK(isfinite(buf[e]), AS_ERR_DATA,
+             "%s: dataset %s, item %d: entry (%zu, %zu) is %g, not a finite number", path, name,
+             index, e / cols, e % cols, buf[e]);
+  *out = buf;
+  buf = NULL;
+cleanup:
+  free(buf);
+  if (msp >= 0) H5Sclose(msp);
+  if (fsp >= 0) H5Sclose(fsp);
+  if (ds >= 0) H5Dclose(ds);
+  return st;
+}
+
+/* The optional scalar attribute mscale of /triples (1 when absent). */
+static as_status read_mscale(hid_t fid, const char *path, double *mscale) {
+  as_status st = AS_OK;
+  hid_t at = -1;
+  *mscale = 1.0;
+  if (H5Aexists_by_name(fid, "/triples", "mscale", H5P_DEFAULT) <= 0) goto cleanup;
+  AS_H5_ID(at, H5Aopen_by_name(fid, "/triples", "mscale", H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_CHECK(H5Aread(at, H5T_NATIVE_DOUBLE, mscale));
+  AS_CHECK(isfinite(*mscale), AS_ERR_DATA, "%s: attribute /triples mscale = %g is not finite", path,
+           *mscale);
+cleanup:
+  if (at >= 0) H5Aclose(at);
+  return st;
+}
+
+as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
+  as_status st = AS_OK;
+  hid_t fid = -1;
+  AS_TRY(open_file(path, &fid));
+  int k, r, c;
+  AS_TRY(shape(fid, path, "/triples/V", &k, &r, &c));
+  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  *count = k;
+  *d = r;
+  *m = r;
+  if (exists(fid, "/triples/Q")) {
+    int kq, rq, cq;
+    AS_TRY(shape(fid, path, "/triples/Q", &kq, &rq, &cq));
+    *m = rq;
+  }
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  return st;
+}
+
+as_status as_matfile_load(as_trial *t, as_matfile **out) {
+  as_status st = AS_OK;
+  as_matfile *mf = NULL;
+  hid_t fid = -1;
+  AS_CHECK(t != NULL && out != NULL, AS_ERR_ARG, "matfile: NULL argument");
+  mf = calloc(1, sizeof *mf);
+  AS_CHECK_ALLOC(mf);
+  as_triple_spec *ts = &t->triple;
+  int d = t->d, m = ts->m_rows > 0 ? ts->m_rows : d;
+  if (ts->vfamily == AS_V_FILE || ts->mfamily == AS_M_FILE) {
+    const char *path = ts->file;
+    AS_TRY(open_file(path, &fid));
+    int idx = ts->file_index;
+    if (ts->vfamily == AS_V_FILE) {
+      AS_TRY(read_item(fid, path, "/triples/V", idx, d, d, "V", &mf->V));
+      ts->v_data = mf->V;
+    }
+    if (ts->mfamily == AS_M_FILE) {
+      double mscale;
+      AS_TRY(read_mscale(fid, path, &mscale));
+      int hq = exists(fid, "/triples/Q"), hk = exists(fid, "/triples/K");
+      AS_CHECK(hq == hk, AS_ERR_DATA, "%s: /triples/%s is present without /triples/%s", path,
+               hq ? "Q" : "K", hq ? "K" : "Q");
+      if (hq) {
+        AS_TRY(read_item(fid, path, "/triples/Q", idx, m, d, "Q (m_rows x d)", &mf->Q));
+        AS_TRY(read_item(fid, path, "/triples/K", idx, m, d, "K (m_rows x d)", &mf->K));
+        for (size_t e = 0; e < (size_t)m * d; e++) mf->K[e] *= mscale;
+        ts->q_data = mf->Q;
+        ts->k_data = mf->K;
+        ts->m_data = NULL;
+      } else {
+        AS_CHECK(exists(fid, "/triples/M"), AS_ERR_DATA,
+                 "%s: neither /triples/Q with /triples/K nor /triples/M is present", path);
+        AS_TRY(read_item(fid, path, "/triples/M", idx, d, d, "M", &mf->M));
+        for (size_t e = 0; e < (size_t)d * d; e++) mf->M[e] *= mscale;
+        ts->m_data = mf->M;
+        ts->q_data = ts->k_data = NULL;
+      }
+    }
+    H5Fclose(fid);
+    fid = -1;
+  }
+  if (t->init.kind == AS_INIT_FILE) {
+    const char *path = t->init.file, *name = t->init.dataset;
+    AS_CHECK(name != NULL && name[0] != '\0', AS_ERR_DATA, "%s: no tokens dataset was named",
+             path ? path : "(no file)");
+    char full[512];
+    int n = snprintf(full, sizeof full, "%s%s", name[0] == '/' ? "" : "/tokens/", name);
+    AS_CHECK(n > 0 && (size_t)n < sizeof full, AS_ERR_DATA, "tokens dataset name too long");
+    AS_TRY(open_file(path, &fid));
+    AS_TRY(read_item(fid, path, full, 0, t->n, d, "the tokens (n x d)", &mf->X));
+    t->init.data = mf->X;
+  }
+  *out = mf;
+  mf = NULL;
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  if (mf != NULL && t != NULL) { /* failure: leave no pointer into freed buffers */
+    if (mf->V && t->triple.v_data == mf->V) t->triple.v_data = NULL;
+    if (mf->Q && t->triple.q_data == mf->Q) t->triple.q_data = NULL;
+    if (mf->K && t->triple.k_data == mf->K) t->triple.k_data = NULL;
+    if (mf->M && t->triple.m_data == mf->M) t->triple.m_data = NULL;
+    if (mf->X && t->init.data == mf->X) t->init.data = NULL;
+  }
+  as_matfile_destroy(&mf);
+  return st;
+}
