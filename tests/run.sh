@@ -36,13 +36,26 @@ cmake --build "$build" -j "$jobs"
 
 echo "== tests"
 # shellcheck disable=SC2086
-ctest --test-dir "$build" --output-on-failure -j "$jobs" ${AS_CTEST_ARGS:-} || status=1
+ctest --test-dir "$build" --output-on-failure -j "$jobs" ${AS_CTEST_ARGS:-} 2>&1 |
+  tee "$build/ctest.log" || true
+grep -q "tests passed, 0 tests failed" "$build/ctest.log" || status=1
 
 echo "== AddressSanitizer/UBSan build of the unit tests"
 CC=${AS_ASAN_CC:-gcc} cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DAS_WERROR=ON \
   -DAS_SANITIZE=ON -DAS_UNIT_ONLY=ON >/dev/null
 cmake --build "$asan" -j "$jobs"
-ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L unit || status=1
+ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L unit 2>&1 | tee "$asan/ctest.log" || true
+grep -q "tests passed, 0 tests failed" "$asan/ctest.log" || status=1
 
-echo "== tests/run.sh finished in $(( $(date +%s) - start )) s, status $status"
+echo "== fuzzing the spec parser (libFuzzer, ASan/UBSan, bounded time)"
+AS_FUZZ_SECONDS=${AS_FUZZ_SECONDS:-60} bash tests/fuzz.sh || status=1
+
+# One closing line over both ctest runs: "N passed, M failed".
+count() { sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$1" | tail -n 1; }
+read -r f1 t1 <<<"$(count "$build/ctest.log")" || true
+read -r f2 t2 <<<"$(count "$asan/ctest.log")" || true
+failed=$(( ${f1:-1} + ${f2:-1} )); total=$(( ${t1:-0} + ${t2:-0} ))
+[ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "== tests/run.sh finished in $(( $(date +%s) - start )) s"
+echo "tests: $(( total - failed )) passed, $failed failed"
 exit $status

@@ -1,8 +1,197 @@
-/* cmd_run.c: attnsweep run (not implemented yet: says so, runs nothing). */
+/* cmd_run.c: attnsweep run [SPEC] -o OUT.h5: the sweep, on every rank of MPI_COMM_WORLD.
+ *
+ * Rank 0 reads the spec file and broadcasts its text; every rank parses the same text, so all
+ * ranks agree on the plan. Spec problems are printed by rank 0 (SPEC:LINE:COL) and every rank
+ * exits 2. Signals (SIGTERM, SIGUSR1, SIGINT) drain the sweep: exit 99, resumable.
+ */
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/par.h"
+#include "attnsweep/signals.h"
+#include "attnsweep/spec.h"
+#include "attnsweep/sweep.h"
 #include "cli.h"
 
+/* Parses a non-negative number of seconds; returns 0 on success. */
+static int parse_seconds(const char *s, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end != '\0' || !(v >= 0.0) || v > 1e9) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Rank 0 reads the file; everyone receives (text, len) or a failure flag. */
+static as_status read_and_share(const char *path, int rank, char **text, long *len) {
+  as_status st = AS_OK;
+  long n = -1;
+  char *buf = NULL;
+  int err = 0;
+  if (rank == 0 && path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+      err = errno;
+    } else {
+      if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+      if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) err = EIO;
+      } else {
+        err = EIO;
+      }
+      fclose(f);
+    }
+    if (err || !buf) n = -1;
+  }
+  if (MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    st = AS_ERR_MPI;
+    goto cleanup;
+  }
+  if (n < 0) {
+    st = as_error_set(rank == 0 && err ? AS_ERR_ARG : AS_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "%s: cannot read the spec: %s", path, strerror(err ? err : ENOMEM));
+    goto cleanup;
+  }
+  if (rank != 0) {
+    buf = malloc((size_t)n + 1);
+    AS_CHECK_ALLOC(buf);
+  }
+  if (MPI_Bcast(buf, (int)n, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    st = AS_ERR_MPI;
+    goto cleanup;
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  buf = NULL;
+cleanup:
+  free(buf);
+  return st;
+}
+
 int as_cmd_run(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return as_cli_not_implemented("run");
+  const char *spec_path = NULL, *out = NULL;
+  as_sweep_opts opts;
+  as_sweep_opts_default(&opts);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int quiet = 0;
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    double secs = 0;
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      if (!val) return rank == 0 ? as_cli_usage_error("run", "%s needs a file name", a) : 2;
+      out = argv[++i];
+    } else if (strcmp(a, "--resume") == 0) {
+      opts.resume = 1;
+    } else if (strcmp(a, "--force") == 0) {
+      opts.force = 1;
+    } else if (strcmp(a, "--allow-spec-change") == 0) {
+      opts.allow_spec_change = 1;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      quiet = 1;
+    } else if (strcmp(a, "--progress") == 0 || strcmp(a, "--time-limit") == 0 ||
+               strcmp(a, "--flush") == 0) {
+      if (!val || parse_seconds(val, &secs) != 0)
+        return rank == 0 ? as_cli_usage_error("run", "%s needs a number of seconds >= 0", a) : 2;
+      i++;
+      if (strcmp(a, "--progress") == 0)
+        opts.progress_interval = secs;
+      else if (strcmp(a, "--time-limit") == 0)
+        opts.time_limit = secs;
+      else
+        opts.flush_interval = secs;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return rank == 0 ? as_cli_usage_error("run", "unknown option '%s'", a) : 2;
+    } else if (!spec_path) {
+      spec_path = a;
+    } else {
+      return rank == 0 ? as_cli_usage_error("run", "more than one SPEC ('%s', '%s')", spec_path, a)
+                       : 2;
+    }
+  }
+  if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  if (opts.resume && opts.force)
+    return rank == 0 ? as_cli_usage_error("run", "--resume and --force exclude each other") : 2;
+
+  as_status st = as_par_setup(MPI_COMM_WORLD);
+  if (st != AS_OK) return as_cli_report("run", st);
+
+  /* The spec: the file's text, or the built-in default sweep. */
+  as_spec *spec = NULL;
+  as_spec_diags diags = {0, 0, NULL};
+  char *text = NULL;
+  long len = 0;
+  if (spec_path) {
+    st = read_and_share(spec_path, rank, &text, &len);
+    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, spec_path, &diags, &spec);
+  } else {
+    st = as_spec_default(&spec);
+  }
+  if (st != AS_OK) {
+    int code = 2;
+    if (rank == 0) {
+      if (st == AS_ERR_SPEC && diags.count > 0) {
+        for (int k = 0; k < diags.count; k++)
+          fprintf(stderr, "%s:%d:%d: %s\n", spec_path ? spec_path : "(default)",
+                  diags.items[k].line, diags.items[k].col, diags.items[k].message);
+        fprintf(stderr, "attnsweep run: the spec has %d problem%s; nothing was run\n", diags.count,
+                diags.count == 1 ? "" : "s");
+      } else {
+        code = as_cli_report("run", st);
+      }
+    } else {
+      code = as_status_exit_code(st);
+    }
+    as_spec_diags_free(&diags);
+    free(text);
+    return code;
+  }
+  as_spec_diags_free(&diags);
+
+  if (rank == 0 && !quiet)
+    fprintf(stderr, "attnsweep run: %s: %llu trials on %d rank%s -> %s%s\n", as_spec_name(spec),
+            (unsigned long long)as_spec_trial_count(spec), size, size == 1 ? "" : "s", out,
+            opts.resume ? " (resume)" : "");
+  if (quiet) opts.progress_interval = 0;
+  if (rank != 0) opts.progress = NULL;
+
+  as_sweep_result res;
+  as_signals_install();
+  st = as_sweep_run(MPI_COMM_WORLD, spec, out, &opts, &res);
+  as_signals_restore();
+
+  int code = 0;
+  if (rank == 0) {
+    if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
+      if (!quiet || st != AS_OK)
+        fprintf(stderr,
+                "attnsweep run: %llu trials run (%llu failed or non-finite)%s%s in %.1f s%s\n",
+                (unsigned long long)res.done, (unsigned long long)res.failed,
+                res.skipped ? ", already done: " : "", res.skipped ? "" : "", res.elapsed,
+                st == AS_OK ? "; the sweep is complete"
+                            : "; stopped early: continue with --resume (exit 99)");
+      if (res.skipped && !quiet)
+        fprintf(stderr,
+                "attnsweep run: %llu trials were already done, %llu recovered from "
+                "journals\n",
+                (unsigned long long)res.skipped, (unsigned long long)res.recovered);
+      code = as_status_exit_code(st);
+    } else {
+      code = as_cli_report("run", st);
+    }
+  } else {
+    code = as_status_exit_code(st);
+  }
+  as_spec_destroy(&spec);
+  free(text);
+  return code;
 }

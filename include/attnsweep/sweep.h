@@ -1,0 +1,52 @@
+/* attnsweep/sweep.h: a whole sweep from a parsed spec to a complete results file.
+ *
+ * What `attnsweep run` does, as a function the tests can call:
+ *   lock OUT.h5 (rank 0) -> create it, or reopen it (resume: the spec's SHA-256 must match,
+ *   journaled records are put back first) -> the trials still pending -> coordinator/worker
+ *   scheduling (sched.h): each rank runs trials with its pipeline, writes their bulk data and
+ *   sinks their records into its journal and /trials -> close (collective) -> unlock.
+ * A trial is a pure function of (spec, index): records are identical for any rank count.
+ */
+#ifndef ATTNSWEEP_SWEEP_H
+#define ATTNSWEEP_SWEEP_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "attnsweep/sched.h"
+#include "attnsweep/spec.h"
+#include "attnsweep/status.h"
+
+typedef struct as_sweep_opts {
+  int resume;               /* 1: continue an existing OUT.h5 (run only what it lacks) */
+  int force;                /* 1: replace an existing OUT.h5 (without resume) */
+  int allow_spec_change;    /* 1: resume although the spec's SHA-256 differs (experts) */
+  double progress_interval; /* seconds between progress lines (0: none) */
+  FILE *progress;           /* where progress goes (rank 0), NULL: none */
+  double time_limit;        /* stop handing out work after so many seconds (0: none) */
+  double flush_interval;    /* bound on the delay before a record reaches the file [s];
+                               < 0: the spec's flush_interval */
+  int coordinator_runs;     /* as as_sched_opts.coordinator_runs (-1 auto) */
+} as_sweep_opts;
+
+/* Defaults: no resume, progress every 10 s to stderr, no time limit, the spec's flush
+ * interval, coordinator mode automatic. */
+void as_sweep_opts_default(as_sweep_opts *o);
+
+typedef struct as_sweep_result {
+  uint64_t total;     /* trials of the spec */
+  uint64_t skipped;   /* already done (resume) */
+  uint64_t recovered; /* records put back from journals (resume) */
+  uint64_t done;      /* trials run by this call */
+  uint64_t failed;    /* ... of which failed or non-finite */
+  double elapsed;     /* seconds */
+} as_sweep_result;
+
+/* Run spec into path. Collective on comm; every rank parsed the same spec. Returns the same
+ * status on every rank: AS_OK (the file is complete), AS_ERR_INTERRUPTED (a stop left trials
+ * pending; resumable), AS_ERR_BUSY (another run holds the file), AS_ERR_ARG (the file exists
+ * and neither resume nor force), AS_ERR_MISMATCH (resume with another spec), I/O errors. */
+as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
+                       const as_sweep_opts *opts, as_sweep_result *res);
+
+#endif

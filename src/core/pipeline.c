@@ -1,0 +1,267 @@
+/* pipeline.c: one trial from its parameters to its record (pipeline.h).
+ *
+ * Workspaces are sized for the shape (n, d, m) of the last trial and rebuilt only when the
+ * shape changes: a sweep of many trials of one shape allocates once.
+ */
+#include "attnsweep/pipeline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnsweep/classify.h"
+#include "attnsweep/dynamics.h"
+#include "attnsweep/expm.h"
+#include "attnsweep/triple.h"
+#include "linalg.h"
+
+struct as_pipeline {
+  as_spectral_fn spectral; /* analysis hook, NULL: as_spectral_analyze */
+  void *spectral_ctx;
+  int n, d, m; /* shape of the workspaces below (0: none yet) */
+  as_triple *tr;
+  as_spectral *sp;
+  as_dyn *dyn;
+  as_classify_ws *cws;
+  as_expm_plan *expm; /* z from x when the x variables were integrated */
+  double *X0;         /* n x d initial tokens */
+  double *X;          /* n x d final x */
+  double *Z;          /* n x d final z (x variables only) */
+  double *E;          /* d x d e^{-tV} */
+  int *ipiv;          /* d pivots */
+};
+
+/* Relative tolerance of the spectral tests (symmetry, simplicity, identity). */
+#define AS_PIPELINE_SPECTRAL_TOL 1e-10
+
+static void free_shape(as_pipeline *pl) {
+  as_triple_destroy(&pl->tr);
+  as_spectral_destroy(&pl->sp);
+  as_dyn_destroy(&pl->dyn);
+  as_classify_ws_destroy(&pl->cws);
+  as_expm_destroy(&pl->expm);
+  free(pl->X0);
+  free(pl->X);
+  free(pl->Z);
+  free(pl->E);
+  free(pl->ipiv);
+  pl->X0 = pl->X = pl->Z = pl->E = NULL;
+  pl->ipiv = NULL;
+  pl->n = pl->d = pl->m = 0;
+}
+
+as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pipeline **out) {
+  as_status st = AS_OK;
+  as_pipeline *pl = NULL;
+  AS_CHECK(out != NULL, AS_ERR_ARG, "as_pipeline_create: out is NULL");
+  pl = calloc(1, sizeof *pl);
+  AS_CHECK_ALLOC(pl);
+  pl->spectral = spectral;
+  pl->spectral_ctx = spectral_ctx;
+  *out = pl;
+  pl = NULL;
+cleanup:
+  free(pl);
+  return st;
+}
+
+void as_pipeline_destroy(as_pipeline **p) {
+  if (!p || !*p) return;
+  free_shape(*p);
+  free(*p);
+  *p = NULL;
+}
+
+static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
+  as_status st = AS_OK;
+  if (pl->n == n && pl->d == d && pl->m == m) return AS_OK;
+  free_shape(pl);
+  size_t nd = (size_t)n * (size_t)d;
+  AS_TRY(as_triple_create(d, m, &pl->tr));
+  AS_TRY(as_spectral_create(d, &pl->sp));
+  AS_TRY(as_dyn_create(n, d, &pl->dyn));
+  AS_TRY(as_classify_ws_create(n, d, &pl->cws));
+  AS_TRY(as_expm_create(d, &pl->expm));
+  pl->X0 = malloc(nd * sizeof *pl->X0);
+  pl->X = malloc(nd * sizeof *pl->X);
+  pl->Z = malloc(nd * sizeof *pl->Z);
+  pl->E = malloc((size_t)d * (size_t)d * sizeof *pl->E);
+  AS_CHECK_ALLOC(pl->X0);
+  AS_CHECK_ALLOC(pl->X);
+  AS_CHECK_ALLOC(pl->Z);
+  pl->ipiv = malloc((size_t)d * sizeof *pl->ipiv);
+  AS_CHECK_ALLOC(pl->E);
+  AS_CHECK_ALLOC(pl->ipiv);
+  pl->n = n;
+  pl->d = d;
+  pl->m = m;
+cleanup:
+  if (st != AS_OK) free_shape(pl);
+  return st;
+}
+
+/* Statuses that describe the trial's own data rather than the machine: recorded, not raised. */
+static int is_trial_problem(as_status st) {
+  return st == AS_ERR_DATA || st == AS_ERR_SPEC || st == AS_ERR_ARG || st == AS_ERR_LAPACK ||
+         st == AS_ERR_UNSUPPORTED;
+}
+
+static void record_failure(as_record *rec, as_status st) {
+  const as_error *e = as_error_get();
+  rec->outcome = AS_OUT_FAILED;
+  rec->verdict = AS_VERDICT_FAILED;
+  rec->observed = AS_GEOM_NONE;
+  const char *msg = e->status != AS_OK ? e->message : as_status_message(st);
+  size_t len = strlen(msg);
+  if (len >= sizeof rec->message) len = sizeof rec->message - 1;
+  memcpy(rec->message, msg, len);
+  rec->message[len] = '\0';
+  as_error_clear();
+}
+
+static void copy_spectral(const as_spectral *sp, as_expm path, as_record *rec) {
+  rec->flags = (int32_t)sp->flags;
+  rec->theorem = (int32_t)sp->theorem;
+  rec->predicted = (int32_t)sp->predicted;
+  rec->expm = (int32_t)path;
+  rec->lambda1_re = sp->lambda1_re;
+  rec->lambda1_im = sp->lambda1_im;
+  rec->lambda2_abs = sp->lambda2_abs;
+  rec->gap = sp->gap;
+  rec->margin = sp->margin;
+  rec->m_min_sym_eig = sp->m_min_sym_eig;
+  rec->m_asym = sp->m_asym;
+  rec->angle_l1_phi1 = sp->angle_l1_phi1;
+  rec->kpos = sp->kpos;
+  rec->dim_f = sp->dim_f;
+  rec->eig_cond = sp->eig_cond;
+}
+
+typedef struct snap_ctx {
+  double *out;   /* n_snapshots x n x d, or NULL */
+  size_t stride; /* n * d */
+  int next;      /* snapshots delivered so far */
+  int max;
+} snap_ctx;
+
+static void on_snapshot(double t, const double *Z, void *ctx) {
+  (void)t;
+  snap_ctx *s = ctx;
+  if (s->out && s->next < s->max)
+    memcpy(s->out + (size_t)s->next * s->stride, Z, s->stride * sizeof *Z);
+  s->next++;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
+                       as_record *rec, as_bulk *bulk) {
+  as_status st = AS_OK;
+  as_status ts = AS_OK; /* status of a step that may fail because of the trial's data */
+  double t0 = now_seconds();
+  AS_CHECK(pl && t && rec, AS_ERR_ARG, "as_trial_run: NULL argument");
+  as_record_init(rec, t);
+  as_error_clear();
+  const int n = t->n, d = t->d;
+  const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
+  if (n < 1 || d < 1) {
+    ts = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                      "trial %llu: n = %d and d = %d must be positive",
+                      (unsigned long long)t->index, n, d);
+    goto trial_failed;
+  }
+  AS_TRY(ensure_shape(pl, n, d, m));
+  const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
+
+  /* The triple and its analysis. */
+  ts = as_triple_build(t, pl->tr);
+  if (ts != AS_OK) goto trial_failed;
+  if (bulk && bulk->V) memcpy(bulk->V, pl->tr->V, dd * sizeof(double));
+  if (bulk && bulk->M) memcpy(bulk->M, pl->tr->M, dd * sizeof(double));
+  ts = pl->spectral ? pl->spectral(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp, pl->spectral_ctx)
+                    : as_spectral_analyze(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp);
+  if (ts != AS_OK) goto trial_failed;
+
+  /* Initial tokens and the integration. */
+  ts = as_tokens_init(t, pl->X0);
+  if (ts != AS_OK) goto trial_failed;
+  if (bulk && bulk->initial) memcpy(bulk->initial, pl->X0, nd * sizeof(double));
+  as_expm path = AS_EXPM_NONE;
+  ts = as_dyn_set_triple(pl->dyn, pl->tr->V, pl->tr->M, &path);
+  if (ts != AS_OK) goto trial_failed;
+  copy_spectral(pl->sp, path, rec);
+
+  snap_ctx snaps = {bulk ? bulk->snapshots : NULL, nd, 0, t->output.n_snapshots};
+  as_dyn_stats ds;
+  ts = as_dyn_run(pl->dyn, &t->integ, pl->X0, stop, t->output.snapshot_times, t->output.n_snapshots,
+                  on_snapshot, &snaps, &ds);
+  if (ts != AS_OK) goto trial_failed;
+  rec->outcome = (int32_t)ds.outcome;
+  rec->steps = ds.steps;
+  rec->rejected = ds.rejected;
+  rec->t_final = ds.t_final;
+  rec->settle_time = ds.settle_time;
+  rec->velocity = ds.velocity;
+  rec->spread = ds.spread;
+
+  const double *state = as_dyn_state(pl->dyn);
+  const double *P = as_dyn_attention(pl->dyn);
+  if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
+  if (bulk && bulk->attention) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
+  AS_TRY(as_dyn_state_x(pl->dyn, pl->X));
+
+  /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
+  const double *Z = state;
+  if (t->integ.vars == AS_VARS_X) {
+    ts = as_expm_set(pl->expm, pl->tr->V, AS_EXPM_NONE, NULL);
+    if (ts != AS_OK) goto trial_failed;
+    if (t->integ.method == AS_METHOD_LAYERS) {
+      /* z^k = R^{-k} x^k: solve with R^k instead of forming its inverse. */
+      long k = lround(ds.t_final / t->integ.dt);
+      AS_TRY(as_expm_eval_layers(pl->expm, t->integ.dt, k, 1.0, pl->E));
+      int dn = d, nn = n, info = 0;
+      /* Row-major E is column-major E^T; solve E z_i = x_i for all rows: X^T columns. */
+      memcpy(pl->Z, pl->X, nd * sizeof(double));
+      double *Et = pl->E; /* transpose in place: we need E itself in column-major */
+      for (int i = 0; i < d; i++)
+        for (int j = i + 1; j < d; j++) {
+          double tmp = Et[(size_t)i * d + j];
+          Et[(size_t)i * d + j] = Et[(size_t)j * d + i];
+          Et[(size_t)j * d + i] = tmp;
+        }
+      dgesv_(&dn, &nn, Et, &dn, pl->ipiv, pl->Z, &dn, &info);
+      AS_LAPACK_CHECK("dgesv", info);
+    } else {
+      AS_TRY(as_expm_eval(pl->expm, -ds.t_final, 0.0, pl->E));
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, pl->X, d, pl->E, d, 0.0,
+                  pl->Z, d);
+    }
+    Z = pl->Z;
+  }
+
+  /* Classification. */
+  if (ds.outcome != AS_OUT_INTERRUPTED) {
+    as_classify_input in = {n,         d,      pl->X0,     Z,          pl->X,     P,
+                            pl->tr->V, pl->sp, ds.outcome, ds.t_final, t->integ.T};
+    ts = as_classify(&in, pl->cws, rec);
+    if (ts != AS_OK) goto trial_failed;
+  }
+  goto done;
+
+trial_failed:
+  if (!is_trial_problem(ts)) {
+    st = ts;
+    goto cleanup;
+  }
+  record_failure(rec, ts);
+done:
+  rec->wall_time = now_seconds() - t0;
+cleanup:
+  return st;
+}

@@ -1,0 +1,515 @@
+/* sweep.c: a whole sweep, from a parsed spec to a complete results file (sweep.h). */
+#include "attnsweep/sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnsweep/iocheck.h"
+#include "attnsweep/journal.h"
+#include "attnsweep/matfile.h"
+#include "attnsweep/pipeline.h"
+#include "attnsweep/pspectral.h"
+#include "attnsweep/results.h"
+#include "attnsweep/signals.h"
+
+/* Records per sink call (and per journal batch). */
+#define SWEEP_BATCH 64
+
+void as_sweep_opts_default(as_sweep_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->progress_interval = 10.0;
+  o->progress = stderr;
+  o->flush_interval = -1.0;
+  o->coordinator_runs = -1;
+}
+
+/* Spectral analyses of large triples, made collectively before the sweep (ScaLAPACK needs every
+ * rank of the grid at once, which a worker running one trial cannot have). Sorted by trial. */
+typedef struct big_cache {
+  uint64_t *trial;  /* trial indices, increasing */
+  as_spectral **sp; /* their analyses */
+  int *failed;      /* 1: the collective analysis failed (the trial is recorded as failed) */
+  char (*msg)[AS_RECORD_MSG]; /* its message */
+  uint64_t count;
+} big_cache;
+
+typedef struct sweep_ctx {
+  const as_spec *spec;
+  big_cache big;
+  int threshold;    /* d from which analyses come from the cache */
+  uint64_t current; /* trial being run (for the spectral hook) */
+  as_results *rf;
+  as_journal *journal;
+  as_pipeline *pl;
+  int rank;
+  as_record batch[SWEEP_BATCH]; /* records of one sink call that go to the file */
+  double *buf[AS_BULK_COUNT];   /* bulk buffers, grown to the largest trial seen */
+  size_t cap[AS_BULK_COUNT];    /* their capacities [doubles] */
+} sweep_ctx;
+
+/* Doubles of each bulk kind that trial t stores (0: not stored). */
+static void bulk_counts_of(const as_trial *t, uint64_t counts[AS_BULK_COUNT]) {
+  const uint64_t n = (uint64_t)t->n, d = (uint64_t)t->d;
+  const as_output_spec *o = &t->output;
+  counts[AS_BULK_INITIAL] = o->initial ? n * d : 0;
+  counts[AS_BULK_FINAL] = o->final ? n * d : 0;
+  counts[AS_BULK_ATTENTION] = o->attention ? n * n : 0;
+  counts[AS_BULK_V] = o->matrices ? d * d : 0;
+  counts[AS_BULK_M] = o->matrices ? d * d : 0;
+  counts[AS_BULK_SNAPSHOTS] = (uint64_t)o->n_snapshots * n * d;
+}
+
+static int64_t big_find(const big_cache *b, uint64_t trial) {
+  uint64_t lo = 0, hi = b->count;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (b->trial[mid] < trial)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < b->count && b->trial[lo] == trial ? (int64_t)lo : -1;
+}
+
+static void big_free(big_cache *b) {
+  for (uint64_t i = 0; i < b->count; i++) as_spectral_destroy(&b->sp[i]);
+  free(b->trial);
+  free(b->sp);
+  free(b->failed);
+  free(b->msg);
+  memset(b, 0, sizeof *b);
+}
+
+/* The pipeline's spectral hook: large triples from the collective pre-pass, small ones with
+ * LAPACK here. */
+static as_status spectral_hook(const as_triple *tr, double tol, as_spectral *sp, void *vctx) {
+  as_status st = AS_OK;
+  sweep_ctx *c = vctx;
+  if (tr->d < c->threshold) return as_spectral_analyze(tr, tol, sp);
+  int64_t k = big_find(&c->big, c->current);
+  AS_CHECK(k >= 0, AS_ERR_INTERNAL, "trial %llu: no collective spectral analysis for d = %d",
+           (unsigned long long)c->current, tr->d);
+  AS_CHECK(!c->big.failed[k], AS_ERR_LAPACK, "%s", c->big.msg[k]);
+  AS_TRY(as_spectral_copy(c->big.sp[k], sp));
+cleanup:
+  return st;
+}
+
+/* Collective: analyse on the BLACS grid every trial of todo (rank 0's list) whose d reaches the
+ * threshold. A failure of one analysis is that trial's failure, not the sweep's. */
+static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, uint64_t n_todo) {
+  as_status st = AS_OK;
+  int rank = 0;
+  uint64_t nbig = 0;
+  uint64_t *list = NULL;
+  as_pspectral *ps = NULL;
+  as_triple *tr = NULL;
+  as_matfile *mf = NULL;
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    list = malloc((n_todo ? n_todo : 1) * sizeof *list);
+    AS_CHECK_ALLOC(list);
+    for (uint64_t i = 0; i < n_todo; i++) {
+      as_trial t;
+      AS_TRY(as_spec_trial(c->spec, todo[i], &t));
+      if (t.d >= c->threshold) list[nbig++] = todo[i];
+    }
+  }
+  AS_MPI_CHECK(MPI_Bcast(&nbig, 1, MPI_UINT64_T, 0, comm));
+  if (nbig == 0) goto cleanup;
+  if (rank != 0) {
+    list = malloc(nbig * sizeof *list);
+    AS_CHECK_ALLOC(list);
+  }
+  AS_MPI_CHECK(MPI_Bcast(list, (int)nbig, MPI_UINT64_T, 0, comm));
+  /* todo is in index order, so list is sorted. */
+  big_cache *b = &c->big;
+  b->trial = list;
+  list = NULL;
+  b->sp = calloc(nbig, sizeof *b->sp);
+  b->failed = calloc(nbig, sizeof *b->failed);
+  b->msg = calloc(nbig, sizeof *b->msg);
+  AS_CHECK_ALLOC(b->sp);
+  AS_CHECK_ALLOC(b->failed);
+  AS_CHECK_ALLOC(b->msg);
+  b->count = nbig;
+  AS_TRY(as_pspectral_create(comm, c->threshold, &ps));
+  for (uint64_t i = 0; i < nbig; i++) {
+    as_trial t;
+    AS_TRY(as_spec_trial(c->spec, b->trial[i], &t));
+    /* Every rank builds the same triple from (spec, index): no matrix travels but V and M,
+     * which as_pspectral_analyze broadcasts from rank 0 anyway. */
+    as_status ts = as_matfile_load(&t, &mf);
+    if (ts == AS_OK) ts = as_triple_create(t.d, t.triple.m_rows > 0 ? t.triple.m_rows : t.d, &tr);
+    if (ts == AS_OK) ts = as_triple_build(&t, tr);
+    if (ts == AS_OK) ts = as_spectral_create(t.d, &b->sp[i]);
+    /* The build is deterministic, so every rank reaches the same verdict here. */
+    if (ts == AS_OK) ts = as_pspectral_analyze(ps, tr, 1e-10, b->sp[i]);
+    if (ts != AS_OK) {
+      if (ts == AS_ERR_NOMEM || ts == AS_ERR_MPI) AS_TRY(ts);
+      b->failed[i] = 1;
+      snprintf(b->msg[i], AS_RECORD_MSG, "%.150s", as_error_get()->message);
+      as_error_clear();
+    }
+    as_triple_destroy(&tr);
+    as_matfile_destroy(&mf);
+  }
+cleanup:
+  as_pspectral_destroy(&ps);
+  as_triple_destroy(&tr);
+  as_matfile_destroy(&mf);
+  free(list);
+  return st;
+}
+
+static double cost_cb(uint64_t trial, void *vctx) {
+  sweep_ctx *c = vctx;
+  as_trial t;
+  if (as_spec_trial(c->spec, trial, &t) != AS_OK) return NAN;
+  return as_trial_work(&t);
+}
+
+static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
+  as_status st = AS_OK;
+  sweep_ctx *c = vctx;
+  as_trial t;
+  as_matfile *mf = NULL;
+  as_error_context_set(c->rank, (int64_t)trial);
+  AS_TRY(as_spec_trial(c->spec, trial, &t));
+  c->current = trial;
+
+  /* Matrices and tokens from files: a bad file is this trial's failure, with its message. */
+  as_status ls = as_matfile_load(&t, &mf);
+  if (ls != AS_OK) {
+    if (ls == AS_ERR_NOMEM) AS_TRY(ls);
+    as_record_init(rec, &t);
+    rec->outcome = AS_OUT_FAILED;
+    rec->verdict = AS_VERDICT_FAILED;
+    snprintf(rec->message, sizeof rec->message, "%.150s", as_error_get()->message);
+    as_error_clear();
+    rec->rank = c->rank;
+    goto cleanup;
+  }
+
+  uint64_t counts[AS_BULK_COUNT];
+  bulk_counts_of(&t, counts);
+  int any = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (counts[k] > c->cap[k]) {
+      double *p = realloc(c->buf[k], counts[k] * sizeof *p);
+      AS_CHECK_ALLOC(p);
+      c->buf[k] = p;
+      c->cap[k] = counts[k];
+    }
+    any |= counts[k] > 0;
+  }
+  as_bulk bulk = {counts[AS_BULK_INITIAL] ? c->buf[AS_BULK_INITIAL] : NULL,
+                  counts[AS_BULK_FINAL] ? c->buf[AS_BULK_FINAL] : NULL,
+                  counts[AS_BULK_ATTENTION] ? c->buf[AS_BULK_ATTENTION] : NULL,
+                  counts[AS_BULK_V] ? c->buf[AS_BULK_V] : NULL,
+                  counts[AS_BULK_M] ? c->buf[AS_BULK_M] : NULL,
+                  counts[AS_BULK_SNAPSHOTS] ? c->buf[AS_BULK_SNAPSHOTS] : NULL};
+  AS_TRY(as_trial_run(c->pl, &t, as_signals_flag(), rec, any ? &bulk : NULL));
+  rec->rank = c->rank;
+
+  /* Bulk data go to the file before the record: a record in /trials means its data are there.
+   * A failed or interrupted trial has none worth keeping. */
+  if (any && rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED)
+    for (int k = 0; k < AS_BULK_COUNT; k++)
+      if (counts[k])
+        AS_TRY(as_results_write_bulk(c->rf, (as_bulk_kind)k, trial, c->buf[k], counts[k]));
+cleanup:
+  as_matfile_destroy(&mf);
+  as_error_context_set(c->rank, -1);
+  return st;
+}
+
+/* Finished records: journal first (durable), then /trials. An interrupted trial is not a
+ * result: it stays pending, so a resume runs it again. */
+static as_status sink_cb(const as_record *recs, int count, void *vctx) {
+  as_status st = AS_OK;
+  sweep_ctx *c = vctx;
+  int kept = 0;
+  for (int i = 0; i < count; i++) {
+    if (recs[i].outcome == AS_OUT_INTERRUPTED || recs[i].outcome == AS_OUT_PENDING) continue;
+    if (kept == SWEEP_BATCH) {
+      AS_TRY(as_journal_flush(c->journal));
+      AS_TRY(as_results_write_records(c->rf, c->batch, (size_t)kept));
+      kept = 0;
+    }
+    c->batch[kept] = recs[i];
+    AS_TRY(as_journal_append(c->journal, &recs[i]));
+    kept++;
+  }
+  if (kept) {
+    AS_TRY(as_journal_flush(c->journal));
+    AS_TRY(as_results_write_records(c->rf, c->batch, (size_t)kept));
+  }
+cleanup:
+  return st;
+}
+
+/* The same status on every rank: the first failure (most negative code) wins. A rank that
+ * did not fail itself records which status the others reported. */
+static as_status agree(MPI_Comm comm, as_status st) {
+  int mine = (int)st, all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return AS_ERR_MPI;
+  if (all != AS_OK && st == AS_OK)
+    as_error_set((as_status)all, __FILE__, __LINE__, __func__, "another rank failed: %s",
+                 as_status_message((as_status)all));
+  return (as_status)all;
+}
+
+typedef struct recover_ctx {
+  as_results *rf;
+  uint8_t *done;
+  uint64_t n_trials;
+  as_record batch[SWEEP_BATCH];
+  int count;
+  uint64_t recovered;
+} recover_ctx;
+
+static as_status recover_flush(recover_ctx *r) {
+  as_status st = AS_OK;
+  if (r->count) AS_TRY(as_results_write_records(r->rf, r->batch, (size_t)r->count));
+  r->count = 0;
+cleanup:
+  return st;
+}
+
+static as_status recover_visit(const as_record *rec, void *vctx) {
+  as_status st = AS_OK;
+  recover_ctx *r = vctx;
+  if (rec->trial >= r->n_trials || r->done[rec->trial]) return AS_OK;
+  if (rec->outcome == AS_OUT_PENDING || rec->outcome == AS_OUT_INTERRUPTED) return AS_OK;
+  r->done[rec->trial] = 1;
+  r->batch[r->count++] = *rec;
+  r->recovered++;
+  if (r->count == SWEEP_BATCH) AS_TRY(recover_flush(r));
+cleanup:
+  return st;
+}
+
+/* Put back into /trials every journaled record whose row is still pending (rank 0 only). */
+static as_status recover_journals(const char *path, as_results *rf, uint8_t *done,
+                                  uint64_t n_trials, uint64_t *recovered) {
+  as_status st = AS_OK;
+  DIR *dir = NULL;
+  recover_ctx *r = calloc(1, sizeof *r);
+  AS_CHECK_ALLOC(r);
+  r->rf = rf;
+  r->done = done;
+  r->n_trials = n_trials;
+  char dirname[4096], prefix[4096];
+  const char *slash = strrchr(path, '/');
+  if (slash) {
+    snprintf(dirname, sizeof dirname, "%.*s", (int)(slash - path), path);
+    if (!dirname[0]) snprintf(dirname, sizeof dirname, "/");
+    snprintf(prefix, sizeof prefix, "%s.journal.", slash + 1);
+  } else {
+    snprintf(dirname, sizeof dirname, ".");
+    snprintf(prefix, sizeof prefix, "%s.journal.", path);
+  }
+  dir = opendir(dirname);
+  AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+    char jpath[8300];
+    snprintf(jpath, sizeof jpath, "%s/%s", dirname, e->d_name);
+    AS_TRY(as_journal_read(jpath, recover_visit, r, NULL));
+  }
+  AS_TRY(recover_flush(r));
+  *recovered = r->recovered;
+cleanup:
+  if (dir) closedir(dir);
+  free(r);
+  return st;
+}
+
+as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
+                       const as_sweep_opts *opts_in, as_sweep_result *res) {
+  as_status st = AS_OK;
+  int rank = 0, size = 1;
+  as_sweep_opts opts;
+  as_run_lock *lock = NULL;
+  as_results *rf = NULL;
+  as_journal *journal = NULL;
+  as_pipeline *pl = NULL;
+  sweep_ctx *ctx = NULL;
+  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
+  uint8_t *done = NULL;
+  uint64_t *todo = NULL;
+  uint64_t n_todo = 0;
+  as_sched_summary sum;
+  memset(&sum, 0, sizeof sum);
+  as_sweep_result r;
+  memset(&r, 0, sizeof r);
+  double t0 = MPI_Wtime();
+
+  if (opts_in)
+    opts = *opts_in;
+  else
+    as_sweep_opts_default(&opts);
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  AS_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const uint64_t n_trials = as_spec_trial_count(spec);
+  r.total = n_trials;
+
+  /* One run per results file: rank 0 holds the lock for the whole sweep. */
+  as_status lst = AS_OK;
+  if (rank == 0) {
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && !opts.resume && !opts.force)
+      lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
+                         "%s already exists: pass --resume to continue that sweep or --force "
+                         "to replace it",
+                         path);
+    else if (!exists && opts.resume)
+      lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
+                         "%s does not exist: nothing to resume", path);
+    if (lst == AS_OK) lst = as_run_lock_acquire(path, &lock);
+  }
+  AS_TRY(agree(comm, lst));
+
+  if (!opts.resume) {
+    /* Bulk sizes per trial, from the plan (identical on every rank). */
+    as_results_info info;
+    memset(&info, 0, sizeof info);
+    const as_output_spec *out = as_spec_output(spec);
+    int want =
+        out->initial || out->final || out->attention || out->matrices || out->n_snapshots > 0;
+    if (want) {
+      for (int k = 0; k < AS_BULK_COUNT; k++) {
+        bulk[k] = calloc(n_trials ? n_trials : 1, sizeof *bulk[k]);
+        AS_CHECK_ALLOC(bulk[k]);
+      }
+      int used[AS_BULK_COUNT] = {0};
+      for (uint64_t i = 0; i < n_trials; i++) {
+        as_trial t;
+        AS_TRY(as_spec_trial(spec, i, &t));
+        uint64_t c[AS_BULK_COUNT];
+        bulk_counts_of(&t, c);
+        for (int k = 0; k < AS_BULK_COUNT; k++) {
+          bulk[k][i] = c[k];
+          used[k] |= c[k] > 0;
+        }
+      }
+      for (int k = 0; k < AS_BULK_COUNT; k++) info.bulk_counts[k] = used[k] ? bulk[k] : NULL;
+    }
+    size_t len = 0;
+    info.n_trials = n_trials;
+    info.master_seed = as_spec_seed(spec);
+    info.spec_sha256 = as_spec_sha256(spec);
+    info.spec_text = as_spec_text(spec, &len);
+    info.spec_name = as_spec_name(spec);
+    info.overwrite = opts.force;
+    AS_TRY(as_results_create(comm, path, &info, &rf));
+  } else {
+    AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &rf));
+    as_status cst = AS_OK;
+    if (rank == 0) {
+      char sha[80] = "";
+      uint64_t rows = as_results_n_trials(rf);
+      cst = as_results_attr_string(rf, "spec_sha256", sha, sizeof sha);
+      if (cst == AS_OK && strcmp(sha, as_spec_sha256(spec)) != 0 && !opts.allow_spec_change)
+        cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
+                           "%s was written by another spec (SHA-256 %.12s..., this spec "
+                           "%.12s...): resume with the original spec, or pass "
+                           "--allow-spec-change if you know the trials are unchanged",
+                           path, sha, as_spec_sha256(spec));
+      else if (cst == AS_OK && rows != n_trials)
+        cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
+                           "%s has %llu trials, the spec %llu: cannot resume", path,
+                           (unsigned long long)rows, (unsigned long long)n_trials);
+    }
+    AS_TRY(agree(comm, cst));
+  }
+
+  /* What is left to do (rank 0 decides; the scheduler reads todo there only). */
+  as_status dst = AS_OK;
+  if (rank == 0) {
+    done = calloc(n_trials ? n_trials : 1, 1);
+    todo = malloc((n_trials ? n_trials : 1) * sizeof *todo);
+    if (!done || !todo) {
+      dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "to-do list");
+    } else if (opts.resume) {
+      as_results_counts counts;
+      dst = as_results_count(rf, &counts, done);
+      if (dst == AS_OK) {
+        for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i];
+        dst = recover_journals(path, rf, done, n_trials, &r.recovered);
+      }
+    }
+    if (dst == AS_OK)
+      for (uint64_t i = 0; i < n_trials; i++)
+        if (!done[i]) todo[n_todo++] = i;
+  }
+  AS_TRY(agree(comm, dst));
+
+  /* This rank's journal and pipeline. */
+  as_status wst = AS_OK;
+  char jpath[4200];
+  wst = as_journal_path(path, rank, jpath, sizeof jpath);
+  if (wst == AS_OK) wst = as_journal_open(jpath, rank, SWEEP_BATCH, 3600.0, &journal);
+  if (wst == AS_OK) {
+    ctx = calloc(1, sizeof *ctx);
+    if (!ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
+  }
+  if (wst == AS_OK) wst = as_pipeline_create(spectral_hook, ctx, &pl);
+  AS_TRY(agree(comm, wst));
+  ctx->spec = spec;
+  ctx->rf = rf;
+  ctx->journal = journal;
+  ctx->pl = pl;
+  ctx->rank = rank;
+  ctx->threshold = as_spec_spectral_threshold(spec);
+  if (ctx->threshold <= 0) ctx->threshold = AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  AS_TRY(big_prepass(comm, ctx, todo, n_todo));
+
+  as_sched_opts so;
+  as_sched_opts_default(&so);
+  so.batch_max = SWEEP_BATCH;
+  so.flush_interval = opts.flush_interval >= 0 ? opts.flush_interval : as_spec_flush_interval(spec);
+  so.progress_interval = opts.progress_interval;
+  so.progress = opts.progress;
+  so.coordinator_runs = opts.coordinator_runs;
+  so.time_limit = opts.time_limit;
+  as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx};
+  as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
+  r.done = sum.done - sum.interrupted;
+  r.failed = sum.failed;
+  st = sst;
+
+cleanup:
+  /* Close in order; the first failure is the one reported. Collective close on every path
+   * that opened the file. */
+  {
+    as_status cst = as_journal_close(&journal);
+    if (st == AS_OK && cst != AS_OK) st = cst;
+    if (rf) {
+      cst = as_results_close(&rf);
+      if (st == AS_OK && cst != AS_OK) st = cst;
+    }
+  }
+  as_run_lock_release(&lock);
+  as_pipeline_destroy(&pl);
+  if (ctx) {
+    for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
+    big_free(&ctx->big);
+  }
+  free(ctx);
+  for (int k = 0; k < AS_BULK_COUNT; k++) free(bulk[k]);
+  free(done);
+  free(todo);
+  as_sched_summary_clear(&sum);
+  r.elapsed = MPI_Wtime() - t0;
+  if (res) *res = r;
+  return st;
+}
