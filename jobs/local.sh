@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build, run the built-in default sweep on all cores of this machine, and print its
-# summary table. Usage: jobs/local.sh [OUT.h5]   (default results/default.h5)
+# summary table. Usage: jobs/local.sh [OUT.h5]   (default results/default-<time>.h5: a new
+# file each time, so earlier results are never overwritten)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -16,7 +17,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAS_BUILD_TESTS=OFF >/dev/nul
 cmake --build "$build" -j "$(nproc)"
 bin="$build/attnsweep"
 
-out=${1:-$root/results/default.h5}
+out=${1:-$root/results/default-$(date -u +%Y%m%dT%H%M%SZ).h5}
 mkdir -p "$(dirname "$out")"
 ranks=$(nproc)
 echo "== attnsweep run (built-in default sweep) on $ranks ranks -> $out"

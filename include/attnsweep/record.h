@@ -106,7 +106,7 @@ enum {
   X(F64, level_b, "highest level of l_1^T z (good)")                                   \
   X(F64, verdict_margin, "the distance or count that decided the verdict")             \
   X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")      \
-  X(F64, mean_shift, "|mean(z(T)) - mean(z(0))| / initial spread")                     \
+  X(F64, mean_shift, "|mean Y(T) - mean Y(0)| / initial spread (theorem coordinates)") \
   /* ---- bookkeeping (excluded from reproducibility comparisons) */                   \
   X(F64, wall_time, "seconds spent on the trial")                                      \
   X(I32, rank, "MPI rank that ran it")                                                 \
