@@ -14,6 +14,7 @@
 #include "attnsweep/matfile.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/pspectral.h"
+#include "attnsweep/repair.h"
 #include "attnsweep/results.h"
 #include "attnsweep/signals.h"
 
@@ -52,17 +53,9 @@ typedef struct sweep_ctx {
   size_t cap[AS_BULK_COUNT];    /* their capacities [doubles] */
 } sweep_ctx;
 
-/* Doubles of each bulk kind that trial t stores (0: not stored). */
-static void bulk_counts_of(const as_trial *t, uint64_t counts[AS_BULK_COUNT]) {
-  const uint64_t n = (uint64_t)t->n, d = (uint64_t)t->d;
-  const as_output_spec *o = &t->output;
-  counts[AS_BULK_INITIAL] = o->initial ? n * d : 0;
-  counts[AS_BULK_FINAL] = o->final ? n * d : 0;
-  counts[AS_BULK_ATTENTION] = o->attention ? n * n : 0;
-  counts[AS_BULK_V] = o->matrices ? d * d : 0;
-  counts[AS_BULK_M] = o->matrices ? d * d : 0;
-  counts[AS_BULK_SNAPSHOTS] = (uint64_t)o->n_snapshots * n * d;
-}
+/* Doubles of each bulk kind that trial t stores (0: not stored): the same function builds the
+ * file's layout here and in `attnsweep repair`. */
+#define bulk_counts_of as_repair_bulk_counts
 
 static int64_t big_find(const big_cache *b, uint64_t trial) {
   uint64_t lo = 0, hi = b->count;
@@ -219,7 +212,7 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
 
   /* Bulk data go to the file before the record: a record in /trials means its data are there.
    * A failed or interrupted trial has none worth keeping. */
-  if (any && rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED)
+  if (any && c->rf && rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED)
     for (int k = 0; k < AS_BULK_COUNT; k++)
       if (counts[k])
         AS_TRY(as_results_write_bulk(c->rf, (as_bulk_kind)k, trial, c->buf[k], counts[k]));
@@ -295,6 +288,43 @@ cleanup:
   return st;
 }
 
+/* Splits path into its directory and the prefix "NAME.journal." of its journals. */
+static void journal_glob(const char *path, char *dir, size_t dlen, char *prefix, size_t plen) {
+  const char *slash = strrchr(path, '/');
+  if (slash) {
+    snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
+    if (!dir[0]) snprintf(dir, dlen, "/");
+    snprintf(prefix, plen, "%s.journal.", slash + 1);
+  } else {
+    snprintf(dir, dlen, ".");
+    snprintf(prefix, plen, "%s.journal.", path);
+  }
+}
+
+/* Delete the journals of path (rank 0, under the run lock). */
+static as_status remove_journals(const char *path) {
+  as_status st = AS_OK;
+  char dirname[4096], prefix[4096];
+  journal_glob(path, dirname, sizeof dirname, prefix, sizeof prefix);
+  DIR *dir = opendir(dirname);
+  AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+    char jpath[8300];
+    snprintf(jpath, sizeof jpath, "%s/%s", dirname, e->d_name);
+    if (unlink(jpath) != 0 && errno != ENOENT) {
+      st = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
+                        "%s: cannot remove the journal of a replaced sweep: %s", jpath,
+                        strerror(errno));
+      break;
+    }
+  }
+  closedir(dir);
+cleanup:
+  return st;
+}
+
 /* Put back into /trials every journaled record whose row is still pending (rank 0 only). */
 static as_status recover_journals(const char *path, as_results *rf, uint8_t *done,
                                   uint64_t n_trials, uint64_t *recovered) {
@@ -306,15 +336,7 @@ static as_status recover_journals(const char *path, as_results *rf, uint8_t *don
   r->done = done;
   r->n_trials = n_trials;
   char dirname[4096], prefix[4096];
-  const char *slash = strrchr(path, '/');
-  if (slash) {
-    snprintf(dirname, sizeof dirname, "%.*s", (int)(slash - path), path);
-    if (!dirname[0]) snprintf(dirname, sizeof dirname, "/");
-    snprintf(prefix, sizeof prefix, "%s.journal.", slash + 1);
-  } else {
-    snprintf(dirname, sizeof dirname, ".");
-    snprintf(prefix, sizeof prefix, "%s.journal.", path);
-  }
+  journal_glob(path, dirname, sizeof dirname, prefix, sizeof prefix);
   dir = opendir(dirname);
   AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
   struct dirent *e;
@@ -375,41 +397,26 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
       lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
                          "%s does not exist: nothing to resume", path);
     if (lst == AS_OK) lst = as_run_lock_acquire(path, &lock);
+    /* A new sweep starts with no journals: records of a replaced file must never be put back
+     * into this one by a later resume. */
+    if (lst == AS_OK && !opts.resume) lst = remove_journals(path);
   }
   AS_TRY(agree(comm, lst));
 
   if (!opts.resume) {
-    /* Bulk sizes per trial, from the plan (identical on every rank). */
+    /* Layout from the plan (identical on every rank). The spec text also goes beside the
+     * file, before the file exists: `attnsweep repair` rebuilds from it when a hard kill left
+     * OUT.h5 unreadable (docs/robustness.md). */
     as_results_info info;
-    memset(&info, 0, sizeof info);
-    const as_output_spec *out = as_spec_output(spec);
-    int want =
-        out->initial || out->final || out->attention || out->matrices || out->n_snapshots > 0;
-    if (want) {
-      for (int k = 0; k < AS_BULK_COUNT; k++) {
-        bulk[k] = calloc(n_trials ? n_trials : 1, sizeof *bulk[k]);
-        AS_CHECK_ALLOC(bulk[k]);
-      }
-      int used[AS_BULK_COUNT] = {0};
-      for (uint64_t i = 0; i < n_trials; i++) {
-        as_trial t;
-        AS_TRY(as_spec_trial(spec, i, &t));
-        uint64_t c[AS_BULK_COUNT];
-        bulk_counts_of(&t, c);
-        for (int k = 0; k < AS_BULK_COUNT; k++) {
-          bulk[k][i] = c[k];
-          used[k] |= c[k] > 0;
-        }
-      }
-      for (int k = 0; k < AS_BULK_COUNT; k++) info.bulk_counts[k] = used[k] ? bulk[k] : NULL;
-    }
-    size_t len = 0;
-    info.n_trials = n_trials;
-    info.master_seed = as_spec_seed(spec);
-    info.spec_sha256 = as_spec_sha256(spec);
-    info.spec_text = as_spec_text(spec, &len);
-    info.spec_name = as_spec_name(spec);
+    AS_TRY(as_repair_info_from_spec(spec, &info, bulk));
     info.overwrite = opts.force;
+    as_status sst_ = AS_OK;
+    if (rank == 0) {
+      size_t len = 0;
+      const char *text = as_spec_text(spec, &len);
+      sst_ = as_repair_spec_save(path, text, len);
+    }
+    AS_TRY(agree(comm, sst_));
     AS_TRY(as_results_create(comm, path, &info, &rf));
   } else {
     AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &rf));
@@ -428,6 +435,15 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
         cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
                            "%s has %llu trials, the spec %llu: cannot resume", path,
                            (unsigned long long)rows, (unsigned long long)n_trials);
+      /* A file from before the spec side file existed: give it one, from /spec. */
+      char spath[4200];
+      if (cst == AS_OK && as_repair_spec_path(path, spath, sizeof spath) == AS_OK &&
+          access(spath, F_OK) != 0) {
+        char *stext = NULL;
+        cst = as_results_spec_text(rf, &stext);
+        if (cst == AS_OK) cst = as_repair_spec_save(path, stext, strlen(stext));
+        free(stext);
+      }
     }
     AS_TRY(agree(comm, cst));
   }
@@ -511,5 +527,55 @@ cleanup:
   as_sched_summary_clear(&sum);
   r.elapsed = MPI_Wtime() - t0;
   if (res) *res = r;
+  return st;
+}
+
+as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_record *rec,
+                         double *bulk[AS_BULK_COUNT], uint64_t counts[AS_BULK_COUNT]) {
+  as_status st = AS_OK;
+  sweep_ctx *ctx = NULL;
+  as_pipeline *pl = NULL;
+  int rank = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    bulk[k] = NULL;
+    counts[k] = 0;
+  }
+  AS_CHECK(spec && rec && trial < as_spec_trial_count(spec), AS_ERR_ARG,
+           "trial %llu is not in the sweep (%llu trials)", (unsigned long long)trial,
+           (unsigned long long)(spec ? as_spec_trial_count(spec) : 0));
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  ctx = calloc(1, sizeof *ctx);
+  AS_CHECK_ALLOC(ctx);
+  ctx->spec = spec;
+  ctx->rank = rank;
+  ctx->threshold = as_spec_spectral_threshold(spec);
+  if (ctx->threshold <= 0) ctx->threshold = AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  AS_TRY(as_pipeline_create(spectral_hook, ctx, &pl));
+  ctx->pl = pl;
+  /* Exactly what a worker does: the collective analysis of a large triple first, then the
+   * trial with the same pipeline and hook (ctx->rf NULL: nothing is written). */
+  AS_TRY(big_prepass(comm, ctx, &trial, 1));
+  memset(rec, 0, sizeof *rec);
+  AS_TRY(run_cb(trial, rec, ctx));
+  as_trial t;
+  AS_TRY(as_spec_trial(spec, trial, &t));
+  bulk_counts_of(&t, counts);
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (!counts[k]) continue;
+    bulk[k] = ctx->buf[k];
+    ctx->buf[k] = NULL;
+  }
+cleanup:
+  as_pipeline_destroy(&pl);
+  if (ctx) {
+    for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
+    big_free(&ctx->big);
+  }
+  free(ctx);
+  if (st != AS_OK)
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      free(bulk[k]);
+      bulk[k] = NULL;
+    }
   return st;
 }

@@ -74,6 +74,20 @@ check "refusal names the file and the options" grep -q -- "--resume" "$work/agai
 out=$($py "$src/tests/tools/compare_results.py" "$work/r1.h5" "$work/r2.h5" --require-complete)
 check "refused run left the file intact" test $? -eq 0
 
+# --force replaces a file together with its journals: a resume of the new sweep must never put
+# back records of the replaced one. Sweep B differs from the spec above only by its seed.
+sed 's/^seed: 11$/seed: 12/' "$work/spec.yaml" >"$work/specB.yaml"
+"$mpi" -n 2 "$bin" run "$work/specB.yaml" -o "$work/fresh.h5" --quiet >/dev/null 2>&1
+cp "$work/r1.h5" "$work/replaced.h5"
+cp "$work/r1.h5.journal.0" "$work/replaced.h5.journal.0"
+"$mpi" -n 1 "$bin" run "$work/specB.yaml" -o "$work/replaced.h5" --force --quiet \
+  --time-limit 0.001 >/dev/null 2>&1
+rc=$?
+check "forced run stopped by its time limit (rc $rc)" test $rc -eq 99 -o $rc -eq 0
+"$mpi" -n 2 "$bin" run "$work/specB.yaml" -o "$work/replaced.h5" --resume --quiet >/dev/null 2>&1
+out=$($py "$src/tests/tools/compare_results.py" "$work/fresh.h5" "$work/replaced.h5" --require-complete)
+check "forced, stopped and resumed sweep equals a fresh one: $out" test $? -eq 0
+
 # The built-in default sweep (what jobs/local.sh runs) completes on 2 ranks.
 "$mpi" -n 2 "$bin" run -o "$work/default.h5" --quiet >"$work/default.log" 2>&1
 rc=$?
