@@ -4,14 +4,22 @@
  * Cost model: seconds(trial) = a * work + b, work = as_trial_work (steps x stages x
  * (n^2 d + n d^2) + d^3). The default (a, b) is a conservative figure for one core of this
  * machine kind; --cost A,B sets it; --calibrate runs a sample of the spec's own trials and fits
- * (a, b) by least squares. */
+ * (a, b) by least squares.
+ *
+ * --sbatch [-o OUT.h5] prints a ready Slurm job script on stdout (the tables go to stderr): the
+ * template jobs/attnsweep.sbatch (docs/slurm.md) with --ntasks, --time and --job-name from the
+ * estimate, and the absolute paths of this executable, SPEC and OUT.h5 filled in, so that it
+ * can be submitted from any directory. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "attnsweep/matfile.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
@@ -19,6 +27,15 @@
 #define DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
 #define DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
 #define MAX_EXACT_POINTS 4000000u
+#define TEMPLATE_NAME "attnsweep.sbatch"
+#define PATH_CAP 4096
+
+#ifndef AS_ANALYSIS_DIR
+#define AS_ANALYSIS_DIR ""
+#endif
+#ifndef AS_INSTALL_ANALYSIS_DIR
+#define AS_INSTALL_ANALYSIS_DIR ""
+#endif
 
 typedef struct plan_case {
   double work;  /* sum over the case's points (one replicate) */
@@ -44,7 +61,7 @@ static void hms(double s, char *buf, size_t len) {
 }
 
 /* Run a sample of trials (spread over the cases, small and large) and fit (a, b). */
-static int calibrate(const as_spec *spec, int samples, double *a, double *b) {
+static int calibrate(const as_spec *spec, int samples, double *a, double *b, FILE *rep) {
   as_pipeline *pl = NULL;
   as_status st = as_pipeline_create(NULL, NULL, &pl);
   if (st != AS_OK) return as_cli_report("plan", st);
@@ -60,7 +77,18 @@ static int calibrate(const as_spec *spec, int samples, double *a, double *b) {
     if (as_spec_trial(spec, idx, &t) != AS_OK) break;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    st = as_trial_run(pl, &t, NULL, &rec, NULL);
+    /* Matrices and tokens from files are part of a trial's cost, as in `run`. */
+    as_matfile *mf = NULL;
+    st = as_matfile_load(&t, &mf);
+    if (st == AS_OK) {
+      st = as_trial_run(pl, &t, NULL, &rec, NULL);
+    } else if (st != AS_ERR_NOMEM) {
+      as_record_init(&rec, &t);
+      rec.outcome = AS_OUT_FAILED;
+      as_error_clear();
+      st = AS_OK;
+    }
+    as_matfile_destroy(&mf);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st != AS_OK) {
       as_pipeline_destroy(&pl);
@@ -94,14 +122,192 @@ static int calibrate(const as_spec *spec, int samples, double *a, double *b) {
             "attnsweep plan: %d of the %d calibration trials failed to set up (see "
             "`attnsweep run`); the fit may be off\n",
             failed, m);
-  printf("calibrated on %d trials: %.3g s per unit of work + %.3g s per trial"
-         " (reuse with --cost %.3g,%.3g)\n",
-         m, *a, *b, *a, *b);
+  fprintf(rep,
+          "calibrated on %d trials: %.3g s per unit of work + %.3g s per trial"
+          " (reuse with --cost %.3g,%.3g)\n",
+          m, *a, *b, *a, *b);
+  return 0;
+}
+
+/* Writes DIR/REL/TEMPLATE_NAME into out; returns 1 when that file is readable. */
+static int template_in(const char *dir, const char *rel, char *out, size_t cap) {
+  if (!dir || !dir[0]) return 0;
+  int len = snprintf(out, cap, "%s%s/%s", dir, rel, TEMPLATE_NAME);
+  if (len < 0 || (size_t)len >= cap) return 0;
+  return access(out, R_OK) == 0;
+}
+
+/* Finds jobs/attnsweep.sbatch: $ATTNSWEEP_JOBS_DIR, the source tree, the install prefix, then
+ * beside the executable. Returns 1 and the path in out, else 0. */
+static int find_template(char *out, size_t cap) {
+  if (template_in(getenv("ATTNSWEEP_JOBS_DIR"), "", out, cap)) return 1;
+  if (template_in(AS_ANALYSIS_DIR, "/../jobs", out, cap)) return 1;
+  if (template_in(AS_INSTALL_ANALYSIS_DIR, "/../jobs", out, cap)) return 1;
+  char exe[PATH_CAP];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  static const char *const rel[] = {"/../share/attnsweep/jobs", "/../jobs", "/../../jobs"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+    if (template_in(exe, rel[i], out, cap)) return 1;
+  return 0;
+}
+
+/* Absolute form of a path that may not exist yet (its directory must): returns 0 on success. */
+static int absolute_path(const char *path, char *out, size_t cap) {
+  char dir[PATH_CAP], real[PATH_CAP];
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (slash) {
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (!realpath(dir, real)) return -1;
+  if (!base[0]) return -1;
+  int len = snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+  return len < 0 || (size_t)len >= cap ? -1 : 0;
+}
+
+/* Prints s as one single-quoted shell word. */
+static void shell_quote(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+static int starts_with(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The job name: the spec's name with characters other than [A-Za-z0-9._-] replaced. */
+static void job_name(const char *name, char *out, size_t cap) {
+  size_t k = 0;
+  for (; name && name[k] && k + 1 < cap; k++) {
+    char c = name[k];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '.' || c == '_' || c == '-';
+    out[k] = ok ? c : '_';
+  }
+  out[k] = '\0';
+  if (k == 0) snprintf(out, cap, "attnsweep");
+}
+
+/* Prints the job script: the template with its settings replaced. Returns an exit code. */
+static int render_sbatch(const as_spec *spec, const char *spec_path, const char *out_path,
+                         double ranks, double expect_s, double tot_s, uint64_t trials) {
+  char tpath[PATH_CAP], exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
+  if (!find_template(tpath, sizeof tpath)) {
+    fprintf(stderr,
+            "attnsweep plan: the job script template %s was not found (looked in "
+            "$ATTNSWEEP_JOBS_DIR, %s/../jobs and beside the executable); set "
+            "ATTNSWEEP_JOBS_DIR to the directory that holds it\n",
+            TEMPLATE_NAME, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)");
+    return 3;
+  }
+  char treal[PATH_CAP];
+  if (realpath(tpath, treal)) snprintf(tpath, sizeof tpath, "%s", treal);
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    fprintf(stderr, "attnsweep plan: cannot find this executable's path: %s\n", strerror(errno));
+    return 3;
+  }
+  exe[n] = '\0';
+  if (!realpath(spec_path, spec_abs)) {
+    fprintf(stderr, "attnsweep plan: %s: %s\n", spec_path, strerror(errno));
+    return 2;
+  }
+  char def_out[PATH_CAP];
+  if (!out_path) {
+    const char *base = strrchr(spec_path, '/');
+    base = base ? base + 1 : spec_path;
+    const char *dot = strrchr(base, '.');
+    int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    snprintf(def_out, sizeof def_out, "%.*s.h5", stem, base);
+    out_path = def_out;
+  }
+  if (absolute_path(out_path, out_abs, sizeof out_abs) != 0) {
+    fprintf(stderr, "attnsweep plan: -o %s: its directory does not exist\n", out_path);
+    return 2;
+  }
+  FILE *f = fopen(tpath, "r");
+  if (!f) {
+    fprintf(stderr, "attnsweep plan: %s: %s\n", tpath, strerror(errno));
+    return 3;
+  }
+  /* Lead time of the time-limit signal, from the template's --signal=B:USR1@N. */
+  char line[8192];
+  long lead = 300;
+  while (fgets(line, sizeof line, f)) {
+    const char *at = strstr(line, "--signal=B:USR1@");
+    if (starts_with(line, "#SBATCH") && at) lead = strtol(at + 16, NULL, 10);
+  }
+  rewind(f);
+  char wall[32];
+  hms(1.2 * expect_s + 60.0 + (double)lead, wall, sizeof wall);
+  job_name(as_spec_name(spec), name, sizeof name);
+  int seen = 0, in_header = 1;
+  while (fgets(line, sizeof line, f)) {
+    if (in_header && !starts_with(line, "#")) {
+      in_header = 0;
+    }
+    if (in_header && starts_with(line, "#SBATCH --ntasks=")) {
+      printf("#SBATCH --ntasks=%.0f\n", ranks);
+      seen |= 1;
+    } else if (in_header && starts_with(line, "#SBATCH --time=")) {
+      printf("#SBATCH --time=%s\n", wall);
+      seen |= 2;
+    } else if (in_header && starts_with(line, "#SBATCH --job-name=")) {
+      printf("#SBATCH --job-name=%s\n", name);
+    } else if (in_header && starts_with(line, "#SBATCH --output=")) {
+      fputs(line, stdout);
+      printf("#\n# Rendered by `attnsweep plan --sbatch` from %s:\n"
+             "#   %llu trials, estimated %.3g core-hours; %.0f ranks for about %.2f h of work,\n"
+             "#   walltime = 1.2 x that + 1 min + %ld s of warning before the limit.\n",
+             tpath, (unsigned long long)trials, tot_s / 3600.0, ranks, expect_s / 3600.0, lead);
+    } else if (starts_with(line, "AS_RENDERED_BIN=")) {
+      fputs("AS_RENDERED_BIN=", stdout);
+      shell_quote(stdout, exe);
+      fputc('\n', stdout);
+      seen |= 4;
+    } else if (starts_with(line, "AS_RENDERED_ARGS=")) {
+      fputs("AS_RENDERED_ARGS=(", stdout);
+      shell_quote(stdout, spec_abs);
+      fputs(" -o ", stdout);
+      shell_quote(stdout, out_abs);
+      fputs(")\n", stdout);
+      seen |= 8;
+    } else {
+      fputs(line, stdout);
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad || seen != 15) {
+    fprintf(stderr,
+            "attnsweep plan: %s is not a usable template (it needs the lines '#SBATCH "
+            "--ntasks=', '#SBATCH --time=', 'AS_RENDERED_BIN=' and 'AS_RENDERED_ARGS=')\n",
+            tpath);
+    return 3;
+  }
+  if (fflush(stdout) != 0) return 3;
+  fprintf(stderr,
+          "attnsweep plan: job script for %.0f ranks, walltime %s, results %s (submit: sbatch "
+          "SCRIPT)\n",
+          ranks, wall, out_abs);
   return 0;
 }
 
 int as_cmd_plan(int argc, char **argv) {
-  const char *path = NULL;
+  const char *path = NULL, *out_path = NULL;
+  int sbatch = 0;
   double target_h = 1.0, a = DEFAULT_A, b = DEFAULT_B;
   int cal = 0, cost_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -122,7 +328,9 @@ int as_cmd_plan(int argc, char **argv) {
         return as_cli_usage_error("plan", "--cost needs A,B with A > 0, B >= 0");
       cost_given = 1;
     } else if (strcmp(o, "--sbatch") == 0) {
-      return as_cli_usage_error("plan", "--sbatch is not available yet in this version");
+      sbatch = 1;
+    } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) && i + 1 < argc) {
+      out_path = argv[++i];
     } else if (o[0] == '-' && o[1] != '\0') {
       return as_cli_usage_error("plan", "unknown option '%s'", o);
     } else if (!path) {
@@ -132,6 +340,9 @@ int as_cmd_plan(int argc, char **argv) {
     }
   }
   if (!path) return as_cli_usage_error("plan", "missing SPEC");
+  if (out_path && !sbatch) return as_cli_usage_error("plan", "-o OUT.h5 goes with --sbatch");
+  /* With --sbatch stdout carries the job script only; the report goes to stderr. */
+  FILE *rep = sbatch ? stderr : stdout;
 
   as_spec_diags diags = {0, 0, NULL};
   as_spec *spec = NULL;
@@ -150,7 +361,7 @@ int as_cmd_plan(int argc, char **argv) {
     goto done;
   }
   if (cal) {
-    code = calibrate(spec, cal, &a, &b);
+    code = calibrate(spec, cal, &a, &b, rep);
     if (code) goto done;
   }
   (void)cost_given;
@@ -189,23 +400,23 @@ int as_cmd_plan(int argc, char **argv) {
     if (pc[c].maxw > maxw) maxw = pc[c].maxw;
   }
 
-  printf("spec %s: %s, sha256 %s\n", path, as_spec_name(spec), as_spec_sha256(spec));
-  printf("%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
-         (unsigned long long)as_spec_trial_count(spec), (unsigned long long)R,
-         (unsigned long long)P, nc, nc == 1 ? "" : "s", (unsigned long long)as_spec_seed(spec));
-  printf("\n| case | points | trials | core-hours | output |\n|---|---:|---:|---:|---:|\n");
+  fprintf(rep, "spec %s: %s, sha256 %s\n", path, as_spec_name(spec), as_spec_sha256(spec));
+  fprintf(rep, "%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
+          (unsigned long long)as_spec_trial_count(spec), (unsigned long long)R,
+          (unsigned long long)P, nc, nc == 1 ? "" : "s", (unsigned long long)as_spec_seed(spec));
+  fprintf(rep, "\n| case | points | trials | core-hours | output |\n|---|---:|---:|---:|---:|\n");
   for (int c = 0; c < nc; c++) {
     char hb[32];
     double s = (double)R * (a * pc[c].work + b * (double)as_spec_case_points(spec, c));
     human_bytes((double)R * pc[c].bytes, hb, sizeof hb);
-    printf("| %s | %llu | %llu | %.3g | %s |\n", as_spec_case_name(spec, c),
-           (unsigned long long)as_spec_case_points(spec, c),
-           (unsigned long long)(R * as_spec_case_points(spec, c)), s / 3600.0, hb);
+    fprintf(rep, "| %s | %llu | %llu | %.3g | %s |\n", as_spec_case_name(spec, c),
+            (unsigned long long)as_spec_case_points(spec, c),
+            (unsigned long long)(R * as_spec_case_points(spec, c)), s / 3600.0, hb);
   }
   int na = as_spec_axis_count(spec);
   if (na > 0) {
-    printf("\n| case | axis | values | trials per value | at | first values |\n"
-           "|---|---|---:|---:|---|---|\n");
+    fprintf(rep, "\n| case | axis | values | trials per value | at | first values |\n"
+                 "|---|---|---:|---:|---|---|\n");
     for (int i = 0; i < na; i++) {
       as_spec_axis ax;
       if (as_spec_axis_get(spec, i, &ax) != AS_OK) continue;
@@ -220,17 +431,17 @@ int as_cmd_plan(int argc, char **argv) {
       if (ax.values > 6 && used + 6 < sizeof vals)
         snprintf(vals + used, sizeof vals - used, ", ...");
       uint64_t per = R * as_spec_case_points(spec, ax.case_id) / ax.values;
-      printf("| %s | %s%s | %llu | %llu | %d:%d | %s |\n", as_spec_case_name(spec, ax.case_id),
-             ax.key, ax.zipped ? " (zip)" : "", (unsigned long long)ax.values,
-             (unsigned long long)per, ax.line, ax.col, vals);
+      fprintf(rep, "| %s | %s%s | %llu | %llu | %d:%d | %s |\n",
+              as_spec_case_name(spec, ax.case_id), ax.key, ax.zipped ? " (zip)" : "",
+              (unsigned long long)ax.values, (unsigned long long)per, ax.line, ax.col, vals);
     }
   }
   char hb[32], wall[32];
   human_bytes(tot_bytes, hb, sizeof hb);
-  printf("\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", a, b,
-         cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
-  printf("estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
-         sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
+  fprintf(rep, "\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", a, b,
+          cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
+  fprintf(rep, "estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
+          sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
   /* Ranks: one coordinator plus enough workers to finish in the target time at 85% efficiency;
    * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
   double target_s = target_h * 3600.0, longest_s = a * maxw + b;
@@ -240,9 +451,13 @@ int as_cmd_plan(int argc, char **argv) {
   double expect_s = tot_s / (0.85 * workers);
   if (expect_s < longest_s) expect_s = longest_s;
   hms(1.2 * expect_s + 60.0, wall, sizeof wall);
-  printf("suggested for a %.3g h target: %.0f ranks (1 coordinator + %.0f workers), walltime %s"
-         " (longest trial ~%.3g s)\n",
-         target_h, workers + 1, workers, wall, longest_s);
+  fprintf(rep,
+          "suggested for a %.3g h target: %.0f ranks (1 coordinator + %.0f workers), walltime %s"
+          " (longest trial ~%.3g s)\n",
+          target_h, workers + 1, workers, wall, longest_s);
+  if (sbatch)
+    code = render_sbatch(spec, path, out_path, workers + 1, expect_s, tot_s,
+                         as_spec_trial_count(spec));
 done:
   free(pc);
   as_spec_diags_free(&diags);

@@ -14,10 +14,11 @@ static const as_command commands[] = {
      "Parses and checks SPEC (YAML) and reports every error at once as SPEC:LINE:COL: message.\n"
      "Exit 0 with a one-line summary when valid, 2 otherwise.\n"},
     {"plan", as_cmd_plan, 0, "trial counts, cost estimate, suggested ranks and walltime",
-     "usage: attnsweep plan SPEC [--calibrate] [--target-hours H] [--sbatch]\n\n"
+     "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"
+     "                      [--sbatch [-o OUT.h5]]\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
-     "model (--calibrate runs a sample of trials to fit it), suggests ranks and walltime, and\n"
-     "with --sbatch prints a ready Slurm job script.\n"},
+     "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
+     "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
      "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume]\n\n"
      "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems)\n"
