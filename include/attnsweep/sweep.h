@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#include "attnsweep/results.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/status.h"
@@ -48,5 +49,17 @@ typedef struct as_sweep_result {
  * and neither resume nor force), AS_ERR_MISMATCH (resume with another spec), I/O errors. */
 as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
                        const as_sweep_opts *opts, as_sweep_result *res);
+
+/* Run one trial exactly as a worker of as_sweep_run does (same pipeline, same spectral path,
+ * the collective ScaLAPACK analysis for d >= the spec's threshold), without any file: what
+ * `attnsweep reproduce` compares with a stored record. Collective on comm (every rank runs
+ * the trial; use the result of any). rec receives the record (rank = the calling rank,
+ * wall_time as the pipeline left it). bulk[k]: allocated arrays of counts[k] doubles for the
+ * bulk kinds the spec stores for this trial (NULL, 0 otherwise); the caller frees them. A
+ * failed or interrupted trial may leave them unset (uninitialised values are never read by
+ * a comparison that checks the outcome first). Statuses: AS_OK, AS_ERR_ARG (trial outside
+ * the sweep), system failures (AS_ERR_NOMEM, AS_ERR_MPI, ...). */
+as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_record *rec,
+                         double *bulk[AS_BULK_COUNT], uint64_t counts[AS_BULK_COUNT]);
 
 #endif

@@ -1,8 +1,228 @@
-/* cmd_reproduce.c: attnsweep reproduce (not implemented yet: says so, runs nothing). */
+/* cmd_reproduce.c: attnsweep reproduce OUT.h5 TRIAL
+ *
+ * Reruns one trial from the spec stored in OUT.h5 (/spec), exactly as a worker of the sweep
+ * runs it (as_sweep_trial), and compares the new record with the stored row bit for bit,
+ * field by field, timing fields (wall_time, rank) aside; the bulk data the spec stores for
+ * the trial are compared too. Exit 0 identical, 1 different (every differing field named with
+ * both values), 2 bad input (no such file or trial, trial not run yet), 3 I/O failure.
+ * Collective on MPI_COMM_WORLD (a large-d trial uses every rank for its ScaLAPACK analysis);
+ * rank 0 reads and reports.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnsweep/results.h"
+#include "attnsweep/spec.h"
+#include "attnsweep/sweep.h"
 #include "cli.h"
 
+#define DIFF_INT(name, a, b) \
+  printf("  %-22s stored %lld, rerun %lld\n", name, (long long)(a), (long long)(b))
+
+static void diff_U64(const char *name, const uint64_t *a, const uint64_t *b) {
+  DIFF_INT(name, *a, *b);
+}
+static void diff_I64(const char *name, const int64_t *a, const int64_t *b) {
+  DIFF_INT(name, *a, *b);
+}
+static void diff_I32(const char *name, const int32_t *a, const int32_t *b) {
+  DIFF_INT(name, *a, *b);
+}
+static void diff_F64(const char *name, const double *a, const double *b) {
+  uint64_t x, y;
+  memcpy(&x, a, 8);
+  memcpy(&y, b, 8);
+  printf("  %-22s stored %.17g (0x%016" PRIx64 "), rerun %.17g (0x%016" PRIx64 ")\n", name, *a, x,
+         *b, y);
+}
+static void diff_MSG(const char *name, const char *a, const char *b) {
+  printf("  %-22s stored \"%.*s\", rerun \"%.*s\"\n", name, AS_RECORD_MSG, a, AS_RECORD_MSG, b);
+}
+#define diff_VFAMILY diff_I32
+#define diff_MFAMILY diff_I32
+#define diff_INIT diff_I32
+#define diff_METHOD diff_I32
+#define diff_VARS diff_I32
+#define diff_EXPM diff_I32
+#define diff_THEOREM diff_I32
+#define diff_GEOM diff_I32
+#define diff_VERDICT diff_I32
+#define diff_OUTCOME diff_I32
+
+/* Number of fields that differ bitwise (timing stripped), each printed. */
+static int compare_records(const as_record *stored, const as_record *rerun) {
+  as_record a = *stored, b = *rerun;
+  as_record_strip_timing(&a);
+  as_record_strip_timing(&b);
+  int n = 0;
+#define AS_X_CMP(kind, name, doc)                                     \
+  if (memcmp(&a.name, &b.name, sizeof a.name) != 0) {                 \
+    if (n++ == 0) printf("differing fields:\n");                      \
+    diff_##kind(#name, (const void *)&a.name, (const void *)&b.name); \
+  }
+  AS_RECORD_FIELDS(AS_X_CMP)
+#undef AS_X_CMP
+  return n;
+}
+
+/* Rank 0: the stored record, bulk data and spec text of the trial. */
+typedef struct stored_trial {
+  as_record rec;
+  double *bulk[AS_BULK_COUNT];
+  uint64_t count[AS_BULK_COUNT];
+  char *spec;
+} stored_trial;
+
+static as_status read_stored(const char *path, uint64_t trial, stored_trial *s) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  AS_TRY(as_results_open(MPI_COMM_NULL, path, AS_RESULTS_READ, &rf));
+  uint64_t n = as_results_n_trials(rf);
+  AS_CHECK(trial < n, AS_ERR_ARG, "%s has trials 0 to %llu; there is no trial %llu", path,
+           (unsigned long long)(n - 1), (unsigned long long)trial);
+  AS_TRY(as_results_read_records(rf, trial, 1, &s->rec));
+  AS_CHECK(s->rec.outcome != AS_OUT_PENDING, AS_ERR_DATA,
+           "%s: trial %llu has not been run yet (pending): nothing to compare", path,
+           (unsigned long long)trial);
+  AS_TRY(as_results_spec_text(rf, &s->spec));
+  /* Bulk data exist only for trials that ran to an end state (see sweep.c). */
+  if (s->rec.outcome != AS_OUT_FAILED && s->rec.outcome != AS_OUT_INTERRUPTED) {
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      uint64_t off = 0, cnt = 0;
+      AS_TRY(as_results_bulk_extent(rf, (as_bulk_kind)k, trial, &off, &cnt));
+      if (!cnt) continue;
+      s->bulk[k] = malloc(cnt * sizeof(double));
+      AS_CHECK_ALLOC(s->bulk[k]);
+      s->count[k] = cnt;
+      AS_TRY(as_results_read_bulk(rf, (as_bulk_kind)k, trial, s->bulk[k], cnt));
+    }
+  }
+cleanup:
+  if (rf) {
+    as_status cst = as_results_close(&rf);
+    if (st == AS_OK) st = cst;
+  }
+  return st;
+}
+
+/* Number of bulk kinds that differ, each described. */
+static int compare_bulk(const stored_trial *s, double *const rerun[AS_BULK_COUNT],
+                        const uint64_t counts[AS_BULK_COUNT]) {
+  int n = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (!s->count[k]) continue;
+    const char *name = as_bulk_name((as_bulk_kind)k);
+    if (counts[k] != s->count[k] || !rerun[k]) {
+      printf("  bulk %-17s stored %llu values, rerun %llu\n", name, (unsigned long long)s->count[k],
+             (unsigned long long)counts[k]);
+      n++;
+      continue;
+    }
+    uint64_t ndiff = 0, first = 0;
+    for (uint64_t i = 0; i < counts[k]; i++)
+      if (memcmp(&s->bulk[k][i], &rerun[k][i], sizeof(double)) != 0 && ndiff++ == 0) first = i;
+    if (ndiff) {
+      printf("  bulk %-17s %llu of %llu values differ (first at %llu: stored %.17g, rerun "
+             "%.17g)\n",
+             name, (unsigned long long)ndiff, (unsigned long long)counts[k],
+             (unsigned long long)first, s->bulk[k][first], rerun[k][first]);
+      n++;
+    }
+  }
+  return n;
+}
+
 int as_cmd_reproduce(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return as_cli_not_implemented("reproduce");
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *path = NULL, *tstr = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-' && a[1] != '\0')
+      return rank == 0 ? as_cli_usage_error("reproduce", "unknown option '%s'", a) : 2;
+    if (!path)
+      path = a;
+    else if (!tstr)
+      tstr = a;
+    else
+      return rank == 0 ? as_cli_usage_error("reproduce", "too many arguments") : 2;
+  }
+  if (!path || !tstr)
+    return rank == 0 ? as_cli_usage_error("reproduce", "needs OUT.h5 and a TRIAL index") : 2;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long tv = strtoull(tstr, &end, 10);
+  if (errno || end == tstr || *end != '\0' || tstr[0] == '-')
+    return rank == 0
+               ? as_cli_usage_error("reproduce", "TRIAL must be a trial index, not '%s'", tstr)
+               : 2;
+  const uint64_t trial = (uint64_t)tv;
+
+  stored_trial s;
+  memset(&s, 0, sizeof s);
+  as_spec *spec = NULL;
+  double *rerun_bulk[AS_BULK_COUNT] = {NULL};
+  uint64_t rerun_counts[AS_BULK_COUNT] = {0};
+  int code = 0;
+
+  /* Rank 0 reads; the spec text travels to every rank (a failure travels as length -1). */
+  as_status st = AS_OK;
+  long len = -1;
+  if (rank == 0) {
+    st = read_stored(path, trial, &s);
+    if (st == AS_OK)
+      len = (long)strlen(s.spec);
+    else
+      code = as_cli_report("reproduce", st);
+  }
+  MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (len < 0) goto done;
+  if (rank != 0) {
+    s.spec = malloc((size_t)len + 1);
+    if (!s.spec) MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Bcast(s.spec, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  s.spec[len] = '\0';
+
+  as_record rec;
+  st = as_spec_parse(s.spec, (size_t)len, "/spec", NULL, &spec);
+  if (st == AS_OK) st = as_sweep_trial(MPI_COMM_WORLD, spec, trial, &rec, rerun_bulk, rerun_counts);
+  if (st != AS_OK) {
+    code = rank == 0 ? as_cli_report("reproduce", st) : as_status_exit_code(st);
+    goto done;
+  }
+  if (rank == 0) {
+    printf("reproduce: %s trial %llu (d %d, n %d): outcome %s, verdict %s\n", path,
+           (unsigned long long)trial, s.rec.d, s.rec.n,
+           as_enum_label(&as_outcome_table, s.rec.outcome),
+           as_enum_label(&as_verdict_table, s.rec.verdict));
+    int nd = compare_records(&s.rec, &rec);
+    int nb = compare_bulk(&s, rerun_bulk, rerun_counts);
+    if (nd == 0 && nb == 0) {
+      printf("identical: every field bit for bit (wall_time and rank aside)%s\n",
+             s.count[AS_BULK_INITIAL] + s.count[AS_BULK_FINAL] + s.count[AS_BULK_ATTENTION] +
+                         s.count[AS_BULK_V] + s.count[AS_BULK_M] + s.count[AS_BULK_SNAPSHOTS] >
+                     0
+                 ? ", and the bulk data"
+                 : "");
+    } else {
+      printf("DIFFERENT: %d field(s) and %d bulk dataset(s) differ\n", nd, nb);
+      code = 1;
+    }
+    fflush(stdout);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+done:
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    free(s.bulk[k]);
+    free(rerun_bulk[k]);
+  }
+  free(s.spec);
+  as_spec_destroy(&spec);
+  return code;
 }

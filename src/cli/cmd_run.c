@@ -173,10 +173,8 @@ int as_cmd_run(int argc, char **argv) {
   if (rank == 0) {
     if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
       if (!quiet || st != AS_OK)
-        fprintf(stderr,
-                "attnsweep run: %llu trials run (%llu failed or non-finite)%s%s in %.1f s%s\n",
-                (unsigned long long)res.done, (unsigned long long)res.failed,
-                res.skipped ? ", already done: " : "", res.skipped ? "" : "", res.elapsed,
+        fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
+                (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
                 st == AS_OK ? "; the sweep is complete"
                             : "; stopped early: continue with --resume (exit 99)");
       if (res.skipped && !quiet)
@@ -187,6 +185,11 @@ int as_cmd_run(int argc, char **argv) {
       code = as_status_exit_code(st);
     } else {
       code = as_cli_report("run", st);
+      if (opts.resume && (st == AS_ERR_HDF5 || st == AS_ERR_DATA))
+        fprintf(stderr,
+                "attnsweep run: if %s was damaged by a hard kill, `attnsweep repair %s` rebuilds "
+                "it from its journals; then resume again\n",
+                out, out);
     }
   } else {
     code = as_status_exit_code(st);

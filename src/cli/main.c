@@ -37,9 +37,13 @@ static const as_command commands[] = {
      "Runs /usr/bin/python3 analysis/attnsweep_summarize.py (docs/analysis.md).\n"},
     {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
      "usage: attnsweep reproduce OUT.h5 TRIAL\n\n"
-     "Reruns trial TRIAL from the spec stored in OUT.h5 and compares bit for bit.\n"},
+     "Reruns trial TRIAL from the spec stored in OUT.h5 and compares it bit for bit with its\n"
+     "record and bulk data (timing fields aside). Exit 0 identical, 1 different (fields\n"
+     "named), 2 no such or pending trial.\n"},
     {"repair", as_cmd_repair, 1, "rebuild the results from the journal after a hard kill",
-     "usage: attnsweep repair OUT.h5\n\nRebuilds /trials from OUT.h5.journal.\n"},
+     "usage: attnsweep repair OUT.h5 [--spec SPEC] [--dry-run]\n\n"
+     "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
+     "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n"},
     {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
      "usage: attnsweep bench [NAME]\n\nRuns the benchmarks and prints their figures.\n"},
 };

@@ -167,6 +167,17 @@ cleanup:
   return st;
 }
 
+/* A file shorter than a header whose bytes begin the header magic: a journal cut while its
+ * header was being written (the header is written and synced before any entry), so nothing
+ * durable is in it. Anything else short is not a journal. */
+static int torn_header(int fd, off_t size) {
+  unsigned char b[sizeof header_magic];
+  size_t k = (size_t)size < sizeof b ? (size_t)size : sizeof b;
+  if (size < 0 || (size_t)size >= sizeof(journal_header)) return 0;
+  if (k == 0) return 1;
+  return read_at(fd, b, k, 0) == (ssize_t)k && memcmp(b, header_magic, k) == 0;
+}
+
 as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
                           as_journal **out) {
   as_status st = AS_OK;
@@ -190,6 +201,12 @@ as_status as_journal_open(const char *path, int rank, int batch, double max_dela
   AS_CHECK(j->fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
   struct stat sb;
   AS_CHECK(fstat(j->fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  /* Cut while its header was being written: nothing durable is in it, start afresh. */
+  if (sb.st_size > 0 && torn_header(j->fd, sb.st_size)) {
+    AS_CHECK(ftruncate(j->fd, 0) == 0, AS_ERR_IO, "%s: cannot reset the torn header: %s", path,
+             strerror(errno));
+    sb.st_size = 0;
+  }
   if (sb.st_size == 0) {
     journal_header h;
     memset(&h, 0, sizeof h);
@@ -285,6 +302,13 @@ as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx
   AS_CHECK(path, AS_ERR_ARG, "as_journal_read: NULL path");
   fd = open(path, O_RDONLY | O_CLOEXEC);
   AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  /* Cut while its header was being written: an empty journal (see torn_header). */
+  struct stat sb;
+  AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  if (torn_header(fd, sb.st_size)) {
+    local.torn_bytes = (uint64_t)sb.st_size;
+    goto cleanup;
+  }
   journal_header h;
   AS_TRY(read_header(fd, path, &h));
   local.rank = h.rank;

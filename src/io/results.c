@@ -732,6 +732,7 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   hid_t fapl = H5I_INVALID_HID, a = H5I_INVALID_HID, s = H5I_INVALID_HID;
   AS_CHECK(path && out && (mode == AS_RESULTS_READ || mode == AS_RESULTS_WRITE), AS_ERR_ARG,
            "as_results_open: bad arguments");
+  as_h5_quiet(); /* failures are reported through AS_H5_CHECK, with the stack, not by HDF5 */
   AS_TRY(results_alloc(comm, &rf));
   rf->writable = mode == AS_RESULTS_WRITE;
   AS_CHECK(access(path, F_OK) == 0, AS_ERR_DATA, "%s: no such file", path);

@@ -301,16 +301,21 @@ static void journal_glob(const char *path, char *dir, size_t dlen, char *prefix,
   }
 }
 
-/* Delete the journals of path (rank 0, under the run lock). */
+/* Delete the journals of path (rank 0, under the run lock), also those an earlier repair
+ * moved aside (OUT.h5.damaged.journal.*: a rebuild reads them, see repair.h). */
 static as_status remove_journals(const char *path) {
   as_status st = AS_OK;
-  char dirname[4096], prefix[4096];
+  char dirname[4096], prefix[4096], dprefix[4200];
   journal_glob(path, dirname, sizeof dirname, prefix, sizeof prefix);
+  snprintf(dprefix, sizeof dprefix, "%.*sdamaged.journal.",
+           (int)(strlen(prefix) - strlen("journal.")), prefix);
   DIR *dir = opendir(dirname);
   AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
   struct dirent *e;
   while ((e = readdir(dir)) != NULL) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 &&
+        strncmp(e->d_name, dprefix, strlen(dprefix)) != 0)
+      continue;
     char jpath[8300];
     snprintf(jpath, sizeof jpath, "%s/%s", dirname, e->d_name);
     if (unlink(jpath) != 0 && errno != ENOENT) {

@@ -1,0 +1,105 @@
+/* attnsweep/repair.h: rebuilding a results file from its journals after a hard kill.
+ *
+ * Ground truth (docs/robustness.md):
+ *   OUT.h5.journal.<rank>   every finished record, durable (journal.h); a row of /trials is
+ *                           written only after its journal entry is on disk.
+ *   OUT.h5.spec             the spec text, written (atomically: temporary file, fsync, rename)
+ *                           by the run that creates OUT.h5, before OUT.h5 itself. The same
+ *                           text as the /spec dataset, kept outside the HDF5 file so that a
+ *                           file damaged beyond reading can still be rebuilt.
+ *
+ * as_repair_run handles both states a SIGKILL can leave:
+ *   readable file   every journaled record is put into its row when the row is pending or
+ *                   holds something else (timing fields aside); a done row that is not
+ *                   internally consistent and has no journal entry is reset to pending;
+ *                   everything else is kept. Bulk data were written before the journal
+ *                   entry, so they are valid for every journaled trial.
+ *   unreadable or   (truncated, no HDF5 signature, HDF5 cannot open it or read /trials, or
+ *   missing file    missing while its journals or spec side file exist) a fresh file is
+ *                   built from the spec (OUT.h5.spec, or the one given) and the journaled
+ *                   records are written into it, except those of trials that store bulk
+ *                   data: their data went down with the old file, so they stay pending
+ *                   and `run --resume` computes them again. The damaged file is kept as
+ *                   OUT.h5.damaged and the old journals as OUT.h5.damaged.journal.<rank>; a
+ *                   new OUT.h5.journal.0 holds exactly the records put into the new file.
+ * Afterwards `attnsweep run SPEC -o OUT.h5 --resume` completes the sweep.
+ *
+ * Nothing here is collective: repair runs in one process (MPI must be initialised; the new
+ * file is created on MPI_COMM_SELF). It holds the run lock (journal.h) while it works, so it
+ * refuses a file that a running sweep is writing (AS_ERR_BUSY).
+ */
+#ifndef ATTNSWEEP_REPAIR_H
+#define ATTNSWEEP_REPAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnsweep/results.h"
+#include "attnsweep/spec.h"
+#include "attnsweep/status.h"
+#include "attnsweep/trial.h"
+
+/* ---------------------------------------------------------------- the spec side file */
+
+/* "<results_path>.spec" into buf. AS_ERR_ARG when it does not fit. */
+as_status as_repair_spec_path(const char *results_path, char *buf, size_t len);
+
+/* Write text (len bytes) to "<results_path>.spec" durably and atomically (a temporary file in
+ * the same directory, fdatasync, rename, fsync of the directory). AS_ERR_IO (names the path
+ * and errno) on failure; an existing side file is replaced. */
+as_status as_repair_spec_save(const char *results_path, const char *text, size_t len);
+
+/* Read "<results_path>.spec": *text allocated (NUL terminated; caller frees), *len its length
+ * (len may be NULL). AS_ERR_DATA "... no such file" when it does not exist, AS_ERR_IO. */
+as_status as_repair_spec_load(const char *results_path, char **text, size_t *len);
+
+/* ---------------------------------------------------------------- plan -> file layout */
+
+/* Doubles of each bulk kind that trial t stores (0: not stored). Pure function of t. */
+void as_repair_bulk_counts(const as_trial *t, uint64_t counts[AS_BULK_COUNT]);
+
+/* Fill info for as_results_create from spec: n_trials, seed, SHA-256, text, name and the bulk
+ * counts per trial. bulk[k] receive arrays owned by the caller (NULL for kinds not stored):
+ * free them with as_repair_info_free. overwrite is set to 0. AS_ERR_NOMEM. Not collective. */
+as_status as_repair_info_from_spec(const as_spec *spec, as_results_info *info,
+                                   uint64_t *bulk[AS_BULK_COUNT]);
+/* Free the arrays of as_repair_info_from_spec and set them to NULL. */
+void as_repair_info_free(uint64_t *bulk[AS_BULK_COUNT]);
+
+/* ---------------------------------------------------------------- repair */
+
+typedef struct as_repair_report {
+  int rebuilt;                 /* 1: the file was missing or unreadable and was rebuilt */
+  char reason[AS_ERRMSG_MAX];  /* rebuilt: why the old file could not be used */
+  uint64_t n_trials;           /* rows of the repaired file */
+  uint64_t journals;           /* journal files read */
+  uint64_t journal_entries;    /* valid journal entries (all files; duplicates included) */
+  uint64_t journal_bad;        /* damaged entries skipped (bad CRC or magic) */
+  uint64_t journal_torn_bytes; /* bytes of torn tails skipped */
+  uint64_t journal_outside;    /* entries for trials outside the plan (ignored) */
+  uint64_t journaled;          /* distinct trials with a usable journal entry */
+  uint64_t restored;           /* pending (or new) rows filled from the journal */
+  uint64_t corrected;          /* done rows that differed from their journal entry, replaced */
+  uint64_t cleared;            /* inconsistent done rows without journal entry, reset to pending */
+  uint64_t unjournaled;        /* done, consistent rows without journal entry, kept */
+  uint64_t bulk_lost;          /* rebuilt: journaled trials left pending (bulk data lost) */
+  uint64_t done;               /* rows done after the repair */
+} as_repair_report;
+
+/* Repair the results file `path` (see the top of this header). spec_path: a spec file to
+ * rebuild from instead of "<path>.spec" (NULL: the side file); used only when rebuilding.
+ * dry_run: 1 = only report what would be done (nothing is written, no file is moved).
+ * rep (required) is filled, also on failure as far as the repair got. Statuses: AS_OK;
+ * AS_ERR_BUSY (a run holds the lock); AS_ERR_DATA (nothing to repair from: no file, no journal
+ * and no spec; or the file is unreadable and no spec is available: the message says to pass
+ * --spec); AS_ERR_SPEC (the spec does not parse); AS_ERR_MISMATCH (a journal of another record
+ * layout, or a file of another schema version); AS_ERR_IO, AS_ERR_HDF5, AS_ERR_NOMEM.
+ * Not collective (MPI_COMM_SELF). */
+as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
+                        as_repair_report *rep);
+
+/* 1 when a done row is internally consistent: row index = trial field, outcome and verdict
+ * inside their enumerations and not pending, message NUL terminated. */
+int as_repair_row_consistent(const as_record *r, uint64_t row);
+
+#endif /* ATTNSWEEP_REPAIR_H */

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Signals drain a sweep (issue 8, part 1): 20 signals at random moments over small sweeps on
+# 1 to 3 ranks, SIGTERM / SIGUSR1 / SIGINT mixed, sent to one rank process or to mpiexec.
+# Four chains of five: run, signal, check, resume (another random rank count), signal, ...,
+# then a last resume without a signal; the final file must equal an uninterrupted reference
+# run record for record (wall_time and rank aside).
+#
+# What is asserted after each signal:
+#   * the results file opens, every row is either pending or a whole record (row index =
+#     trial field, outcome and verdict real values, d and n set), and the last segment has an
+#     end time: the file was closed cleanly, nothing was killed mid-write;
+#   * nobody holds the run lock any more;
+#   * exit status: a signal to a rank, or SIGUSR1 to mpiexec (forwarded as such), gives exit
+#     99 (0 when the sweep had already finished: then the file must be complete). SIGTERM or
+#     SIGINT to mpiexec: Open MPI forwards SIGTERM to the ranks, which drain and exit 99, and
+#     mpiexec itself then exits 1 (docs/scheduling.md), so 1 or 99 (or 0 as above) is
+#     accepted there; the clean close above is what shows that the ranks drained.
+# The test fails if fewer than 12 of the 20 signals landed while trials were still running
+# (they would then test nothing).
+set -u
+bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
+mpiexec=${MPIEXEC:-mpiexec}
+py=/usr/bin/python3
+export HDF5_USE_FILE_LOCKING=FALSE
+fail=0
+check() { # check DESCRIPTION CONDITION...
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
+}
+tmp=$(mktemp -d /tmp/as_signals_XXXXXX)
+job=
+cleanup() {
+  [ -n "$job" ] && kill -KILL "$job" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+RANDOM=${AS_TEST_SEED:-$$}
+echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
+
+# h5check complete FILE         every row pending or whole; last segment closed
+# h5check same REF FILE         FILE complete and every row equal to REF's (timing aside)
+h5check() {
+  "$py" - "$@" <<'PYEOF'
+import sys
+import h5py
+import numpy as np
+from numpy.lib import recfunctions as rfn
+
+def rows(path):
+    with h5py.File(path, "r") as f:
+        t = f["trials"][:]
+        seg = f["segments"][:]
+    return t, seg
+
+def complete(path):
+    t, seg = rows(path)
+    done = t["outcome"] != 0
+    bad = [i for i in np.flatnonzero(done)
+           if not (t["trial"][i] == i and 0 < t["outcome"][i] < 7 and t["outcome"][i] != 5
+                   and 0 < t["verdict"][i] < 7 and t["d"][i] >= 1 and t["n"][i] >= 1)]
+    closed = len(seg) > 0 and seg[-1]["end"] != b""
+    print(f"rows {len(t)}, done {int(done.sum())}, incomplete {len(bad)}, "
+          f"last segment {'closed' if closed else 'OPEN'}")
+    return t, not bad and closed
+
+mode = sys.argv[1]
+if mode == "complete":
+    _, ok = complete(sys.argv[2])
+    sys.exit(0 if ok else 1)
+if mode == "same":
+    ref, _ = rows(sys.argv[2])
+    t, ok = complete(sys.argv[3])
+    keep = [n for n in ref.dtype.names if n not in ("wall_time", "rank")]
+    a = rfn.repack_fields(ref[keep])
+    b = rfn.repack_fields(t[keep])
+    diff = [i for i in range(len(a)) if a[i].tobytes() != b[i].tobytes()]
+    pending = int((t["outcome"] == 0).sum())
+    print(f"rows differing from the reference: {len(diff)} {diff[:10]}, pending {pending}")
+    sys.exit(0 if ok and not diff and pending == 0 and len(a) == len(b) else 1)
+sys.exit(2)
+PYEOF
+}
+
+# Running means: the file exists and its run lock is held (signal handlers are installed
+# before the lock is taken).
+wait_running() { # wait_running PID FILE
+  for _ in $(seq 1 400); do
+    kill -0 "$1" 2>/dev/null || return 1
+    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
+    sleep 0.03
+  done
+  return 1
+}
+
+cat >"$tmp/sweep.yaml" <<'EOF'
+name: signals
+seed: 11
+replicates: 24
+flush_interval: 0.2
+sweep:
+  concat:
+    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 30, dt: 0.02,
+       init: {kind: box, scale: 5}}
+    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 20, dt: 0.02,
+       init: {kind: gauss, scale: 2}}
+    - {case: good, vfamily: perron, mfamily: spd, m_cond: 3, d: 3, n: 24, T: 10, dt: 0.02}
+EOF
+
+"$mpiexec" -n 2 "$bin" run "$tmp/sweep.yaml" -o "$tmp/ref.h5" -q >"$tmp/ref.log" 2>&1
+check "reference run: exit 0" test $? -eq 0
+check "reference run: complete" h5check complete "$tmp/ref.h5"
+
+signals=(TERM USR1 INT)
+landed=0
+n_sig=0
+for chain in 1 2 3 4; do
+  out="$tmp/c$chain.h5"
+  resume=""
+  for k in 1 2 3 4 5; do
+    n_sig=$((n_sig + 1))
+    np=$((1 + RANDOM % 3))
+    sig=${signals[$((RANDOM % 3))]}
+    delay=$(printf '0.%02d' $((5 + RANDOM % 30)))
+    "$mpiexec" -n "$np" "$bin" run "$tmp/sweep.yaml" -o "$out" $resume -q \
+      >"$tmp/run.log" 2>&1 &
+    job=$!
+    if ! wait_running "$job" "$out"; then
+      wait "$job"; rc=$?; job=
+      # Only acceptable if the sweep was already (or quickly) complete.
+      check "signal $n_sig: not sent, the run finished first (exit $rc) with a complete file" \
+        test $rc -eq 0 -a -n "$("$bin" status "$out" | grep "state: complete")"
+      resume=--resume; continue
+    fi
+    sleep "$delay"
+    # Target: mpiexec, or one of its rank processes.
+    ranks=($(pgrep -P "$job"))
+    if [ $((RANDOM % 2)) -eq 0 ] || [ ${#ranks[@]} -eq 0 ]; then
+      target=mpiexec; pid=$job
+    else
+      r=$((RANDOM % ${#ranks[@]})); target="rank $r"; pid=${ranks[$r]}
+    fi
+    kill -s "$sig" "$pid" 2>/dev/null
+    wait "$job"; rc=$?; job=
+    what="signal $n_sig: SIG$sig to $target of $np rank(s) after ${delay}s"
+    if [ "$target" = mpiexec ] && [ "$sig" != USR1 ]; then
+      check "$what: exit 0, 1 or 99 (got $rc)" test $rc -eq 0 -o $rc -eq 1 -o $rc -eq 99
+    else
+      check "$what: exit 0 or 99 (got $rc)" test $rc -eq 0 -o $rc -eq 99
+    fi
+    [ $rc -ne 0 ] && landed=$((landed + 1))
+    check "$what: the file opens and every record in it is complete" h5check complete "$out"
+    check "$what: the run lock is free" bash -c "! '$bin' status '$out' | grep -q 'state: running'"
+    if [ $rc -eq 0 ]; then
+      check "$what: finished before the signal, so complete" \
+        grep -q "state: complete" <("$bin" status "$out")
+    fi
+    [ $fail -ne 0 ] && [ -z "${shown:-}" ] && { cat "$tmp/run.log"; shown=1; }
+    resume=--resume
+  done
+  np=$((1 + RANDOM % 3))
+  "$mpiexec" -n "$np" "$bin" run "$tmp/sweep.yaml" -o "$out" --resume -q >"$tmp/run.log" 2>&1
+  rc=$?
+  check "chain $chain: final resume on $np rank(s) completes (exit $rc)" test $rc -eq 0
+  check "chain $chain: records identical to the uninterrupted run" h5check same "$tmp/ref.h5" "$out"
+done
+echo "fault injections: $n_sig signals, $landed landed while trials were running; lost: nothing"
+check "at least 12 of the 20 signals stopped a running sweep ($landed)" test "$landed" -ge 12
+exit $fail
