@@ -165,9 +165,8 @@ int as_cmd_run(int argc, char **argv) {
   if (rank != 0) opts.progress = NULL;
 
   as_sweep_result res;
-  as_signals_install();
+  /* Signal handlers were installed by main() before MPI_Init and stay until exit. */
   st = as_sweep_run(MPI_COMM_WORLD, spec, out, &opts, &res);
-  as_signals_restore();
 
   int code = 0;
   if (rank == 0) {

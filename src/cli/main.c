@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/signals.h"
 #include "attnsweep/versions.h"
 #include "cli.h"
 
@@ -166,6 +167,13 @@ int main(int argc, char **argv) {
       fputs(c->help, stdout);
       return 0;
     }
+  }
+  /* A sweep drains on SIGTERM, SIGUSR1 and SIGINT (exit 99). The handlers go in before
+   * MPI_Init and stay until exit, so a signal at any moment of a rank's life is a clean stop,
+   * never a kill: early ones stop the sweep before its first trial, late ones are ignored. */
+  if (c->fn == as_cmd_run && as_signals_install() != AS_OK) {
+    fprintf(stderr, "attnsweep: cannot install signal handlers\n");
+    return 3;
   }
   if (!c->needs_mpi) return c->fn(argc - 1, argv + 1);
   int provided = 0;
