@@ -178,3 +178,279 @@ int as_attention_softmax(int n, int m, const double *S, double logc, double *P) 
   }
   return onehot;
 }
+
+/* ---------------------------------------------------------------- small shapes
+ * The attention step of the dynamics for few coordinates (dynamics.c uses it for d <= 8),
+ * where BLAS calls and per-row loops of length n cost more than the arithmetic. The rows i
+ * of P are vector lanes, 8 at a time (GNU C vector extensions; one version per instruction set,
+ * see the end), so no loop needs a horizontal reduction and every accumulator of a chunk of 8
+ * rows stays in registers while j runs over the tokens.
+ * Same arithmetic, in the same order, as the general path (as_mm's small products and
+ * as_attention_softmax_hot) at these shapes, so both give the same bits:
+ *   scores S_ij = sum_k A_ik G_jk summed in k order; exponents c (s - best) and exp_nonpositive's
+ *   exponential; row sums with four partial sums over j (row_sum); P = e * (1 / sum);
+ *   H_ic = sum_j P_ij Y_jc with four partial sums over j (as_mm's few-column dot products).
+ * A saturated row needs no special case: its other exponents are below -AS_CUT, so they are 0
+ * exactly, its maximum gives e^0 = 1, the sum is 1 and the row is exactly one-hot.
+ * Inputs: AT (d x ld) = A^T with A = G M (lanes >= n zero), G and Y (n x d row-major), c
+ * finite (the caller handles c = +inf), d <= AS_SMALL_DMAX, ld a multiple of 8.
+ * Outputs: PT (n x ld), PT[j * ld + i] = P_ij (lanes >= n: padding), and H = P Y (n x d).
+ * Declared in linalg_dyn.h. */
+
+#if defined(__GNUC__)
+
+/* Every function below that takes or returns a vector is always_inline (at -O0 too): no vector
+ * crosses a call, where versions compiled for different instruction sets would pass it
+ * differently. GCC's note on that ABI difference (-Wpsabi) is therefore moot. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#endif
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+typedef double as_vl __attribute__((vector_size(8 * AS_LANES)));
+typedef int64_t as_vli __attribute__((vector_size(8 * AS_LANES)));
+typedef uint64_t as_vlu __attribute__((vector_size(8 * AS_LANES)));
+
+static inline __attribute__((always_inline)) as_vl vl_load(const double *p) {
+  as_vl v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline __attribute__((always_inline)) void vl_store(double *p, as_vl v) {
+  memcpy(p, &v, sizeof v);
+}
+/* m ? a : b lane by lane (m: all ones or all zeros per lane). */
+static inline __attribute__((always_inline)) as_vl vl_select(as_vli m, as_vl a, as_vl b) {
+  return (as_vl)(((as_vli)a & m) | ((as_vli)b & ~m));
+}
+
+/* Without native 512-bit vectors (native = 0), comparisons are made on 4-lane halves or replaced
+ * by integer arithmetic: GCC turns a comparison of vectors wider than the target's into scalar
+ * code, while bitwise and integer operations split cleanly. */
+typedef double as_vh __attribute__((vector_size(32)));
+typedef int64_t as_vhi __attribute__((vector_size(32)));
+
+/* s > b ? s : b lane by lane (the row maximum). native: the target compares whole vectors. */
+static inline __attribute__((always_inline)) as_vl vl_max(as_vl s, as_vl b, const int native) {
+  if (native) return vl_select((as_vli)(s > b), s, b);
+  as_vl r;
+  for (int h = 0; h < AS_LANES / 4; h++) {
+    as_vh sh, bh;
+    memcpy(&sh, (const double *)&s + 4 * h, sizeof sh);
+    memcpy(&bh, (const double *)&b + 4 * h, sizeof bh);
+    const as_vhi m = (as_vhi)(sh > bh);
+    const as_vh rh = (as_vh)(((as_vhi)sh & m) | ((as_vhi)bh & ~m));
+    memcpy((double *)&r + 4 * h, &rh, sizeof rh);
+  }
+  return r;
+}
+
+/* For a <= 0 or NaN: all ones where a > -x (strict) or a >= -x (!strict), else zeros (NaN:
+ * zeros). Without native comparisons: |a| < x, resp. |a| <= x, on the bit patterns. */
+static inline __attribute__((always_inline)) as_vli vl_above(as_vl a, double x, int strict,
+                                                             const int native) {
+  if (native) return strict ? (as_vli)(a > -x) : (as_vli)(a >= -x);
+  uint64_t L;
+  memcpy(&L, &x, sizeof L);
+  const as_vlu mag = (as_vlu)a & 0x7fffffffffffffffULL;
+  return -(as_vli)((mag - (L + (strict ? 0 : 1))) >> 63);
+}
+
+/* exp_nonpositive on four vectors, the same operations (so the same bits), written step by step
+ * across the four so that independent operations sit next to each other: the polynomial is a
+ * long dependency chain, and one chain at a time leaves the floating-point units idle.
+ * (A scalar operand of a vector operation stands for that value in every lane.) */
+#define AS_X4(S) \
+  S(0);          \
+  S(1);          \
+  S(2);          \
+  S(3)
+static inline __attribute__((always_inline)) void
+vlx4_exp_nonpositive(as_vl *a0, as_vl *a1, as_vl *a2, as_vl *a3, const int native) {
+  const as_vl zero = {0.0}, cut = zero - AS_CUT;
+  as_vl a[4] = {*a0, *a1, *a2, *a3}, x[4], kf[4], r[4], q[4];
+  as_vlu kb[4];
+#define AS_STEP_X(u) x[u] = vl_select(vl_above(a[u], AS_CUT, 1, native), a[u], cut)
+  AS_X4(AS_STEP_X);
+#define AS_STEP_K(u) kf[u] = x[u] * 1.4426950408889634 + 0x1.8p52
+  AS_X4(AS_STEP_K);
+#define AS_STEP_B(u)     \
+  kb[u] = (as_vlu)kf[u]; \
+  kf[u] -= 0x1.8p52
+  AS_X4(AS_STEP_B);
+#define AS_STEP_R(u) \
+  r[u] = (x[u] - kf[u] * 6.93147180369123816490e-01) - kf[u] * 1.90821492927058770002e-10
+  AS_X4(AS_STEP_R);
+#define AS_STEP_Q0(u) q[u] = zero + 1.0 / 6227020800.0
+  AS_X4(AS_STEP_Q0);
+#define AS_STEP_Q(u) q[u] = q[u] * r[u] + AS_COEF
+#define AS_HORNER(C)            \
+  do {                          \
+    const double AS_COEF = (C); \
+    AS_X4(AS_STEP_Q);           \
+  } while (0)
+  AS_HORNER(1.0 / 479001600.0);
+  AS_HORNER(1.0 / 39916800.0);
+  AS_HORNER(1.0 / 3628800.0);
+  AS_HORNER(1.0 / 362880.0);
+  AS_HORNER(1.0 / 40320.0);
+  AS_HORNER(1.0 / 5040.0);
+  AS_HORNER(1.0 / 720.0);
+  AS_HORNER(1.0 / 120.0);
+  AS_HORNER(1.0 / 24.0);
+  AS_HORNER(1.0 / 6.0);
+  AS_HORNER(0.5);
+  AS_HORNER(1.0);
+  AS_HORNER(1.0);
+#define AS_STEP_S(u)                                  \
+  a[u] = vl_select(vl_above(a[u], AS_CUT, 0, native), \
+                   q[u] * (as_vl)((kb[u] + (uint64_t)(1023 + 512)) << 52) * 0x1p-512, zero)
+  AS_X4(AS_STEP_S);
+#undef AS_STEP_X
+#undef AS_STEP_K
+#undef AS_STEP_B
+#undef AS_STEP_R
+#undef AS_STEP_Q0
+#undef AS_STEP_Q
+#undef AS_HORNER
+#undef AS_X4
+  *a0 = a[0];
+  *a1 = a[1];
+  *a2 = a[2];
+  *a3 = a[3];
+}
+
+/* Rows i0 .. i0 + 7. Always inlined with d a constant for the common dimensions, so that the
+ * loops over k and col unroll and every accumulator lives in a register. */
+static inline __attribute__((always_inline)) void
+small_rows(int i0, int n, const int d, int ld, const double *restrict AT, const double *restrict G,
+           double c, const double *restrict Y, double *restrict PT, double *restrict H,
+           const int native) {
+  const as_vl zero = {0.0};
+  const int nfull = n / 4 * 4; /* tokens j < nfull go to partial sum j % 4, the rest to 0 */
+  double *pt = PT + i0;
+  as_vl at[AS_SMALL_DMAX];
+  for (int k = 0; k < d; k++) at[k] = vl_load(AT + (size_t)k * ld + i0);
+  /* Scores of the 8 rows against every token, and the row maxima. */
+  as_vl best = zero - DBL_MAX;
+  for (int j = 0; j < n; j++) {
+    const double *g = G + (size_t)j * d;
+    as_vl s = at[0] * g[0];
+    for (int k = 1; k < d; k++) s += at[k] * g[k];
+    best = vl_max(s, best, native);
+    vl_store(pt + (size_t)j * ld, s);
+  }
+  /* Exponentials, four tokens at a time, and the row sums. */
+  as_vl s0 = zero, s1 = zero, s2 = zero, s3 = zero;
+  int j = 0;
+  for (; j < nfull; j += 4) {
+    double *p0 = pt + (size_t)j * ld, *p1 = p0 + ld, *p2 = p1 + ld, *p3 = p2 + ld;
+    as_vl e0 = c * (vl_load(p0) - best), e1 = c * (vl_load(p1) - best),
+          e2 = c * (vl_load(p2) - best), e3 = c * (vl_load(p3) - best);
+    vlx4_exp_nonpositive(&e0, &e1, &e2, &e3, native);
+    vl_store(p0, e0);
+    vl_store(p1, e1);
+    vl_store(p2, e2);
+    vl_store(p3, e3);
+    s0 += e0;
+    s1 += e1;
+    s2 += e2;
+    s3 += e3;
+  }
+  if (j < n) { /* the last n % 4 tokens, padded with exponents 0 that are then dropped */
+    double *p0 = pt + (size_t)j * ld;
+    as_vl e[4] = {zero, zero, zero, zero};
+    for (int u = 0; u < n - j; u++) e[u] = c * (vl_load(p0 + (size_t)u * ld) - best);
+    vlx4_exp_nonpositive(&e[0], &e[1], &e[2], &e[3], native);
+    for (int u = 0; u < n - j; u++) {
+      vl_store(p0 + (size_t)u * ld, e[u]);
+      s0 += e[u];
+    }
+  }
+  const as_vl inv = 1.0 / ((s0 + s1) + (s2 + s3));
+  /* Normalisation and H = P Y, one column at a time (four partial sums over j). */
+  for (j = 0; j < n; j++) vl_store(pt + (size_t)j * ld, vl_load(pt + (size_t)j * ld) * inv);
+  const int lanes = n - i0 < AS_LANES ? n - i0 : AS_LANES;
+  for (int col = 0; col < d; col++) {
+    as_vl h0 = zero, h1 = zero, h2 = zero, h3 = zero;
+    const double *y = Y + col;
+    for (j = 0; j < nfull; j += 4) {
+      const double *p0 = pt + (size_t)j * ld;
+      h0 += vl_load(p0) * y[(size_t)j * d];
+      h1 += vl_load(p0 + ld) * y[(size_t)(j + 1) * d];
+      h2 += vl_load(p0 + 2 * (size_t)ld) * y[(size_t)(j + 2) * d];
+      h3 += vl_load(p0 + 3 * (size_t)ld) * y[(size_t)(j + 3) * d];
+    }
+    for (; j < n; j++) h0 += vl_load(pt + (size_t)j * ld) * y[(size_t)j * d];
+    const as_vl hc = (h0 + h1) + (h2 + h3);
+    for (int l = 0; l < lanes; l++) H[(size_t)(i0 + l) * d + col] = hc[l];
+  }
+}
+
+/* All rows, d a constant where it is common. */
+static inline __attribute__((always_inline)) void
+small_all(int n, int d, int ld, const double *restrict AT, const double *restrict G, double c,
+          const double *restrict Y, double *restrict PT, double *restrict H, const int native) {
+  for (int i0 = 0; i0 < n; i0 += AS_LANES) {
+    switch (d) {
+    case 1:
+      small_rows(i0, n, 1, ld, AT, G, c, Y, PT, H, native);
+      break;
+    case 2:
+      small_rows(i0, n, 2, ld, AT, G, c, Y, PT, H, native);
+      break;
+    case 3:
+      small_rows(i0, n, 3, ld, AT, G, c, Y, PT, H, native);
+      break;
+    default:
+      small_rows(i0, n, d, ld, AT, G, c, Y, PT, H, native);
+      break;
+    }
+  }
+}
+
+/* One version per instruction set, chosen at run time (all give the same bits): 512-bit
+ * vectors where comparisons on them are native, else comparisons on 4-lane halves and masks
+ * from integer arithmetic. no-tree-ter keeps the four interleaved exponentials interleaved
+ * (without it GCC rebuilds each polynomial as one chain). */
+#if !defined(__clang__)
+#define AS_SMALL_OPT optimize("no-tree-ter")
+#else
+#define AS_SMALL_OPT noinline
+#endif
+#if defined(__x86_64__) && !defined(__clang__)
+#define AS_SMALL_X86 1
+static __attribute__((target("avx512f"), AS_SMALL_OPT)) void
+small_avx512(int n, int d, int ld, const double *restrict AT, const double *restrict G, double c,
+             const double *restrict Y, double *restrict PT, double *restrict H) {
+  small_all(n, d, ld, AT, G, c, Y, PT, H, 1);
+}
+static __attribute__((target("avx2"), AS_SMALL_OPT)) void
+small_avx2(int n, int d, int ld, const double *restrict AT, const double *restrict G, double c,
+           const double *restrict Y, double *restrict PT, double *restrict H) {
+  small_all(n, d, ld, AT, G, c, Y, PT, H, 0);
+}
+#endif
+static __attribute__((AS_SMALL_OPT)) void
+small_plain(int n, int d, int ld, const double *restrict AT, const double *restrict G, double c,
+            const double *restrict Y, double *restrict PT, double *restrict H) {
+  small_all(n, d, ld, AT, G, c, Y, PT, H, 0);
+}
+
+void as_attention_small(int n, int d, int ld, const double *restrict AT, const double *restrict G,
+                        double c, const double *restrict Y, double *restrict PT,
+                        double *restrict H) {
+#ifdef AS_SMALL_X86
+  if (__builtin_cpu_supports("avx512f")) {
+    small_avx512(n, d, ld, AT, G, c, Y, PT, H);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    small_avx2(n, d, ld, AT, G, c, Y, PT, H);
+    return;
+  }
+#endif
+  small_plain(n, d, ld, AT, G, c, Y, PT, H);
+}
+
+#endif /* __GNUC__ */

@@ -115,8 +115,11 @@ static int scale_to_integers(as_hull *h, int k, int m, const double *Q, const do
   return E;
 }
 
-/* Solve the loaded LP; *status = GLP_OPT, GLP_NOFEAS... from the exact solver. */
-static as_status solve_exact(glp_prob *lp, int *status) {
+/* Solve the loaded LP; *status = GLP_OPT, GLP_NOFEAS... from the exact solver. E: the scale
+ * exponent of the data (scale_to_integers): beyond 2^500 the floating-point pass is skipped,
+ * because GLPK's simplex fails an internal assertion (aborting the process) on coefficients that
+ * far apart (seen with coordinates of 1e-300, where E reaches 1000). */
+static as_status solve_exact(glp_prob *lp, int E, int *status) {
   as_status st = AS_OK;
   glp_smcp parm;
   glp_init_smcp(&parm);
@@ -127,7 +130,7 @@ static as_status solve_exact(glp_prob *lp, int *status) {
    * fatal (glp_exact then starts from whatever valid basis is left, or the standard one). */
   parm.it_lim = 50 * (glp_get_num_rows(lp) + glp_get_num_cols(lp)) + 1000;
   parm.tm_lim = 2000;
-  (void)glp_simplex(lp, &parm);
+  if (E <= 500) (void)glp_simplex(lp, &parm);
   parm.it_lim = INT_MAX;
   parm.tm_lim = INT_MAX;
   int ret = glp_exact(lp, &parm);
@@ -187,7 +190,7 @@ as_status as_hull_dist_inf(as_hull *h, int k, int m, const double *Q, const doub
   for (int j = 0; j < m; j++) ne++, h->ia[ne] = 2 * k + 1, h->ja[ne] = j + 1, h->ar[ne] = one;
   glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
   int status = 0;
-  AS_TRY(solve_exact(lp, &status));
+  AS_TRY(solve_exact(lp, E, &status));
   AS_CHECK(status == GLP_OPT, AS_ERR_INTERNAL, "distance LP not optimal (status %d)", status);
   *dist = glp_get_obj_val(lp);
   if (*dist < 0.0) *dist = 0.0; /* an exact optimum is >= 0; guard the rounding of -0 */
@@ -224,7 +227,7 @@ as_status as_hull_ray(as_hull *h, int k, int m, const double *Q, const double *p
   for (int j = 0; j < m; j++) ne++, h->ia[ne] = k + 1, h->ja[ne] = j + 1, h->ar[ne] = one;
   glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
   int status = 0;
-  AS_TRY(solve_exact(lp, &status));
+  AS_TRY(solve_exact(lp, E, &status));
   AS_CHECK(status != GLP_UNBND, AS_ERR_INTERNAL, "ray LP unbounded (a bounded hull cannot be)");
   *r = status == GLP_OPT ? glp_get_obj_val(lp) : -1.0;
   if (status == GLP_OPT && *r < 0.0) *r = 0.0;
@@ -253,44 +256,14 @@ cleanup:
   return st;
 }
 
-/* A floating-point separating direction, then a rigorous check of it. The LP
- *   max s  s.t.  (q_j - p)^T a + s <= 0 for every other point j,  -1 <= a <= 1
- * proposes a; a^T (p - q_j) is then evaluated in double with the standard bound on the rounding
- * error of a dot product (gamma_{k+1} sum |a_a x_a|), so a positive certified minimum proves
- * that p is separated from the hull of the others, and dist_inf >= min_j a^T (p - q_j) / |a|_1.
- * Returns 1 and the certified lower bound in *lb when it proves dist_inf > tol, else 0. */
-static int certify_vertex(as_hull *h, int k, int mo, const double *O, const double *p, double tol,
-                          double *lb) {
-  for (size_t e = 0; e < (size_t)mo * k; e++)
-    if (!isfinite(O[e] - p[e % k])) return 0;
-  glp_prob *lp = h->lp;
-  glp_erase_prob(lp);
-  glp_set_obj_dir(lp, GLP_MAX);
-  glp_add_cols(lp, k + 1);
-  for (int a = 1; a <= k; a++) glp_set_col_bnds(lp, a, GLP_DB, -1.0, 1.0);
-  glp_set_col_bnds(lp, k + 1, GLP_FR, 0.0, 0.0);
-  glp_set_obj_coef(lp, k + 1, 1.0);
-  glp_add_rows(lp, mo);
-  int ne = 0;
-  for (int j = 0; j < mo; j++) {
-    glp_set_row_bnds(lp, j + 1, GLP_UP, 0.0, 0.0);
-    for (int a = 0; a < k; a++) {
-      double c = O[(size_t)j * k + a] - p[a];
-      if (c != 0.0) ne++, h->ia[ne] = j + 1, h->ja[ne] = a + 1, h->ar[ne] = c;
-    }
-    ne++, h->ia[ne] = j + 1, h->ja[ne] = k + 1, h->ar[ne] = 1.0;
-  }
-  glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
-  glp_smcp parm;
-  glp_init_smcp(&parm);
-  parm.msg_lev = GLP_MSG_OFF;
-  parm.it_lim = 50 * (mo + k + 1) + 1000;
-  parm.tm_lim = 2000;
-  if (glp_simplex(lp, &parm) != 0 || glp_get_status(lp) != GLP_OPT) return 0;
-  if (!(glp_get_obj_val(lp) > 0.0)) return 0;
-  double *dir = h->ps; /* free here: the exact path reuses it later */
+/* Certified lower bound on dist_inf(p, hull of the rows of O) from a direction a (dir): a^T (p -
+ * q_j) is evaluated in double with the standard bound on the rounding error of a dot product
+ * (gamma_{k+1} sum |a_a x_a|), so a positive certified minimum proves that p is separated from
+ * the hull of the others, and dist_inf >= min_j a^T (p - q_j) / |a|_1. Returns that bound (NaN
+ * or <= 0 when nothing is proved). */
+static double certified_bound(int k, int mo, const double *O, const double *p, const double *dir) {
   double l1 = 0.0;
-  for (int a = 0; a < k; a++) dir[a] = glp_get_col_prim(lp, a + 1), l1 += fabs(dir[a]);
+  for (int a = 0; a < k; a++) l1 += fabs(dir[a]);
   const double u = ldexp(1.0, -53), gamma = (k + 1) * u / (1.0 - (k + 1) * u);
   double sp = 0.0, ep = 0.0;
   for (int a = 0; a < k; a++) sp += dir[a] * p[a], ep += fabs(dir[a] * p[a]);
@@ -303,9 +276,92 @@ static int certify_vertex(as_hull *h, int k, int mo, const double *O, const doub
     }
     /* a^T (p - q_j) >= (sp - sq) - (error of sp, sq) - (rounding of the subtraction) */
     double m = (sp - sq) - gamma * (ep + eq) * (1.0 + 2.0 * u) - 2.0 * u * fabs(sp - sq);
-    if (m < worst) worst = m;
+    if (!(m >= worst)) worst = m; /* NaN propagates */
   }
-  double bound = worst / (l1 * (1.0 + gamma)) * (1.0 - 2.0 * u);
+  return worst / (l1 * (1.0 + gamma)) * (1.0 - 2.0 * u);
+}
+
+/* A cheap candidate direction, before any LP (most tested points are clear vertices).
+ * k = 2: the directions q_j - p sorted by angle; p is separated iff they leave an empty sector
+ * wider than pi, and the middle of the widest sector separates. Returns 0 when no sector is
+ * wider than pi - 1e-9 (p is inside, or too close to the boundary for this estimate), 1 with
+ * dir set otherwise. Other k: dir = p - mean of the others, returns 1. scratch: mo doubles. */
+static int propose_direction(int k, int mo, const double *O, const double *p, double *dir,
+                             double *scratch) {
+  if (k != 2) {
+    for (int a = 0; a < k; a++) {
+      double mean = 0.0;
+      for (int j = 0; j < mo; j++) mean += O[(size_t)j * k + a];
+      dir[a] = p[a] - mean / mo;
+    }
+    return 1;
+  }
+  double *th = scratch;
+  for (int j = 0; j < mo; j++) {
+    double t = atan2(O[2 * j + 1] - p[1], O[2 * j] - p[0]);
+    int i = j; /* insertion sort: mo is small */
+    for (; i > 0 && th[i - 1] > t; i--) th[i] = th[i - 1];
+    th[i] = t;
+  }
+  const double two_pi = 6.283185307179586;
+  double gap = th[0] + two_pi - th[mo - 1], from = th[mo - 1];
+  for (int j = 1; j < mo; j++)
+    if (th[j] - th[j - 1] > gap) gap = th[j] - th[j - 1], from = th[j - 1];
+  if (!(gap > 3.141592653589793 - 1e-9)) return 0;
+  dir[0] = cos(from + 0.5 * gap);
+  dir[1] = sin(from + 0.5 * gap);
+  return 1;
+}
+
+/* A floating-point separating direction, then a rigorous check of it (certified_bound): first
+ * the cheap candidate of propose_direction, else the LP
+ *   max s  s.t.  (q_j - p)^T a + s <= 0 for every other point j,  -1 <= a <= 1.
+ * Returns 1 and the certified lower bound in *lb when it proves dist_inf > tol, else 0. */
+static int certify_vertex(as_hull *h, int k, int mo, const double *O, const double *p, double tol,
+                          double *lb) {
+  for (size_t e = 0; e < (size_t)mo * k; e++)
+    if (!isfinite(O[e] - p[e % k])) return 0;
+  double *dir = h->ps; /* free here: the exact path reuses it later */
+  if (!propose_direction(k, mo, O, p, dir, h->qs)) return 0; /* k = 2: no separating sector */
+  double bound = certified_bound(k, mo, O, p, dir);
+  if (bound > tol) {
+    *lb = bound;
+    return 1;
+  }
+  /* The LP sees the differences scaled by a power of two to at most 1 in magnitude: the
+   * direction does not depend on it, and GLPK's floating-point simplex fails an internal
+   * assertion (aborting the process) on coefficients near the bottom of the double range. */
+  double cmax = 0.0;
+  for (size_t e = 0; e < (size_t)mo * k; e++) cmax = fmax(cmax, fabs(O[e] - p[e % k]));
+  int ce = 0;
+  (void)frexp(cmax, &ce);
+  glp_prob *lp = h->lp;
+  glp_erase_prob(lp);
+  glp_set_obj_dir(lp, GLP_MAX);
+  glp_add_cols(lp, k + 1);
+  for (int a = 1; a <= k; a++) glp_set_col_bnds(lp, a, GLP_DB, -1.0, 1.0);
+  glp_set_col_bnds(lp, k + 1, GLP_FR, 0.0, 0.0);
+  glp_set_obj_coef(lp, k + 1, 1.0);
+  glp_add_rows(lp, mo);
+  int ne = 0;
+  for (int j = 0; j < mo; j++) {
+    glp_set_row_bnds(lp, j + 1, GLP_UP, 0.0, 0.0);
+    for (int a = 0; a < k; a++) {
+      double c = ldexp(O[(size_t)j * k + a] - p[a], -ce);
+      if (c != 0.0) ne++, h->ia[ne] = j + 1, h->ja[ne] = a + 1, h->ar[ne] = c;
+    }
+    ne++, h->ia[ne] = j + 1, h->ja[ne] = k + 1, h->ar[ne] = 1.0;
+  }
+  glp_load_matrix(lp, ne, h->ia, h->ja, h->ar);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.it_lim = 50 * (mo + k + 1) + 1000;
+  parm.tm_lim = 2000;
+  if (glp_simplex(lp, &parm) != 0 || glp_get_status(lp) != GLP_OPT) return 0;
+  if (!(glp_get_obj_val(lp) > 0.0)) return 0;
+  for (int a = 0; a < k; a++) dir[a] = glp_get_col_prim(lp, a + 1);
+  bound = certified_bound(k, mo, O, p, dir);
   if (!(bound > tol)) return 0;
   *lb = bound;
   return 1;

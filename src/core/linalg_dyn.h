@@ -6,6 +6,7 @@
 #ifndef AS_LINALG_DYN_H
 #define AS_LINALG_DYN_H
 
+#include "attnsweep/status.h"
 #include "linalg.h"
 
 /* C = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n, row-major with leading dims.
@@ -16,5 +17,21 @@ void as_mm(int ta, int tb, int m, int n, int k, double alpha, const double *A, i
 /* as_attention_softmax that also reports, per row, the index of its single nonzero entry
  * (hot[i], or -1 when the row has several); hot has n entries. Returns the one-hot count. */
 int as_attention_softmax_hot(int n, int m, const double *S, double logc, double *P, int *hot);
+
+/* The attention kernel of small shapes (attention.c): rows of P as vector lanes.
+ * Inputs: AT (d x ld) = A^T with A = G M (lanes >= n zero), G and Y (n x d row-major), c
+ * finite (the caller handles c = +inf), d <= AS_SMALL_DMAX, ld a multiple of AS_LANES.
+ * Outputs: PT (n x ld), PT[j * ld + i] = P_ij (lanes >= n: padding), and H = P Y (n x d). */
+#define AS_SMALL_DMAX 8
+#define AS_LANES 8
+void as_attention_small(int n, int d, int ld, const double *restrict AT, const double *restrict G,
+                        double c, const double *restrict Y, double *restrict PT,
+                        double *restrict H);
+
+/* Test hook (dynamics.c): choose the attention kernel: 1 the small-shape kernel (needs
+ * d <= AS_SMALL_DMAX), 0 the general one (BLAS for large products), -1 the automatic choice by
+ * shape. AS_ERR_ARG otherwise. */
+struct as_dyn;
+as_status as_dyn_set_kernel(struct as_dyn *w, int kernel);
 
 #endif
