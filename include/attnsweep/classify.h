@@ -70,6 +70,13 @@
  *   codim_k:  at most 3 distinct limits of pi_F z.
  *   minus_identity: collapsed (above).
  *   d1:       every row of P is e_argmin(x0) or e_argmax(x0) except at most one, rank_p <= 3.
+ * separation (good, paranormal, codim_k): the theorem's geometry emerges only once the leading
+ *         part of e^{tV} dominates the rest, on the time scale 1/sep with sep = lambda_1 -
+ *         max|lambda_k| (good), lambda - spectral radius on G (paranormal), min Re on F - max Re
+ *         off F (codim_k). While sep t < AS_CLASSIFY_SEP (e^{-sep t} > 2%) tokens can sit in a
+ *         metastable configuration (e.g. the polytope of V = I + eps N, whose gap is ~eps): an
+ *         end state that would be "violated" is then "unresolved", with verdict_margin =
+ *         AS_CLASSIFY_SEP / (sep t) > 1 (raise T to decide). A consistent one stays consistent.
  * verdict_margin is dimensionless, "deciding quantity / its threshold": <= 1 means the test
  * passed. unresolved: max_i r_i / cluster_tol; identity/paranormal: largest interior depth
  * r_1 / (sqrt(k) cluster_tol) among non-vertex centres not at zero (0 if none); good: n_levels/3
@@ -92,6 +99,7 @@
 #define AS_CLASSIFY_BOOL_TOL 1e-6
 #define AS_CLASSIFY_RANK_RTOL 1e-6
 #define AS_CLASSIFY_STALL 1e-3
+#define AS_CLASSIFY_SEP 3.912 /* ln(1 / AS_CLASSIFY_TOL_MAX): e^{-sep t} <= 2% */
 
 /* ================================================================== hull.c */
 

@@ -206,6 +206,37 @@ static double min_positive_rate(const as_spectral *sp) {
   return best;
 }
 
+/* Spectral separation that sets how fast the theorem's geometry emerges (classify.h):
+ * good: lambda_1 - max |other eigenvalues|; paranormal: lambda - spectral radius on G;
+ * codim_k: min Re over F - max Re outside F (min Re over F when F = R^d). 0 if undefined. */
+static double separation(const as_spectral *sp, as_theorem thm) {
+  const int d = sp->d;
+  const double l1 = sp->lambda1_re;
+  if (thm == AS_THM_CODIM) {
+    double fmin_re = INFINITY, gmax_re = -INFINITY;
+    for (int i = 0; i < d; i++) {
+      if (sp->wr[i] > 0.0)
+        fmin_re = fmin(fmin_re, sp->wr[i]);
+      else
+        gmax_re = fmax(gmax_re, sp->wr[i]);
+    }
+    if (!isfinite(fmin_re)) return 0.0;
+    return isfinite(gmax_re) ? fmin_re - gmax_re : fmin_re;
+  }
+  /* good: skip one copy of lambda_1; paranormal: skip every copy (F is its eigenspace). */
+  double scale = fabs(l1) > 0.0 ? fabs(l1) : 1.0, other = 0.0;
+  int skipped = 0;
+  for (int i = 0; i < d; i++) {
+    int is_l1 = fabs(sp->wr[i] - l1) <= 1e-10 * scale && fabs(sp->wi[i]) <= 1e-10 * scale;
+    if (is_l1 && (thm == AS_THM_PARANORMAL || !skipped)) {
+      skipped = 1;
+      continue;
+    }
+    other = fmax(other, hypot(sp->wr[i], sp->wi[i]));
+  }
+  return l1 - other;
+}
+
 /* ------------------------------------------------------------------ clustering */
 
 typedef struct cl_result {
@@ -503,6 +534,11 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   }
   AS_TRY(leaders_init(in, ws, k, &rec->leaders_init_vertices));
   const double unresolved_margin = cl.rmax / cl.tol;
+  /* Whether the horizon is long enough for the theorem's geometry to have emerged: a
+   * "violated" end state before that is a metastable one, reported as unresolved. */
+  const double sep_t = (thm == AS_THM_GOOD || thm == AS_THM_PARANORMAL || thm == AS_THM_CODIM)
+                           ? separation(sp, thm) * t
+                           : INFINITY;
 
   /* ---- verdict per theorem */
   int nv = 0;
@@ -519,7 +555,11 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     AS_TRY(hull_of_centres(ws, &cl, 1, &nv, &worst));
     rec->n_vertices = nv;
     rec->verdict_margin = worst;
-    if (worst > 1.0) {
+    if (worst > 1.0 && !(sep_t >= AS_CLASSIFY_SEP)) {
+      rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (header: separation) */
+      rec->observed = generic_label(&cl, n);
+      rec->verdict_margin = AS_CLASSIFY_SEP / sep_t;
+    } else if (worst > 1.0) {
       rec->verdict = AS_VERDICT_VIOLATED;
       rec->observed = generic_label(&cl, n);
     } else {
@@ -560,6 +600,10 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     rec->observed = !ok                  ? generic_label(&cl, n)
                     : thm == AS_THM_GOOD ? AS_GEOM_HYPERPLANES
                                          : AS_GEOM_SUBSPACES;
+    if (!ok && !(sep_t >= AS_CLASSIFY_SEP)) {
+      rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (header: separation) */
+      rec->verdict_margin = AS_CLASSIFY_SEP / sep_t;
+    }
     break;
   case AS_THM_MINUS_IDENTITY: {
     double tau = fmin(1.0, sqrt((double)n * d / (2.0 * fmax(t, DBL_MIN))));

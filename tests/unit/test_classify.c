@@ -226,6 +226,42 @@ static void test_identity(as_classify_ws *ws2, as_classify_ws *ws3) {
   AS_EXPECT(r.n_vertices == 8, "vertices %d", r.n_vertices);
 }
 
+/* ------------------------------------------------------------------ separation */
+/* Four levels of l_1^T z contradict a good triple only once the horizon is long against the
+ * spectral gap: with lambda = (2, 0.5) (gap 1.5, gap * t = 18) it is violated; with
+ * lambda = (2, 1.99) (gap 0.01, gap * t = 0.12 < ln 50) the same end state is unresolved,
+ * margin ln(50) / 0.12; on either side of the threshold gap * t = AS_CLASSIFY_SEP. */
+static void test_separation(as_classify_ws *ws) {
+  const double second[] = {0.5, 1.99, 2.0 - 1.01 * AS_CLASSIFY_SEP / 12.0,
+                           2.0 - 0.99 * AS_CLASSIFY_SEP / 12.0};
+  const as_verdict want[] = {AS_VERDICT_VIOLATED, AS_VERDICT_UNRESOLVED, AS_VERDICT_VIOLATED,
+                             AS_VERDICT_UNRESOLVED};
+  for (int c = 0; c < 4; c++) {
+    fake f;
+    const double diag[] = {2, second[c]};
+    fake_init(&f, 20, 2, AS_THM_GOOD, diag);
+    f.l1[0] = 1.0; /* V diagonal: l1 = phi1 = e_1 */
+    f.phi1[0] = 1.0;
+    int lead[NMAX], first[4] = {-1, -1, -1, -1};
+    const double levels[4] = {-3, -1, 1, 4};
+    for (int i = 0; i < 20; i++) {
+      int l = i % 4;
+      if (first[l] < 0) first[l] = i;
+      lead[i] = first[l];
+      f.Z[2 * i] = levels[l];
+      f.Z[2 * i + 1] = 0.0;
+    }
+    hardmax(&f, lead);
+    as_record r = run(&f, ws);
+    AS_EXPECT(r.n_levels == 4, "case %d: %d levels", c, r.n_levels);
+    AS_EXPECT(r.verdict == (int32_t)want[c], "case %d: verdict %s", c,
+              as_enum_label(&as_verdict_table, r.verdict));
+    AS_EXPECT(r.observed == AS_GEOM_CLUSTERS, "case %d: observed %s", c,
+              as_enum_label(&as_geom_table, r.observed));
+    if (c == 1) AS_EXPECT_CLOSE(r.verdict_margin, AS_CLASSIFY_SEP / (0.01 * 12.0), 1e-9, 0);
+  }
+}
+
 /* ------------------------------------------------------------------ good triple */
 static void test_good(as_classify_ws *ws) {
   /* V = [[2, 1], [0, 0.5]]: lambda_1 = 2, right phi = (1, 0), left l1 = (1, 2/3). */
@@ -517,6 +553,7 @@ int main(void) {
   if (w2 && w3 && w12) {
     test_identity(w2, w3);
     test_good(w2);
+    test_separation(w2);
     test_paranormal(w3);
     test_minus_identity(w2);
     test_d1(w12);
