@@ -1,8 +1,10 @@
 /* attnsweep/pspectral.h: spectral analysis of large triples on a BLACS process grid.
  *
  * Same result as as_spectral_analyze (spectral.h), computed with ScaLAPACK:
- *   eigenvalues of V      pdgehrd (Hessenberg) + pdlahqr (multi-shift QR, WANTT true: see
- *                         pspectral.c for the ScaLAPACK 2.2.1 defects this avoids), replicated
+ *   eigenvalues of V      pdgehrd (Hessenberg) + pdhseqr (multishift QR with aggressive
+ *                         early deflation, JOB = 'S'); the eigenvalues are read from the Schur
+ *                         form here, replicated (pdlahqr, WANTT true, if pdhseqr fails). See
+ *                         pspectral.c for the ScaLAPACK 2.2.1 defects this avoids.
  *   phi_1, l_1            inverse iteration with one pdgetrf of V - sigma I, sigma = lambda_1
  *                         (1 + 1e-12): pdgetrs ('N' for phi_1, 'T' for l_1), three sweeps each
  *   min eig (M + M^T)/2   pdsyev (eigenvalues only)
@@ -14,9 +16,11 @@
  * matrix is never formed, so eig_cond is NaN and AS_FLAG_V_DIAGONALISABLE is off (e^{tV} for
  * such a V goes through Pade, or its own eigendecomposition).
  *
- * Grid: nprow x npcol = the communicator's size, as square as possible, square blocks of
- * AS_PSPECTRAL_NB (pdlahqr needs square blocks >= 6 and RSRC = CSRC = 0).
- */
+ * Grid: nprow x npcol = the communicator's size, as square as possible with nprow <= npcol
+ * (2 ranks: 1 x 2), square blocks of AS_PSPECTRAL_NB (pdhseqr and pdlahqr need square blocks
+ * >= 6 and RSRC = CSRC = 0; at d = 2048 on 2 ranks NB = 64 and 128 ran alike).
+ * Memory: besides the replicated V, M and projector (3 d^2 doubles), about 7 d^2 / P local
+ * doubles per rank (three local matrices plus pdhseqr's workspace). */
 #ifndef ATTNSWEEP_PSPECTRAL_H
 #define ATTNSWEEP_PSPECTRAL_H
 
@@ -31,13 +35,15 @@
 
 typedef struct as_pspectral as_pspectral;
 
-/* Seconds spent by the last as_pspectral_analyze in its phases (rank-local wall clock). */
+/* Seconds spent by the last as_pspectral_analyze in its phases (rank-local wall clock), and
+ * the work of its sign iteration. */
 typedef struct as_pspectral_times {
-  double eig;  /* pdgehrd + pdlahqr */
+  double eig;  /* pdgehrd + pdhseqr (pdlahqr if pdhseqr fails) */
   double vec;  /* inverse iteration for phi_1 and l_1 */
   double sym;  /* pdsyev of the symmetric part of M */
   double proj; /* sign iteration and residual */
   double total;
+  int sign_iters; /* Newton steps of the sign iteration, both passes together */
 } as_pspectral_times;
 
 /* Collective on comm. Builds a BLACS grid over comm (duplicated internally). threshold: the

@@ -31,6 +31,15 @@ void pdgehrd_(const int *n, const int *ilo, const int *ihi, double *a, const int
               const int *desca, double *tau, double *work, const int *lwork, int *info);
 void pdlaset_(const char *uplo, const int *m, const int *n, const double *alpha, const double *beta,
               double *a, const int *ia, const int *ja, const int *desca, as_fl);
+void pdhseqr_(const char *job, const char *compz, const int *n, const int *ilo, const int *ihi,
+              double *h, const int *desch, double *wr, double *wi, double *z, const int *descz,
+              double *work, const int *lwork, int *iwork, const int *liwork, int *info, as_fl,
+              as_fl);
+void pdlacpy_(const char *uplo, const int *m, const int *n, const double *a, const int *ia,
+              const int *ja, const int *desca, double *b, const int *ib, const int *jb,
+              const int *descb, as_fl);
+void dlanv2_(double *a, double *b, double *c, double *d, double *rt1r, double *rt1i, double *rt2r,
+             double *rt2i, double *cs, double *sn);
 void pdlahqr_(const int *wantt, const int *wantz, const int *n, const int *ilo, const int *ihi,
               double *a, const int *desca, double *wr, double *wi, const int *iloz, const int *ihiz,
               double *z, const int *descz, double *work, const int *lwork, int *iwork,
@@ -80,7 +89,9 @@ as_status as_pspectral_create(MPI_Comm comm, int threshold, as_pspectral **out) 
     if (ps->size % p == 0) pr = p;
   ps->sys = Csys2blacs_handle(ps->comm);
   ps->ctxt = ps->sys;
-  pr = ps->size / pr; /* nprow >= npcol, as square as possible (2 ranks: 2 x 1) */
+  /* nprow <= npcol, as square as possible (2 ranks: 1 x 2): at d = 2048 on 2 ranks the whole
+   * analysis took 10-20% less time on 1 x 2 than on 2 x 1 (pdhseqr, and the LU of the sign
+   * iteration, whose pivot search then stays within one process column). */
   Cblacs_gridinit(&ps->ctxt, "Row", pr, ps->size / pr);
   Cblacs_gridinfo(ps->ctxt, &ps->nprow, &ps->npcol, &ps->myrow, &ps->mycol);
   AS_CHECK(ps->nprow == pr && ps->npcol == ps->size / pr, AS_ERR_LAPACK,
@@ -184,42 +195,131 @@ static double now(void) {
 
 /* ---------------------------------------------------------------- the phases */
 
-/* Eigenvalues of V (distributed in A, destroyed) into wr, wi (replicated). */
-static as_status eigenvalues(const dist *ds, double *A, double *wr, double *wi) {
+/* Eigenvalues of the quasi-triangular Schur form T (distributed in A) into wr, wi (replicated):
+ * 1 x 1 blocks and 2 x 2 blocks (dlanv2) read from the diagonal, sub- and superdiagonal.
+ * *ok = 0 (wr, wi unusable) if T has a larger unreduced block.
+ * pdhseqr's own read-out is not used: in ScaLAPACK 2.2.1, when N is a multiple of the block
+ * size and T(N, N) is a real 1 x 1 block, it returns that eigenvalue as exactly 0 (T(N, N) lies
+ * on a block border, which its in-block loop skips and its border loop, stopping at N - 1,
+ * never visits): wrong spectra at d = 768, 1024, 1152, 1280, 1536 with NB = 64. */
+static as_status schur_eigenvalues(MPI_Comm comm, const dist *ds, const double *A, double *tri,
+                                   double *wr, double *wi, int *ok) {
+  as_status st = AS_OK;
+  int d = ds->d;
+  double *dg = tri, *sub = tri + d, *sup = tri + 2 * d; /* T(k,k), T(k+1,k), T(k,k+1) */
+  memset(tri, 0, 3 * (size_t)d * sizeof(double));
+  for (int lj = 0; lj < ds->locc; lj++) {
+    int j = g_of(lj, ds->nb, ds->mycol, ds->q);
+    for (int li = 0; li < ds->locr; li++) {
+      int i = g_of(li, ds->nb, ds->myrow, ds->p);
+      double v = A[(size_t)lj * ds->lld + li];
+      if (i == j)
+        dg[i] = v;
+      else if (i == j + 1)
+        sub[j] = v;
+      else if (j == i + 1)
+        sup[i] = v;
+    }
+  }
+  AS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, tri, 3 * d, MPI_DOUBLE, MPI_SUM, comm));
+  *ok = 1;
+  for (int k = 0; k < d; k++) {
+    if (k + 1 < d && sub[k] != 0.0) {
+      if (k + 2 < d && sub[k + 1] != 0.0) {
+        *ok = 0; /* same replicated data on every rank: same decision */
+        break;
+      }
+      double a = dg[k], b = sup[k], c = sub[k], e = dg[k + 1], cs, sn;
+      dlanv2_(&a, &b, &c, &e, &wr[k], &wi[k], &wr[k + 1], &wi[k + 1], &cs, &sn);
+      k++;
+    } else {
+      wr[k] = dg[k];
+      wi[k] = 0.0;
+    }
+  }
+cleanup:
+  return st;
+}
+
+/* Eigenvalues of V (distributed in A, destroyed) into wr, wi (replicated). H (local, same shape)
+ * keeps a copy of the Hessenberg form for the fallback; tri: 3d scratch. */
+static as_status eigenvalues(MPI_Comm comm, const dist *ds, double *A, double *H, double *tri,
+                             double *wr, double *wi) {
   as_status st = AS_OK;
   double *tau = NULL, *work = NULL;
-  int d = ds->d, info = 0, lwork = -1;
+  int *iwork = NULL;
+  int d = ds->d, info = 0, lwork = -1, liwork = -1;
   double q[64] = {0};
+  int iq[64] = {0};
   tau = malloc((size_t)(ds->locc + 1) * sizeof(double));
   AS_CHECK_ALLOC(tau);
   pdgehrd_(&d, &I1, &d, A, &I1, &I1, ds->desc, tau, q, &lwork, &info);
   AS_LAPACK_CHECK("pdgehrd (query)", info);
   int lw_hrd = (int)q[0] + 1;
-  /* pdlahqr: LWORK >= 3N + max(2 max(LLD) + 2 LOCc(N), 7 ceil(N/NB) / lcm(P, Q)) */
-  int lw_hqr = 3 * d + 2 * ds->lld + 2 * ds->locc + 7 * (d / ds->nb + 1) + 64;
-  lwork = lw_hrd > lw_hqr ? lw_hrd : lw_hqr;
-  work = malloc((size_t)lwork * sizeof(double));
+  /* pdhseqr: the query (LWORK = LIWORK = -1) under-counts in ScaLAPACK 2.2.1. It sizes the
+   * aggressive-early-deflation window at its nominal NWR + 1, but exceptional windows grow to
+   * (N - 1)/3, and the nested PDLAQR1 (LWORK >= 3N + 385 + 3 LLD + 2 LOCc + 7 ceil(N/NB))
+   * and PDTRORD (LIWORK >= 5 min(P,Q) + NB^2, after a SELECT vector of N) then report illegal
+   * workspace and write past it (d = 300, 1 rank: "PDLAQR1 parameter 15", "PDTRORD parameter
+   * 19", heap corruption). Added on top of the query: room for three local arrays the size of
+   * the whole matrix (the window's V, T, W), PDLAQR1's and PDTRORD's full-size needs. */
+  double *zq = H; /* COMPZ = 'N': Z is not referenced, but its descriptor must match H's */
+  pdhseqr_("S", "N", &d, &I1, &d, A, ds->desc, wr, wi, zq, ds->desc, q, &lwork, iq, &liwork, &info,
+           1, 1);
+  AS_LAPACK_CHECK("pdhseqr (query)", info);
+  int nbk = (d + ds->nb - 1) / ds->nb;
+  size_t lr = (size_t)ds->locr + ds->nb, lc = (size_t)ds->locc + ds->nb;
+  size_t lw_hs = (size_t)q[0] + 3 * lr * lc + 3 * (size_t)d + 385 + 3 * (size_t)ds->lld +
+                 2 * (size_t)ds->locc + 7 * (size_t)nbk + (size_t)d + 7 * (size_t)ds->nb * ds->nb +
+                 4 * (lr + lc) * ds->nb;
+  /* pdlahqr (fallback): LWORK >= 3N + max(2 max(LLD) + 2 LOCc(N), 7 ceil(N/NB) / lcm(P, Q)) */
+  size_t lw_hqr = 3 * (size_t)d + 2 * (size_t)ds->lld + 2 * (size_t)ds->locc + 7 * (size_t)nbk + 64;
+  size_t lw = (size_t)lw_hrd;
+  if (lw_hs > lw) lw = lw_hs;
+  if (lw_hqr > lw) lw = lw_hqr;
+  AS_CHECK(lw < (size_t)1 << 31, AS_ERR_ARG, "pspectral: workspace of %zu doubles for d = %d", lw,
+           d);
+  lwork = (int)lw;
+  liwork = iq[0] + 2 * d + ds->nb * ds->nb + 5 * ds->p * ds->q + 64;
+  work = malloc(lw * sizeof(double));
   AS_CHECK_ALLOC(work);
+  iwork = malloc((size_t)liwork * sizeof(int));
+  AS_CHECK_ALLOC(iwork);
   pdgehrd_(&d, &I1, &d, A, &I1, &I1, ds->desc, tau, work, &lwork, &info);
   AS_LAPACK_CHECK("pdgehrd", info);
   if (d > 2) {
-    /* Householder vectors below the subdiagonal: pdlahqr needs exact Hessenberg form. */
+    /* Householder vectors below the subdiagonal: the QR sweeps need exact Hessenberg form. */
     int n2 = d - 2, i3 = 3;
     const double zero = 0.0;
     pdlaset_("L", &n2, &n2, &zero, &zero, A, &i3, &I1, ds->desc, 1);
   }
-  /* WANTT = .TRUE. although only eigenvalues are needed: in ScaLAPACK 2.2.1 pdlahqr with
-   * WANTT = .FALSE. returned wrong eigenvalues on 2 ranks once d spans more than two blocks
-   * (errors of order 1 at d = 130), and pdhseqr (JOB = 'E') failed at d = 600 on 2 ranks
-   * (PDLAQR1 workspace error, heap corruption in pdtrord; with more workspace, wrong values). */
-  int wantt = 1, wantz = 0, iwork[16], liwork = 16;
-  pdlahqr_(&wantt, &wantz, &d, &I1, &d, A, ds->desc, wr, wi, &I1, &d, A, ds->desc, work, &lwork,
-           iwork, &liwork, &info);
-  AS_LAPACK_CHECK("pdlahqr", info);
-  AS_CHECK(info == 0, AS_ERR_LAPACK, "pdlahqr: QR iteration did not converge (info %d)", info);
+  pdlacpy_("A", &d, &d, A, &I1, &I1, ds->desc, H, &I1, &I1, ds->desc, 1);
+  /* JOB = 'S' (Schur form T) although only eigenvalues are needed: with JOB = 'E' the
+   * contents of H are unspecified on exit, yet pdhseqr 2.2.1 still reads its eigenvalues from
+   * H (errors of order 1 at d = 300). T costs a little more and is read by schur_eigenvalues. */
+  pdhseqr_("S", "N", &d, &I1, &d, A, ds->desc, wr, wi, zq, ds->desc, work, &lwork, iwork, &liwork,
+           &info, 1, 1);
+  if (info < 0 && info != -7777 && info != -8888) AS_LAPACK_CHECK("pdhseqr", info);
+  int ok = 0;
+  if (info == 0) AS_TRY(schur_eigenvalues(comm, ds, A, tri, wr, wi, &ok));
+  if (!ok) {
+    /* QR failed to converge (info > 0), one of its internal fall-backs ran (-7777, -8888), or
+     * T is not in Schur form: redo it with the slower pdlahqr (WANTT = .TRUE.: with .FALSE.
+     * 2.2.1 returned wrong eigenvalues on 2 ranks once d spans more than two blocks) on the
+     * saved H. */
+    pdlacpy_("A", &d, &d, H, &I1, &I1, ds->desc, A, &I1, &I1, ds->desc, 1);
+    int wantt = 1, wantz = 0, ilw = liwork;
+    pdlahqr_(&wantt, &wantz, &d, &I1, &d, A, ds->desc, wr, wi, &I1, &d, H, ds->desc, work, &lwork,
+             iwork, &ilw, &info);
+    AS_LAPACK_CHECK("pdlahqr", info);
+    AS_CHECK(info == 0, AS_ERR_LAPACK,
+             "pdhseqr and pdlahqr: QR iteration did not converge (info %d)", info);
+    /* pdlahqr's own wr, wi: its T may keep unreduced 2 x 2 blocks (not in standard form) */
+  }
 cleanup:
   free(tau);
   free(work);
+  free(iwork);
   return st;
 }
 
@@ -291,7 +391,8 @@ cleanup:
 
 /* Distributed sign iteration: S (local, = V - cI on entry) -> P = (I + sign)/2 in S.
  * *ok = 0 when it fails (singular or no convergence), like the LAPACK path. */
-static as_status sign_projector(MPI_Comm comm, const dist *ds, double *S, double *W, int *ok) {
+static as_status sign_projector(MPI_Comm comm, const dist *ds, double *S, double *W, int *ok,
+                                int *iters) {
   as_status st = AS_OK;
   int *ipiv = NULL, *iwork = NULL;
   double *work = NULL;
@@ -312,6 +413,7 @@ static as_status sign_projector(MPI_Comm comm, const dist *ds, double *S, double
   AS_CHECK_ALLOC(iwork);
   int scaling = 1;
   for (int it = 0; it < AS_SIGN_MAX_ITERS; it++) {
+    (*iters)++;
     memcpy(W, S, nloc * sizeof(double));
     pdgetrf_(&d, &d, W, &I1, &I1, ds->desc, ipiv, &info);
     AS_LAPACK_CHECK("pdgetrf", info);
@@ -386,7 +488,7 @@ cleanup:
 
 as_status as_pspectral_analyze(as_pspectral *ps, const as_triple *tr, double tol, as_spectral *sp) {
   as_status st = AS_OK;
-  double *Vf = NULL, *Mf = NULL, *A = NULL, *B = NULL, *C = NULL, *w = NULL;
+  double *Vf = NULL, *Mf = NULL, *A = NULL, *B = NULL, *C = NULL, *w = NULL, *tri = NULL;
   AS_CHECK(ps != NULL && tr != NULL && sp != NULL, AS_ERR_ARG, "pspectral: NULL argument");
   AS_CHECK(tr->d == sp->d, AS_ERR_ARG, "pspectral: triple d = %d, analysis d = %d", tr->d, sp->d);
   AS_CHECK(tol > 0 && tol < 1, AS_ERR_ARG, "pspectral: tolerance %g not in (0, 1)", tol);
@@ -437,10 +539,12 @@ as_status as_pspectral_analyze(as_pspectral *ps, const as_triple *tr, double tol
   AS_CHECK_ALLOC(C);
   w = malloc((size_t)d * sizeof(double));
   AS_CHECK_ALLOC(w);
+  tri = malloc(3 * (size_t)d * sizeof(double));
+  AS_CHECK_ALLOC(tri);
 
   double t = now();
   scatter(&ds, Vf, 0.0, A);
-  AS_TRY(eigenvalues(&ds, A, sp->wr, sp->wi));
+  AS_TRY(eigenvalues(comm, &ds, A, B, tri, sp->wr, sp->wi));
   as_spectral_sort_eigs(d, sp->wr, sp->wi);
   as_spectral_from_eigs(&view, tol, sp);
   sp->flags |= AS_FLAG_DISTRIBUTED;
@@ -477,7 +581,7 @@ as_status as_pspectral_analyze(as_pspectral *ps, const as_triple *tr, double tol
       }
     } else {
       scatter(&ds, Vf, -c, B);
-      AS_TRY(sign_projector(comm, &ds, B, A, &ok));
+      AS_TRY(sign_projector(comm, &ds, B, A, &ok, &ps->times.sign_iters));
     }
     if (ok && pass == 1) {
       double r = 0;
@@ -507,6 +611,7 @@ cleanup:
   free(B);
   free(C);
   free(w);
+  free(tri);
   return st;
 }
 
