@@ -377,7 +377,10 @@ cleanup:
 /* A name that does not exist yet: base, else base.1, base.2, ... */
 static void fresh_name(const char *base, char *buf, size_t len) {
   snprintf(buf, len, "%s", base);
-  for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++) snprintf(buf, len, "%s.%d", base, k);
+  for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++) {
+    int w = snprintf(buf, len, "%s.%d", base, k);
+    if (w < 0 || (size_t)w >= len) break; /* does not fit: keep trying would loop on one name */
+  }
 }
 
 static as_status rename_checked(const char *from, const char *to) {
