@@ -2,14 +2,73 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnsweep/matfile.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
 
+/* Distinct file references checked (more are rare; beyond this they are left to `run`). */
+#define MAX_FILE_CHECKS 256
+
+typedef struct file_ref {
+  const char *file;    /* triple file (borrowed from the spec) or NULL */
+  int index;           /* triple index */
+  const char *tokens;  /* token file or NULL */
+  const char *dataset; /* token dataset */
+  int d, m, n;
+} file_ref;
+
+static int same_str(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Loads every distinct matrix/token file reference of the spec as a worker would, so a
+ * missing file or dataset, a wrong shape or a NaN entry is found before the sweep starts.
+ * Prints each problem as SPEC: trial I (case C): message. Returns the number of problems. */
+static int check_files(const char *path, const as_spec *spec) {
+  static file_ref seen[MAX_FILE_CHECKS];
+  int nseen = 0, problems = 0;
+  uint64_t total = as_spec_trial_count(spec);
+  for (uint64_t i = 0; i < total && nseen < MAX_FILE_CHECKS; i++) {
+    as_trial t;
+    if (as_spec_trial(spec, i, &t) != AS_OK) break;
+    int tf = t.triple.vfamily == AS_V_FILE || t.triple.mfamily == AS_M_FILE;
+    int kf = t.init.kind == AS_INIT_FILE;
+    if (!tf && !kf) continue;
+    file_ref r = {tf ? t.triple.file : NULL,
+                  tf ? t.triple.file_index : 0,
+                  kf ? t.init.file : NULL,
+                  kf ? t.init.dataset : NULL,
+                  t.d,
+                  t.triple.m_rows,
+                  t.n};
+    int dup = 0;
+    for (int k = 0; k < nseen && !dup; k++)
+      dup = same_str(seen[k].file, r.file) && seen[k].index == r.index &&
+            same_str(seen[k].tokens, r.tokens) && same_str(seen[k].dataset, r.dataset) &&
+            seen[k].d == r.d && seen[k].m == r.m && seen[k].n == r.n;
+    if (dup) continue;
+    seen[nseen++] = r;
+    as_matfile *mf = NULL;
+    as_error_clear();
+    if (as_matfile_load(&t, &mf) != AS_OK) {
+      fprintf(stderr, "%s: trial %llu (case '%s', d = %d, n = %d): %s\n", path,
+              (unsigned long long)i, t.case_name ? t.case_name : "?", t.d, t.n,
+              as_error_get()->message);
+      problems++;
+    }
+    as_matfile_destroy(&mf);
+  }
+  as_error_clear();
+  return problems;
+}
+
 int as_cmd_validate(int argc, char **argv) {
-  int quiet = 0, nspecs = 0, worst = 0;
+  int quiet = 0, nspecs = 0, worst = 0, files = 1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
       quiet = 1;
+    else if (strcmp(argv[i], "--no-files") == 0)
+      files = 0;
     else if (argv[i][0] == '-' && argv[i][1] != '\0')
       return as_cli_usage_error("validate", "unknown option '%s'", argv[i]);
     else
@@ -24,7 +83,12 @@ int as_cmd_validate(int argc, char **argv) {
     as_error_clear();
     as_status st = as_spec_load(path, &diags, &spec);
     int code = 0;
-    if (st == AS_OK) {
+    int bad_files = st == AS_OK && files ? check_files(path, spec) : 0;
+    if (bad_files) {
+      fprintf(stderr, "%s: %d problem%s with matrix or token files (--no-files skips this check)\n",
+              path, bad_files, bad_files == 1 ? "" : "s");
+      code = 2;
+    } else if (st == AS_OK) {
       if (!quiet)
         printf("%s: valid: %llu trials (%d case%s, %llu points x %u replicate%s), sha256 %.16s\n",
                path, (unsigned long long)as_spec_trial_count(spec), as_spec_case_count(spec),

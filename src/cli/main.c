@@ -11,8 +11,9 @@
 
 static const as_command commands[] = {
     {"validate", as_cmd_validate, 0, "check a sweep spec; every error as SPEC:LINE:COL",
-     "usage: attnsweep validate SPEC\n\n"
+     "usage: attnsweep validate [--no-files] SPEC...\n\n"
      "Parses and checks SPEC (YAML) and reports every error at once as SPEC:LINE:COL: message.\n"
+     "Matrix and token files the spec reads are loaded and checked too (--no-files skips it).\n"
      "Exit 0 with a one-line summary when valid, 2 otherwise.\n"},
     {"plan", as_cmd_plan, 0, "trial counts, cost estimate, suggested ranks and walltime",
      "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"

@@ -9,14 +9,30 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1" >&2; fail=1; fi; }
 
+# The examples' structure (their matrix files need not exist here: --no-files).
 n=0
 for f in "$src"/jobs/examples/*.yaml; do
-  out=$("$ATTNSWEEP" validate "$f" 2>&1) && rc=0 || rc=$?
+  out=$("$ATTNSWEEP" validate --no-files "$f" 2>&1) && rc=0 || rc=$?
   check "$f validates (rc $rc: $out)" '[ $rc -eq 0 ]'
   check "$f: one summary line" '[ "$(printf "%s\n" "$out" | wc -l)" -eq 1 ] && [[ $out == *"valid:"* ]]'
   n=$((n + 1))
 done
 check "examples found" '[ $n -ge 9 ]'
+
+# Files a spec reads are loaded by validate: missing -> exit 2 naming the file and the trial;
+# present and well-shaped -> valid; a d that does not match the file -> exit 2.
+cp "$src/jobs/examples/from_file_small.yaml" "$tmp/"
+out=$(cd "$tmp" && "$ATTNSWEEP" validate from_file_small.yaml 2>&1) && rc=0 || rc=$?
+check "missing matrix file: exit 2 ($rc)" '[ $rc -eq 2 ]'
+check "missing matrix file named with its trial ($out)" \
+  '[[ $out == *"example_matrices.h5"* && $out == *"trial 0"* ]]'
+(cd "$tmp" && /usr/bin/python3 "$src/jobs/make_example_matrices.py" >/dev/null)
+out=$(cd "$tmp" && "$ATTNSWEEP" validate from_file_small.yaml 2>&1) && rc=0 || rc=$?
+check "matrix file present: valid ($rc: $out)" '[ $rc -eq 0 ] && [[ $out == *"valid:"* ]]'
+sed 's/^  d: 64$/  d: 32/' "$tmp/from_file_small.yaml" >"$tmp/wrong_d.yaml"
+check "wrong_d.yaml differs from the example" '! cmp -s "$tmp/wrong_d.yaml" "$tmp/from_file_small.yaml"'
+out=$(cd "$tmp" && "$ATTNSWEEP" validate wrong_d.yaml 2>&1) && rc=0 || rc=$?
+check "matrix file of another d: exit 2 ($rc: $out)" '[ $rc -eq 2 ]'
 
 # Broken spec: several problems, all reported, each as SPEC:LINE:COL.
 cat > "$tmp/bad.yaml" <<'YAML'
