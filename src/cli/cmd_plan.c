@@ -21,6 +21,7 @@
 
 #include "attnsweep/matfile.h"
 #include "attnsweep/pipeline.h"
+#include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
 
@@ -442,7 +443,7 @@ int as_cmd_plan(int argc, char **argv) {
           cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
   fprintf(rep, "estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
           sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
-  /* Ranks: one coordinator plus enough workers to finish in the target time at 85% efficiency;
+  /* Ranks: enough workers to finish in the target time at 85% efficiency;
    * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
   double target_s = target_h * 3600.0, longest_s = a * maxw + b;
   double workers = ceil(tot_s / (0.85 * target_s));
@@ -451,13 +452,17 @@ int as_cmd_plan(int argc, char **argv) {
   double expect_s = tot_s / (0.85 * workers);
   if (expect_s < longest_s) expect_s = longest_s;
   hms(1.2 * expect_s + 60.0, wall, sizeof wall);
+  /* Up to AS_SCHED_COORD_RUNS_MAX ranks the coordinator runs trials too (sched.h); beyond,
+   * it only coordinates and needs a rank of its own. */
+  double ranks = workers <= AS_SCHED_COORD_RUNS_MAX ? workers : workers + 1;
   fprintf(rep,
-          "suggested for a %.3g h target: %.0f ranks (1 coordinator + %.0f workers), walltime %s"
-          " (longest trial ~%.3g s)\n",
-          target_h, workers + 1, workers, wall, longest_s);
+          "suggested for a %.3g h target: %.0f rank%s (%s), walltime %s (longest trial ~%.3g s)\n",
+          target_h, ranks, ranks == 1 ? "" : "s",
+          ranks == workers ? "every rank runs trials, rank 0 also coordinates"
+                           : "one coordinator, the others run trials",
+          wall, longest_s);
   if (sbatch)
-    code = render_sbatch(spec, path, out_path, workers + 1, expect_s, tot_s,
-                         as_spec_trial_count(spec));
+    code = render_sbatch(spec, path, out_path, ranks, expect_s, tot_s, as_spec_trial_count(spec));
 done:
   free(pc);
   as_spec_diags_free(&diags);

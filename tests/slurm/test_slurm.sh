@@ -94,7 +94,7 @@ YAML
   check "(a) plan --sbatch exits 0 (rc $rc: $(tail -n 1 "$w/a.plan"))" '[ $rc -eq 0 ]'
   ntasks=$(sed -n 's/^#SBATCH --ntasks=//p' "$w/a.sbatch")
   check "(a) rendered --ntasks ($ntasks) and --time" \
-    '[ "$ntasks" -ge 2 ] && grep -q "^#SBATCH --time=[0-9][0-9]:[0-9][0-9]:00$" "$w/a.sbatch"'
+    '[ "$ntasks" -ge 1 ] && grep -q "^#SBATCH --time=[0-9][0-9]:[0-9][0-9]:00$" "$w/a.sbatch"'
   check "(a) rendered paths are absolute" \
     "grep -qF \"AS_RENDERED_ARGS=('$w/a.yaml' -o '$w/a.h5')\" \"$w/a.sbatch\""
   if [ "$ntasks" -gt "$AS_SLURM_CPUS" ]; then ntasks=$AS_SLURM_CPUS; fi
