@@ -37,25 +37,13 @@ trap cleanup EXIT
 
 # h5check same REF FILE [partial]   rows equal to REF's (timing aside); partial: only the
 #                                   done rows are compared and pending rows are allowed
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
-  "$py" - "$@" <<'PYEOF'
-import sys
-import h5py
-import numpy as np
-from numpy.lib import recfunctions as rfn
-
-with h5py.File(sys.argv[2], "r") as f:
-    ref = f["trials"][:]
-with h5py.File(sys.argv[3], "r") as f:
-    t = f["trials"][:]
-partial = len(sys.argv) > 4
-keep = [n for n in ref.dtype.names if n not in ("wall_time", "rank")]
-a, b = rfn.repack_fields(ref[keep]), rfn.repack_fields(t[keep])
-done = np.flatnonzero(t["outcome"] != 0)
-diff = [int(i) for i in (done if partial else range(len(a))) if a[i].tobytes() != b[i].tobytes()]
-print(f"rows {len(t)}, done {len(done)}, differing from the reference {len(diff)} {diff[:10]}")
-sys.exit(0 if not diff and len(a) == len(b) and (partial or len(done) == len(t)) else 1)
-PYEOF
+  if [ "${4:-}" = partial ]; then
+    "$py" "$tools/compare_results.py" "$2" "$3" --rows-done-only
+  else
+    "$py" "$tools/compare_results.py" "$2" "$3" --require-complete
+  fi
 }
 done_rows() { sed -n 's/^trials: \([0-9]*\) \/.*/\1/p' <("$bin" status "$1" 2>&1); }
 wait_running() { # wait_running PID FILE

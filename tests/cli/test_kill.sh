@@ -32,46 +32,15 @@ RANDOM=${AS_TEST_SEED:-$$}
 echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
 
 # h5check complete FILE           every row pending or whole
-# h5check same REF FILE [bulk]    FILE complete, every row (and bulk slab) equal to REF's
+# h5check same REF FILE [bulk]    FILE complete, every row and bulk slab equal to REF's
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
-  "$py" - "$@" <<'PYEOF'
-import sys
-import h5py
-import numpy as np
-from numpy.lib import recfunctions as rfn
-
-def complete(path):
-    with h5py.File(path, "r") as f:
-        t = f["trials"][:]
-    done = t["outcome"] != 0
-    bad = [i for i in np.flatnonzero(done)
-           if not (t["trial"][i] == i and 0 < t["outcome"][i] < 7 and t["outcome"][i] != 5
-                   and 0 < t["verdict"][i] < 7 and t["d"][i] >= 1 and t["n"][i] >= 1)]
-    print(f"rows {len(t)}, done {int(done.sum())}, incomplete {len(bad)}")
-    return t, not bad
-
-mode = sys.argv[1]
-if mode == "complete":
-    sys.exit(0 if complete(sys.argv[2])[1] else 1)
-if mode == "same":
-    with h5py.File(sys.argv[2], "r") as f:
-        ref = f["trials"][:]
-    t, ok = complete(sys.argv[3])
-    keep = [n for n in ref.dtype.names if n not in ("wall_time", "rank")]
-    a, b = rfn.repack_fields(ref[keep]), rfn.repack_fields(t[keep])
-    diff = [i for i in range(len(a)) if a[i].tobytes() != b[i].tobytes()]
-    pending = int((t["outcome"] == 0).sum())
-    print(f"rows differing from the reference: {len(diff)} {diff[:10]}, pending {pending}")
-    ok = ok and not diff and pending == 0 and len(a) == len(b)
-    if len(sys.argv) > 4:
-        with h5py.File(sys.argv[2], "r") as f, h5py.File(sys.argv[3], "r") as g:
-            x, y = f["bulk/final_tokens"][:], g["bulk/final_tokens"][:]
-        same = x.shape == y.shape and x.tobytes() == y.tobytes()
-        print(f"bulk final_tokens identical: {same}")
-        ok = ok and same
-    sys.exit(0 if ok else 1)
-sys.exit(2)
-PYEOF
+  case $1 in
+  complete) "$py" "$tools/compare_results.py" --complete "$2" ;;
+  same) "$py" "$tools/compare_results.py" --complete "$3" &&
+    "$py" "$tools/compare_results.py" "$2" "$3" --require-complete ;;
+  *) return 2 ;;
+  esac
 }
 
 wait_running() { # wait_running PID FILE

@@ -39,46 +39,14 @@ echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
 
 # h5check complete FILE         every row pending or whole; last segment closed
 # h5check same REF FILE         FILE complete and every row equal to REF's (timing aside)
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
-  "$py" - "$@" <<'PYEOF'
-import sys
-import h5py
-import numpy as np
-from numpy.lib import recfunctions as rfn
-
-def rows(path):
-    with h5py.File(path, "r") as f:
-        t = f["trials"][:]
-        seg = f["segments"][:]
-    return t, seg
-
-def complete(path):
-    t, seg = rows(path)
-    done = t["outcome"] != 0
-    bad = [i for i in np.flatnonzero(done)
-           if not (t["trial"][i] == i and 0 < t["outcome"][i] < 7 and t["outcome"][i] != 5
-                   and 0 < t["verdict"][i] < 7 and t["d"][i] >= 1 and t["n"][i] >= 1)]
-    closed = len(seg) > 0 and seg[-1]["end"] != b""
-    print(f"rows {len(t)}, done {int(done.sum())}, incomplete {len(bad)}, "
-          f"last segment {'closed' if closed else 'OPEN'}")
-    return t, not bad and closed
-
-mode = sys.argv[1]
-if mode == "complete":
-    _, ok = complete(sys.argv[2])
-    sys.exit(0 if ok else 1)
-if mode == "same":
-    ref, _ = rows(sys.argv[2])
-    t, ok = complete(sys.argv[3])
-    keep = [n for n in ref.dtype.names if n not in ("wall_time", "rank")]
-    a = rfn.repack_fields(ref[keep])
-    b = rfn.repack_fields(t[keep])
-    diff = [i for i in range(len(a)) if a[i].tobytes() != b[i].tobytes()]
-    pending = int((t["outcome"] == 0).sum())
-    print(f"rows differing from the reference: {len(diff)} {diff[:10]}, pending {pending}")
-    sys.exit(0 if ok and not diff and pending == 0 and len(a) == len(b) else 1)
-sys.exit(2)
-PYEOF
+  case $1 in
+  complete) "$py" "$tools/compare_results.py" --complete "$2" --closed ;;
+  same) "$py" "$tools/compare_results.py" --complete "$3" --closed &&
+    "$py" "$tools/compare_results.py" "$2" "$3" --require-complete ;;
+  *) return 2 ;;
+  esac
 }
 
 # Running means: the file exists and its run lock is held (signal handlers are installed

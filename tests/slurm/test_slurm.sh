@@ -8,7 +8,7 @@
 #   (c) scancel in the middle: the ranks drain on SIGTERM, the file closes cleanly, the job is
 #       not requeued; the same sbatch command again resumes and completes the sweep.
 # Every results file is compared with a local mpiexec run of the same spec, record by record
-# (tests/slurm/compare.py: all fields but wall_time and rank, and the bulk data).
+# (tests/tools/compare_results.py: all fields but wall_time and rank, and the bulk data).
 # Environment: ATTNSWEEP (the binary; ctest sets it), AS_SOURCE_DIR, AS_SLURM_TESTS="a b c"
 # to run a subset, AS_SLURM_KEEP=1 to keep the Slurm directory (logs, files) for inspection.
 set -uo pipefail
@@ -57,7 +57,7 @@ wait_done() { # id timeout
   done
   slurm_job_field "$id" JobState
 }
-segments() { "$py" "$here/compare.py" --segments "$1"; }
+segments() { "$py" "$here/../tools/compare_results.py" --segments "$1"; }
 # Replicates that make SPEC (written with replicates: 1) cost about $2 core-seconds, from the
 # calibrated cost model of `attnsweep plan` (at least $3).
 replicates_for() {
@@ -111,7 +111,7 @@ YAML
     '[ "$(wc -l <<<"$seg")" -eq 1 ] && read -r _ j r k _ e d <<<"$seg" &&
      [ "$j" = "$id" ] && [ "$r" = 0 ] && [ "$k" = "$ntasks" ] && [ "$e" != - ] && [ "$d" = 9 ]'
   check "(a) records identical to the local run" \
-    '"$py" "$here/compare.py" "$w/a.h5" "$w/a_ref.h5"'
+    '"$py" "$here/../tools/compare_results.py" "$w/a.h5" "$w/a_ref.h5" --require-complete'
   check "(a) status: complete" '"$ATTNSWEEP" status "$w/a.h5" | grep -q "state: complete"'
   echo "(a) took $(($(date +%s) - t0)) s"
 fi
@@ -169,7 +169,7 @@ YAML
   last=$(tail -n 1 <<<"$seg" | awk '{print $7}')
   check "(b) the first segment stopped early ($first of $((R * 5))), the last completed ($last)" \
     '[ "$first" -gt 0 ] && [ "$first" -lt $((R * 5)) ] && [ "$last" -eq $((R * 5)) ]'
-  check "(b) records identical to the local run" '"$py" "$here/compare.py" "$w/b.h5" "$w/b_ref.h5"'
+  check "(b) records identical to the local run" '"$py" "$here/../tools/compare_results.py" "$w/b.h5" "$w/b_ref.h5" --require-complete'
   echo "(b) took $(($(date +%s) - t0)) s"
 fi
 
@@ -224,7 +224,7 @@ YAML
   echo "$seg" | sed 's/^/    segment /'
   check "(c) two segments: job $id, then job $id2 complete" \
     '[ "$(wc -l <<<"$seg")" -eq 2 ] && [ "$(sed -n 2p <<<"$seg" | awk "{print \$2, \$7}")" = "$id2 $N" ]'
-  check "(c) records identical to the local run" '"$py" "$here/compare.py" "$w/c.h5" "$w/c_ref.h5"'
+  check "(c) records identical to the local run" '"$py" "$here/../tools/compare_results.py" "$w/c.h5" "$w/c_ref.h5" --require-complete'
   echo "(c) took $(($(date +%s) - t0)) s"
 fi
 

@@ -1,89 +1,131 @@
 #!/usr/bin/python3
-"""Compare the /trials records (and bulk data) of two attnsweep results files.
+"""Check and compare attnsweep results files: the one tool the shell tests use.
 
 usage: compare_results.py A.h5 B.h5 [--require-complete] [--rows-done-only]
+       compare_results.py --complete F.h5 [--closed]
+       compare_results.py --segments F.h5
 
-Records must be byte-identical except the bookkeeping fields wall_time and rank, which
-depend on the machine and the scheduling. Bulk datasets under /bulk must be identical where
-the corresponding rows are done. Exit 0 when equal, 1 when different (the first differences
-are named), 2 for unreadable input.
+A B: the /trials records must be byte-identical except the bookkeeping fields wall_time and
+     rank (machine and scheduling dependent; floats compared bit for bit, so NaN equals NaN);
+     bulk datasets under /bulk must be identical where the rows are done (failed trials store
+     none). --require-complete: no row may be pending in either file. --rows-done-only:
+     compare only the rows done in both (a partial run against a reference).
+--complete F: every done row is a whole record (its trial index, a valid outcome other than
+     interrupted, a valid verdict, d and n >= 1); --closed: and the last segment was closed.
+--segments F: one line per /segments row (segment job_id restart ranks start end trials_done).
+
+Exit 0 when the check holds, 1 when it does not (the first differences are named), 2 for
+unreadable input. Enum values come from the files' HDF5 enum types, never from numbers here.
 """
+import os
 import sys
 
-import h5py
-import numpy as np
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
 
 IGNORED = ("wall_time", "rank")
 
 
-def load(path):
-    try:
-        f = h5py.File(path, "r", locking=False)
-    except (OSError, TypeError):
-        f = h5py.File(path, "r")
-    return f
+def enum(t, field):
+    return h5py.check_enum_dtype(t.dtype[field])
 
 
-def main(argv):
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    require_complete = "--require-complete" in argv
-    rows_done_only = "--rows-done-only" in argv
-    if len(args) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        fa, fb = load(args[0]), load(args[1])
-        ta, tb = fa["trials"][...], fb["trials"][...]
-    except Exception as e:  # noqa: BLE001 - any failure to read is bad input here
-        print(f"compare_results: cannot read: {e}", file=sys.stderr)
-        return 2
+def complete(path, closed):
+    with h5py.File(path, "r") as f:
+        t = f["trials"][...]
+        seg = f["segments"][...]
+    out, ver = enum(t, "outcome"), enum(t, "verdict")
+    done = t["outcome"] != out["pending"]
+    valid_out = set(out.values()) - {out["pending"], out["interrupted"]}
+    valid_ver = set(ver.values()) - {ver["pending"]}
+    rows = np.flatnonzero(done)
+    bad = [int(i) for i in rows
+           if not (t["trial"][i] == i and t["outcome"][i] in valid_out
+                   and t["verdict"][i] in valid_ver and t["d"][i] >= 1 and t["n"][i] >= 1)]
+    is_closed = len(seg) > 0 and seg[-1]["end"] != b""
+    print(f"{path}: rows {len(t)}, done {int(done.sum())}, incomplete {len(bad)} {bad[:10]}, "
+          f"last segment {'closed' if is_closed else 'OPEN'}")
+    return not bad and (is_closed or not closed)
+
+
+def segments(path):
+    with h5py.File(path, "r") as f:
+        for s in f["segments"][...]:
+            print(int(s["segment"]), s["job_id"].decode() or "-", int(s["restart"]), int(s["ranks"]),
+                  s["start"].decode() or "-", s["end"].decode() or "-", int(s["trials_done"]))
+    return True
+
+
+def same_bits(a, b):
+    if a.dtype.kind == "f":
+        return a.view(np.uint64 if a.dtype.itemsize == 8 else np.uint32) == \
+            b.view(np.uint64 if b.dtype.itemsize == 8 else np.uint32)
+    return a == b
+
+
+def compare(path_a, path_b, require_complete, rows_done_only):
+    fa, fb = h5py.File(path_a, "r"), h5py.File(path_b, "r")
+    ta, tb = fa["trials"][...], fb["trials"][...]
     if ta.dtype != tb.dtype or ta.shape != tb.shape:
-        print(f"different layouts or sizes: {ta.dtype} {ta.shape} vs {tb.dtype} {tb.shape}")
-        return 1
-    pending_a = ta["outcome"] == 0
-    pending_b = tb["outcome"] == 0
-    if require_complete and (pending_a.any() or pending_b.any()):
-        print(f"incomplete: {int(pending_a.sum())} and {int(pending_b.sum())} rows pending")
-        return 1
-    rows = np.ones(len(ta), dtype=bool)
-    if rows_done_only:
-        rows = ~pending_a & ~pending_b
+        print(f"different layouts or sizes: {ta.shape} vs {tb.shape}")
+        return False
+    pending = enum(ta, "outcome")["pending"]
+    failed = enum(ta, "outcome")["failed"]
+    pa, pb = ta["outcome"] == pending, tb["outcome"] == pending
+    if require_complete and (pa.any() or pb.any()):
+        print(f"incomplete: {int(pa.sum())} and {int(pb.sum())} rows pending")
+        return False
+    rows = ~pa & ~pb if rows_done_only else np.ones(len(ta), dtype=bool)
     bad = []
     for name in ta.dtype.names:
         if name in IGNORED:
             continue
-        a, b = ta[name][rows], tb[name][rows]
-        if a.dtype.kind == "f":
-            same = (a.view(np.uint64) == b.view(np.uint64)) if a.dtype.itemsize == 8 else (a == b)
-        else:
-            same = a == b
+        same = same_bits(ta[name][rows], tb[name][rows])
         if not np.all(same):
-            idx = np.nonzero(rows)[0][~same][:5]
+            idx = np.flatnonzero(rows)[~same][:5]
             bad.append(f"field {name}: {int((~same).sum())} rows differ, e.g. trials {list(idx)}")
-    if "bulk" in fa or "bulk" in fb:
-        names_a = set(fa["bulk"].keys()) if "bulk" in fa else set()
-        names_b = set(fb["bulk"].keys()) if "bulk" in fb else set()
-        if names_a != names_b:
-            bad.append(f"bulk datasets differ: {sorted(names_a)} vs {sorted(names_b)}")
-        for name in sorted(names_a & names_b):
-            if name.endswith("_offset"):
-                if not np.array_equal(fa["bulk"][name][...], fb["bulk"][name][...]):
-                    bad.append(f"bulk offsets {name} differ")
-                continue
-            off = fa["bulk"][name + "_offset"][...]
-            da, db = fa["bulk"][name][...], fb["bulk"][name][...]
-            for i in np.nonzero(rows & ~pending_a & ~pending_b)[0]:
-                if ta["outcome"][i] == 6:  # failed trials store no bulk data
-                    continue
-                sa, sb = da[off[i]:off[i + 1]], db[off[i]:off[i + 1]]
-                if not np.array_equal(sa.view(np.uint64), sb.view(np.uint64)):
-                    bad.append(f"bulk {name} of trial {i} differs")
-                    break
+    names_a = set(fa["bulk"].keys()) if "bulk" in fa else set()
+    names_b = set(fb["bulk"].keys()) if "bulk" in fb else set()
+    if names_a != names_b:
+        bad.append(f"bulk datasets differ: {sorted(names_a)} vs {sorted(names_b)}")
+    for name in sorted(n for n in names_a & names_b if not n.endswith("_offset")):
+        off_a, off_b = fa["bulk"][name + "_offset"][...], fb["bulk"][name + "_offset"][...]
+        if not np.array_equal(off_a, off_b):
+            bad.append(f"bulk offsets of {name} differ")
+            continue
+        da, db = fa["bulk"][name][...], fb["bulk"][name][...]
+        for i in np.flatnonzero(rows & ~pa & ~pb & (ta["outcome"] != failed)):
+            sa, sb = da[off_a[i]:off_a[i + 1]], db[off_a[i]:off_a[i + 1]]
+            if not np.all(same_bits(sa, sb)):
+                bad.append(f"bulk {name} of trial {i} differs")
+                break
     if bad:
         print("\n".join(bad))
-        return 1
-    print(f"identical: {int(rows.sum())} records compared ({', '.join(IGNORED)} ignored)")
-    return 0
+        return False
+    print(f"identical: {int(rows.sum())} records compared ({', '.join(IGNORED)} ignored)"
+          f"{', bulk: ' + ', '.join(sorted(n for n in names_a if not n.endswith('_offset'))) if names_a else ''}")
+    return True
+
+
+def main(argv):
+    flags = {a for a in argv[1:] if a.startswith("--")}
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    try:
+        if "--complete" in flags and len(args) == 1:
+            ok = complete(args[0], "--closed" in flags)
+        elif "--segments" in flags and len(args) == 1:
+            ok = segments(args[0])
+        elif len(args) == 2 and not flags - {"--require-complete", "--rows-done-only"}:
+            ok = compare(args[0], args[1], "--require-complete" in flags,
+                         "--rows-done-only" in flags)
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+    except (OSError, KeyError) as e:
+        print(f"compare_results: cannot read: {e}", file=sys.stderr)
+        return 2
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
