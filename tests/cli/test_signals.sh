@@ -16,7 +16,7 @@
 #     mpiexec itself then exits 1 (docs/scheduling.md), so 1 or 99 (or 0 as above) is
 #     accepted there; the clean close above is what shows that the ranks drained.
 # The test fails if fewer than 12 of the 20 signals landed while trials were still running
-# (they would then test nothing).
+# (they would then test nothing). The sweep takes a few seconds on 2 ranks so that they land.
 set -u
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 mpiexec=${MPIEXEC:-mpiexec}
@@ -63,15 +63,15 @@ wait_running() { # wait_running PID FILE
 cat >"$tmp/sweep.yaml" <<'EOF'
 name: signals
 seed: 11
-replicates: 24
+replicates: 48
 flush_interval: 0.2
 sweep:
   concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 30, dt: 0.02,
+    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 60, dt: 0.02,
        init: {kind: box, scale: 5}}
-    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 20, dt: 0.02,
+    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 40, dt: 0.02,
        init: {kind: gauss, scale: 2}}
-    - {case: good, vfamily: perron, mfamily: spd, m_cond: 3, d: 3, n: 24, T: 10, dt: 0.02}
+    - {case: good, vfamily: perron, mfamily: spd, m_cond: 3, d: 3, n: 24, T: 20, dt: 0.02}
 EOF
 
 "$mpiexec" -n 2 "$bin" run "$tmp/sweep.yaml" -o "$tmp/ref.h5" -q >"$tmp/ref.log" 2>&1
