@@ -580,6 +580,15 @@ static int settle_update(const as_integ_spec *in, double t, double v, double sp,
   return in->settle_window > 0.0 && t - *since >= in->settle_window;
 }
 
+/* The outcome that ends a run before its next step, from the velocity v and spread sp at t
+ * (AS_OUT_PENDING: go on). Shared by the continuous and the layer loops. */
+static as_outcome step_guard(const run_ctx *rc, double t, double v, double sp, double *since) {
+  if (!isfinite(v)) return AS_OUT_NONFINITE;
+  if (settle_update(rc->in, t, v, sp, since)) return AS_OUT_SETTLED;
+  if (rc->stats->steps >= rc->in->max_steps) return AS_OUT_MAX_STEPS;
+  return AS_OUT_PENDING;
+}
+
 static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
   as_status st = AS_OK;
   const as_integ_spec *in = rc->in;
@@ -602,18 +611,7 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
       have_k1 = 1;
     }
     double v = max_row_norm(n, d, w->K[0]), sp = spread_of(n, d, w->Z, w->bd);
-    if (!isfinite(v)) {
-      out = AS_OUT_NONFINITE;
-      break;
-    }
-    if (settle_update(in, t, v, sp, &since)) {
-      out = AS_OUT_SETTLED;
-      break;
-    }
-    if (s->steps >= in->max_steps) {
-      out = AS_OUT_MAX_STEPS;
-      break;
-    }
+    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
     const double target = si < rc->n_snap ? rc->snap[si] : T;
     double h = controlled ? h_ctrl : in->dt;
     int land = 0;
@@ -691,18 +689,7 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
     }
     AS_TRY(rhs_mode(w, w->mode, t, k, w->Z, w->K[0]));
     double v = max_row_norm(n, d, w->K[0]) / in->dt, sp = spread_of(n, d, w->Z, w->bd);
-    if (!isfinite(v)) {
-      out = AS_OUT_NONFINITE;
-      break;
-    }
-    if (settle_update(in, t, v, sp, &since)) {
-      out = AS_OUT_SETTLED;
-      break;
-    }
-    if (s->steps >= in->max_steps) {
-      out = AS_OUT_MAX_STEPS;
-      break;
-    }
+    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
     for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
     s->steps++;
     if (!all_finite(nd, w->Zn)) {
