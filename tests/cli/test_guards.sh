@@ -16,28 +16,14 @@
 #   * reproduce: identical -> 0; a tampered row -> 1 naming the fields; pending trial or
 #     out of range -> 2.
 set -u
-bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
-mpiexec=${MPIEXEC:-mpiexec}
-py=/usr/bin/python3
-export HDF5_USE_FILE_LOCKING=FALSE
-fail=0
-check() { # check DESCRIPTION CONDITION...
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
-tmp=$(mktemp -d /tmp/as_guards_XXXXXX)
-job=
+# shellcheck source=tests/cli/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mounts=()
-cleanup() {
-  [ -n "$job" ] && kill -KILL "$job" $(pgrep -P "$job") 2>/dev/null
-  for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+cleanup_extra() { for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done; }
+as_test_init guards
 
 # h5check same REF FILE [partial]   rows equal to REF's (timing aside); partial: only the
 #                                   done rows are compared and pending rows are allowed
-tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
   if [ "${4:-}" = partial ]; then
     "$py" "$tools/compare_results.py" "$2" "$3" --rows-done-only

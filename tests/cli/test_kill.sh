@@ -12,28 +12,12 @@
 #     leaves a file without a superblock; repair rebuilds it;
 #   * `attnsweep reproduce` of a restored trial says identical.
 set -u
-bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
-mpiexec=${MPIEXEC:-mpiexec}
-py=/usr/bin/python3
-export HDF5_USE_FILE_LOCKING=FALSE
-fail=0
-check() { # check DESCRIPTION CONDITION...
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
-tmp=$(mktemp -d /tmp/as_kill_XXXXXX)
-job=
-cleanup() {
-  [ -n "$job" ] && kill -KILL "$job" $(pgrep -P "$job") 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-RANDOM=${AS_TEST_SEED:-$$}
-echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
+# shellcheck source=tests/cli/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+as_test_init kill
 
 # h5check complete FILE           every row pending or whole
 # h5check same REF FILE [bulk]    FILE complete, every row and bulk slab equal to REF's
-tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
   case $1 in
   complete) "$py" "$tools/compare_results.py" --complete "$2" ;;

@@ -18,28 +18,12 @@
 # The test fails if fewer than 12 of the 20 signals landed while trials were still running
 # (they would then test nothing). The sweep takes a few seconds on 2 ranks so that they land.
 set -u
-bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
-mpiexec=${MPIEXEC:-mpiexec}
-py=/usr/bin/python3
-export HDF5_USE_FILE_LOCKING=FALSE
-fail=0
-check() { # check DESCRIPTION CONDITION...
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
-tmp=$(mktemp -d /tmp/as_signals_XXXXXX)
-job=
-cleanup() {
-  [ -n "$job" ] && kill -KILL "$job" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-RANDOM=${AS_TEST_SEED:-$$}
-echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
+# shellcheck source=tests/cli/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+as_test_init signals
 
 # h5check complete FILE         every row pending or whole; last segment closed
 # h5check same REF FILE         FILE complete and every row equal to REF's (timing aside)
-tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
 h5check() {
   case $1 in
   complete) "$py" "$tools/compare_results.py" --complete "$2" --closed ;;

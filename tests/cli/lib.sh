@@ -1,0 +1,35 @@
+# tests/cli/lib.sh: the common preamble of the shell tests that drive sweeps (sourced).
+#   bin, mpiexec, py, tools      the attnsweep binary, mpiexec, Debian's python3, tests/tools
+#   check DESCRIPTION CMD...     runs CMD; prints ok/FAIL and sets fail=1 on failure
+#   as_test_init NAME            private temp dir $tmp, removed at exit together with a job
+#                                still running ($job, killed with its children) and whatever
+#                                the test's optional cleanup_extra function undoes; seeds
+#                                $RANDOM from AS_TEST_SEED (printed, so a failure can be replayed)
+bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
+mpiexec=${MPIEXEC:-mpiexec}
+py=/usr/bin/python3
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
+export HDF5_USE_FILE_LOCKING=FALSE
+fail=0
+job=
+tmp=
+
+check() { # check DESCRIPTION CMD...
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
+}
+
+as_test_cleanup() {
+  # shellcheck disable=SC2046
+  [ -n "$job" ] && kill -KILL "$job" $(pgrep -P "$job") 2>/dev/null
+  if declare -F cleanup_extra >/dev/null; then cleanup_extra; fi
+  [ -n "$tmp" ] && rm -rf "$tmp"
+}
+
+as_test_init() { # as_test_init NAME
+  tmp=$(mktemp -d "/tmp/as_$1_XXXXXX") || exit 1
+  trap as_test_cleanup EXIT
+  RANDOM=${AS_TEST_SEED:-$$}
+  echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
+}
