@@ -5,6 +5,7 @@
 #include "as_test.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/rng.h"
+#include "dyn_test.h"
 
 #define NMAX 16
 #define D 2
@@ -22,17 +23,6 @@ static void keep(double t, const double *Z, void *ctx) {
   s->t[s->count] = t;
   memcpy(s->z[s->count], Z, sizeof(double) * (size_t)s->n * D);
   s->count++;
-}
-
-static as_integ_spec spec(as_method m, as_vars v, double T, double dt) {
-  as_integ_spec s;
-  memset(&s, 0, sizeof s);
-  s.method = m;
-  s.vars = v;
-  s.T = T;
-  s.dt = dt;
-  s.max_steps = 1000000;
-  return s;
 }
 
 /* Trajectory from X0 with snapshots at T k / NS (the first slot holds X0). */
@@ -67,7 +57,7 @@ int main(void) {
     as_rng_fill_uniform(&r, X0, n * D, -2.0, 2.0);
     const as_method meths[2] = {AS_METHOD_EULER, AS_METHOD_RK4};
     for (int mi = 0; mi < 2; mi++) {
-      trajectory(w, spec(meths[mi], AS_VARS_Z, 6.0, 0.05), n, X0, &s);
+      trajectory(w, dyn_test_spec(meths[mi], AS_VARS_Z, 6.0, 0.05), n, X0, &s);
       double worst = 0.0;
       for (int a = 0; a < 64; a++) {
         double u0 = cos(6.283185307179586 * a / 64), u1 = sin(6.283185307179586 * a / 64),
@@ -102,7 +92,7 @@ int main(void) {
     as_rng_fill_uniform(&r, X0, n * D, -5.0, 5.0);
     const as_method meths[2] = {AS_METHOD_EULER, AS_METHOD_RK4};
     for (int mi = 0; mi < 2; mi++) {
-      trajectory(w, spec(meths[mi], AS_VARS_Z, 5.0, 0.05), n, X0, &s);
+      trajectory(w, dyn_test_spec(meths[mi], AS_VARS_Z, 5.0, 0.05), n, X0, &s);
       double worst = 0.0, pmax = INFINITY, pmin = -INFINITY;
       for (int k = 0; k <= NS; k++) {
         double mx = -INFINITY, mn = INFINITY;
@@ -126,7 +116,7 @@ int main(void) {
     double V[4] = {-1, 0, 0, -1}, M[4] = {1, 0, 0, 1};
     AS_EXPECT(as_dyn_set_triple(w, V, M, NULL) == AS_OK, "set -I");
     as_rng_fill_uniform(&r, X0, n * D, -1.0, 1.0);
-    trajectory(w, spec(AS_METHOD_RK4, AS_VARS_X, 4.0, 0.05), n, X0, &s);
+    trajectory(w, dyn_test_spec(AS_METHOD_RK4, AS_VARS_X, 4.0, 0.05), n, X0, &s);
     double worst = -INFINITY, prev = INFINITY, first = 0.0, last = 0.0;
     for (int k = 0; k <= NS; k++) {
       double L = 0.0;

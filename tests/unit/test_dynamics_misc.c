@@ -9,17 +9,13 @@
 #include "as_test.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/rng.h"
+#include "dyn_test.h"
 
+/* The shared settings with error control for dopri5. */
 static as_integ_spec spec(as_method m, as_vars v, double T, double dt) {
-  as_integ_spec s;
-  memset(&s, 0, sizeof s);
-  s.method = m;
-  s.vars = v;
-  s.T = T;
-  s.dt = dt;
+  as_integ_spec s = dyn_test_spec(m, v, T, dt);
   s.rtol = 1e-7;
   s.atol = 1e-10;
-  s.max_steps = 1000000;
   return s;
 }
 

@@ -6,21 +6,11 @@
 #include "as_test.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/rng.h"
+#include "dyn_test.h"
 
 #define N 5
 #define D 3
 #define ND (N * D)
-
-static as_integ_spec spec(as_method m, as_vars v, double T, double dt) {
-  as_integ_spec s;
-  memset(&s, 0, sizeof s);
-  s.method = m;
-  s.vars = v;
-  s.T = T;
-  s.dt = dt;
-  s.max_steps = 10000000;
-  return s; /* rtol = atol = 0: dopri5 takes fixed steps; no early stop */
-}
 
 static double max_diff(int len, const double *a, const double *b) {
   double m = 0.0;
@@ -100,10 +90,10 @@ int main(void) {
       double err[3], errx[3];
       for (int l = 0; l < 3; l++) {
         double h = cases[k].h / (1 << l);
-        run(w, spec(cases[k].m, AS_VARS_Z, T, h), X0, Z, X);
+        run(w, dyn_test_spec(cases[k].m, AS_VARS_Z, T, h), X0, Z, X);
         err[l] = max_diff(ND, Z, ex);
         errx[l] = max_diff(ND, X, exx); /* x = e^{tV} z from the z run */
-        run(w, spec(cases[k].m, AS_VARS_X, T, h), X0, X, NULL);
+        run(w, dyn_test_spec(cases[k].m, AS_VARS_X, T, h), X0, X, NULL);
         double ex_x = max_diff(ND, X, exx);
         AS_EXPECT(ex_x <= 50 * errx[l] + 1e-13, "%s: x-run error %g vs z-run %g", cases[k].name,
                   ex_x, errx[l]);
@@ -115,7 +105,7 @@ int main(void) {
     double e[3];
     long steps[3];
     for (int l = 0; l < 3; l++) {
-      as_integ_spec s = spec(AS_METHOD_DOPRI5, AS_VARS_Z, T, 0.1);
+      as_integ_spec s = dyn_test_spec(AS_METHOD_DOPRI5, AS_VARS_Z, T, 0.1);
       s.rtol = pow(10.0, -5.0 - 2.0 * l);
       s.atol = s.rtol * 1e-2;
       steps[l] = run(w, s, X0, Z, NULL);
@@ -145,7 +135,7 @@ int main(void) {
     AS_EXPECT(path == (tr == 0 ? AS_EXPM_EIGEN : AS_EXPM_PADE), "path %d for triple %d", (int)path,
               tr);
     const double T = 1.0;
-    run(w, spec(AS_METHOD_DOPRI5, AS_VARS_Z, T, 1.0 / 1024), X0, ref, refx);
+    run(w, dyn_test_spec(AS_METHOD_DOPRI5, AS_VARS_Z, T, 1.0 / 1024), X0, ref, refx);
     const struct {
       as_method m;
       double h, p;
@@ -156,21 +146,21 @@ int main(void) {
     for (int k = 0; k < 3; k++) {
       double err[3];
       for (int l = 0; l < 3; l++) {
-        run(w, spec(cases[k].m, AS_VARS_Z, T, cases[k].h / (1 << l)), X0, Z, NULL);
+        run(w, dyn_test_spec(cases[k].m, AS_VARS_Z, T, cases[k].h / (1 << l)), X0, Z, NULL);
         err[l] = max_diff(ND, Z, ref);
       }
       check_order(cases[k].name, err, cases[k].p, 0.45);
     }
     /* The x variables give the same trajectory. */
-    run(w, spec(AS_METHOD_DOPRI5, AS_VARS_X, T, 1.0 / 1024), X0, X, NULL);
+    run(w, dyn_test_spec(AS_METHOD_DOPRI5, AS_VARS_X, T, 1.0 / 1024), X0, X, NULL);
     AS_EXPECT(max_diff(ND, X, refx) < 1e-10, "x run vs e^{TV} z: %g", max_diff(ND, X, refx));
 
     /* Layers: x-layers are forward Euler on x; z-layers are R^k times x-layers. */
     double Xl[ND], Xe[ND], Xz[ND];
-    run(w, spec(AS_METHOD_LAYERS, AS_VARS_X, 2.0, 0.25), X0, Xl, NULL);
-    run(w, spec(AS_METHOD_EULER, AS_VARS_X, 2.0, 0.25), X0, Xe, NULL);
+    run(w, dyn_test_spec(AS_METHOD_LAYERS, AS_VARS_X, 2.0, 0.25), X0, Xl, NULL);
+    run(w, dyn_test_spec(AS_METHOD_EULER, AS_VARS_X, 2.0, 0.25), X0, Xe, NULL);
     AS_EXPECT(max_diff(ND, Xl, Xe) < 1e-14, "x-layers vs Euler: %g", max_diff(ND, Xl, Xe));
-    run(w, spec(AS_METHOD_LAYERS, AS_VARS_Z, 2.0, 0.25), X0, Z, Xz);
+    run(w, dyn_test_spec(AS_METHOD_LAYERS, AS_VARS_Z, 2.0, 0.25), X0, Z, Xz);
     AS_EXPECT(max_diff(ND, Xz, Xl) < 1e-12, "z-layers mapped to x vs x-layers: %g",
               max_diff(ND, Xz, Xl));
   }
