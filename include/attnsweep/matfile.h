@@ -31,6 +31,10 @@ typedef struct as_matfile as_matfile;
  * An HDF5 failure on a valid file is AS_ERR_HDF5. t's pointers stay valid until destroy.
  * Not collective. */
 as_status as_matfile_load(as_trial *t, as_matfile **out);
+/* If mf (may be NULL) holds exactly what trial t needs (same files, triple index, dataset and
+ * shapes), point t's data fields at its buffers and return 1; else return 0 and leave t as
+ * it is. Lets a worker read a file once for a run of trials of the same triple. */
+int as_matfile_reuse(const as_matfile *mf, as_trial *t);
 /* Free the buffers; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_matfile_destroy(as_matfile **p);
 

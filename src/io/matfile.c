@@ -10,7 +10,51 @@
 
 struct as_matfile {
   double *V, *Q, *K, *M, *X; /* owned buffers (NULL when not loaded) */
+  /* What was loaded, for as_matfile_reuse: the trial fields that decide it. */
+  int vfile, mfile, tfile;       /* V, M (Q, K) and tokens came from files */
+  char *file, *tokens, *dataset; /* owned copies of the names (NULL when not used) */
+  int index, d, m, n;
 };
+
+/* NULL-safe string equality. */
+static int same_name(const char *a, const char *b) {
+  return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* An owned copy of s (NULL stays NULL); *ok cleared on allocation failure. */
+static char *copy_name(const char *s, int *ok) {
+  if (!s) return NULL;
+  size_t len = strlen(s) + 1;
+  char *c = malloc(len);
+  if (!c) {
+    *ok = 0;
+    return NULL;
+  }
+  memcpy(c, s, len);
+  return c;
+}
+
+int as_matfile_reuse(const as_matfile *mf, as_trial *t) {
+  if (!mf || !t) return 0;
+  as_triple_spec *ts = &t->triple;
+  int vfile = ts->vfamily == AS_V_FILE, mfile = ts->mfamily == AS_M_FILE;
+  int tfile = t->init.kind == AS_INIT_FILE, m = ts->m_rows > 0 ? ts->m_rows : t->d;
+  if (vfile != mf->vfile || mfile != mf->mfile || tfile != mf->tfile || t->d != mf->d) return 0;
+  if ((vfile || mfile) &&
+      (!same_name(ts->file, mf->file) || ts->file_index != mf->index || m != mf->m))
+    return 0;
+  if (tfile && (!same_name(t->init.file, mf->tokens) || !same_name(t->init.dataset, mf->dataset) ||
+                t->n != mf->n))
+    return 0;
+  if (vfile) ts->v_data = mf->V;
+  if (mfile) {
+    ts->q_data = mf->Q;
+    ts->k_data = mf->K;
+    ts->m_data = mf->M;
+  }
+  if (tfile) t->init.data = mf->X;
+  return 1;
+}
 
 void as_matfile_destroy(as_matfile **p) {
   if (p == NULL || *p == NULL) return;
@@ -19,6 +63,9 @@ void as_matfile_destroy(as_matfile **p) {
   free((*p)->K);
   free((*p)->M);
   free((*p)->X);
+  free((*p)->file);
+  free((*p)->tokens);
+  free((*p)->dataset);
   free(*p);
   *p = NULL;
 }
@@ -207,6 +254,18 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
     AS_TRY(read_item(fid, path, full, 0, t->n, d, "the tokens (n x d)", &mf->X));
     t->init.data = mf->X;
   }
+  int ok = 1;
+  mf->vfile = ts->vfamily == AS_V_FILE;
+  mf->mfile = ts->mfamily == AS_M_FILE;
+  mf->tfile = t->init.kind == AS_INIT_FILE;
+  mf->index = ts->file_index;
+  mf->d = d;
+  mf->m = m;
+  mf->n = t->n;
+  mf->file = copy_name(mf->vfile || mf->mfile ? ts->file : NULL, &ok);
+  mf->tokens = copy_name(mf->tfile ? t->init.file : NULL, &ok);
+  mf->dataset = copy_name(mf->tfile ? t->init.dataset : NULL, &ok);
+  AS_CHECK(ok, AS_ERR_NOMEM, "matfile: copies of the file names");
   *out = mf;
   mf = NULL;
 cleanup:

@@ -44,6 +44,7 @@ typedef struct sweep_ctx {
   big_cache big;
   int threshold;    /* d from which analyses come from the cache */
   uint64_t current; /* trial being run (for the spectral hook) */
+  as_matfile *mf;   /* matrices and tokens of the last file trial (reused while they fit) */
   as_results *rf;
   as_journal *journal;
   as_pipeline *pl;
@@ -171,13 +172,17 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
   as_status st = AS_OK;
   sweep_ctx *c = vctx;
   as_trial t;
-  as_matfile *mf = NULL;
   as_error_context_set(c->rank, (int64_t)trial);
   AS_TRY(as_spec_trial(c->spec, trial, &t));
   c->current = trial;
 
-  /* Matrices and tokens from files: a bad file is this trial's failure, with its message. */
-  as_status ls = as_matfile_load(&t, &mf);
+  /* Matrices and tokens from files, read once for a run of trials that use the same ones; a
+   * bad file is this trial's failure, with its message. */
+  as_status ls = AS_OK;
+  if (!as_matfile_reuse(c->mf, &t)) {
+    as_matfile_destroy(&c->mf);
+    ls = as_matfile_load(&t, &c->mf);
+  }
   if (ls != AS_OK) {
     if (ls == AS_ERR_NOMEM) AS_TRY(ls);
     as_record_init(rec, &t);
@@ -217,7 +222,6 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
       if (counts[k])
         AS_TRY(as_results_write_bulk(c->rf, (as_bulk_kind)k, trial, c->buf[k], counts[k]));
 cleanup:
-  as_matfile_destroy(&mf);
   as_error_context_set(c->rank, -1);
   return st;
 }
@@ -524,6 +528,7 @@ cleanup:
   if (ctx) {
     for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
     big_free(&ctx->big);
+    as_matfile_destroy(&ctx->mf);
   }
   free(ctx);
   for (int k = 0; k < AS_BULK_COUNT; k++) free(bulk[k]);
@@ -575,6 +580,7 @@ cleanup:
   if (ctx) {
     for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
     big_free(&ctx->big);
+    as_matfile_destroy(&ctx->mf);
   }
   free(ctx);
   if (st != AS_OK)

@@ -108,6 +108,29 @@ int main(int argc, char **argv) {
   double X[12];
   AS_EXPECT(as_tokens_init(&t, X) == AS_OK && X[3] == 1.5, "tokens copied");
   as_triple_destroy(&tr);
+
+  /* Reuse: another trial asking for exactly the same data gets the loaded buffers; a trial
+   * that differs in triple index, dataset, n or family does not, and is left untouched. */
+  as_trial u = file_trial(path, 3);
+  AS_EXPECT(as_matfile_reuse(mf, &u) == 1 && u.triple.v_data == t.triple.v_data &&
+                u.triple.m_data == t.triple.m_data && u.init.data == t.init.data,
+            "same request reuses the buffers");
+  const char other_name[] = "/tmp/other.h5"; /* same path text in another buffer */
+  char same_path[256];
+  snprintf(same_path, sizeof same_path, "%s", path);
+  u = file_trial(same_path, 3);
+  AS_EXPECT(as_matfile_reuse(mf, &u) == 1, "equal file name in another string reuses");
+  for (int c = 0; c < 5; c++) {
+    u = file_trial(path, 3);
+    if (c == 0) u.triple.file_index = 0;
+    if (c == 1) u.init.dataset = "other";
+    if (c == 2) u.n = 5;
+    if (c == 3) u.triple.vfamily = AS_V_IDENTITY;
+    if (c == 4) u.triple.file = other_name;
+    AS_EXPECT(as_matfile_reuse(mf, &u) == 0 && u.triple.v_data == NULL && u.init.data == NULL,
+              "different request %d is not served from the loaded data", c);
+  }
+  AS_EXPECT(as_matfile_reuse(NULL, &u) == 0, "nothing loaded: no reuse");
   as_matfile_destroy(&mf);
   as_matfile_destroy(&mf);
 
