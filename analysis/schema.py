@@ -293,18 +293,66 @@ def open_results(path):
 # ---------------------------------------------------------------- the C definition
 _KIND_TO_LIST = {
     "VFAMILY": "AS_VFAMILY_LIST", "MFAMILY": "AS_MFAMILY_LIST", "INIT": "AS_INIT_LIST",
+    "PERTURB": "AS_PERTURB_LIST", "TSEED": "AS_TSEED_LIST",
     "METHOD": "AS_METHOD_LIST", "VARS": "AS_VARS_LIST", "EXPM": "AS_EXPM_LIST",
     "THEOREM": "AS_THEOREM_LIST", "GEOM": "AS_GEOM_LIST", "VERDICT": "AS_VERDICT_LIST",
     "OUTCOME": "AS_OUTCOME_LIST",
 }
 
 
-def _macro_body(text, name):
+def _macro_body(text, name, params="X"):
     """Text of a multi-line #define NAME(X) ... with the continuation lines joined."""
-    m = re.search(r"#define\s+%s\(X\)((?:[^\n]*\\\n)*[^\n]*)" % re.escape(name), text)
+    m = re.search(r"#define\s+%s\(%s\)((?:[^\n]*\\\n)*[^\n]*)" % (re.escape(name),
+                                                                re.escape(params)), text)
     if not m:
         raise ValueError("macro %s not found" % name)
     return m.group(1).replace("\\\n", " ")
+
+
+def _macro_args(text, start):
+    """Top-level comma-separated arguments of the call whose "(" is at text[start]."""
+    args, depth, cur, i, quote = [], 0, [], start + 1, False
+    while i < len(text):
+        c = text[i]
+        if quote:
+            cur.append(c)
+            if c == "\\":
+                cur.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+            cur.append(c)
+        elif c == "(":
+            depth += 1
+            cur.append(c)
+        elif c == ")":
+            if depth == 0:
+                args.append("".join(cur).strip())
+                return args, i
+            depth -= 1
+            cur.append(c)
+        elif c == "," and depth == 0:
+            args.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    raise ValueError("unbalanced macro call")
+
+
+def parse_params(include_dir):
+    """The key table AS_PARAM_TABLE of include/attnsweep/params.h: a list of dicts with the
+    columns key, kind, rkind, rname (one per sweep key, in table order)."""
+    with open(os.path.join(include_dir, "attnsweep", "params.h")) as fh:
+        text = fh.read()
+    body = re.sub(r"/\*.*?\*/", " ", _macro_body(text, "AS_PARAM_TABLE", "X, C"))
+    out = []
+    for m in re.finditer(r"\bX\(", body):
+        a, _ = _macro_args(body, m.end() - 1)
+        out.append({"key": a[1], "kind": a[2], "rkind": a[9], "rname": a[10]})
+    return out
 
 
 def parse_headers(include_dir):
@@ -318,6 +366,10 @@ def parse_headers(include_dir):
         en = fh.read()
     body = _macro_body(rec, "AS_RECORD_FIELDS")
     body = re.sub(r"/\*.*?\*/", " ", body)
+    # The sweep coordinates come from the key table: AS_PARAM_TABLE(AS_X_PARAM_RECORD, X).
+    params = "".join(' X(%s, %s, "")' % (p["rkind"], p["rname"])
+                     for p in parse_params(include_dir) if p["rkind"] != "NONE")
+    body = re.sub(r"AS_PARAM_TABLE\(\s*AS_X_PARAM_RECORD\s*,\s*X\s*\)", params, body)
     fields = re.findall(r"X\(\s*([A-Z0-9]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*,", body)
     enums = {}
     for lst in set(_KIND_TO_LIST.values()):
@@ -335,11 +387,13 @@ def dtype_from_headers(include_dir):
     as HDF5 enums with the enums.h labels). For writing synthetic results files in tests and
     benchmarks; the analysis itself reads the dtype from the file."""
     fields, enums, _, msg_len = parse_headers(include_dir)
-    plain = {"U64": "<u8", "I64": "<i8", "I32": "<i4", "F64": "<f8"}
+    plain = {"U64": "<u8", "I64": "<i8", "I32": "<i4", "F64": "<f8", "HASH": "<u8"}
     spec = []
     for kind, name in fields:
         if kind in plain:
             spec.append((name, np.dtype(plain[kind])))
+        elif kind == "LABEL":  # labels come from the spec; a synthetic file has only "-"
+            spec.append((name, h5py.enum_dtype({"-": -1}, basetype="i4")))
         elif kind == "MSG":
             spec.append((name, np.dtype("S%d" % msg_len)))
         elif kind in _KIND_TO_LIST:

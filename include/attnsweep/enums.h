@@ -32,6 +32,19 @@
   X(AS_M_SCALAR, "scalar", "d = 1: Q K = q k")                                              \
   X(AS_M_FILE, "file", "read from an HDF5 file")
 
+/* What an eps perturbation of a triple touches. */
+#define AS_PERTURB_LIST(X)                 \
+  X(AS_PERTURB_V, "v", "V only")           \
+  X(AS_PERTURB_M, "m", "M (Q and K) only") \
+  X(AS_PERTURB_BOTH, "both", "V and M")
+
+/* Whether the replicates of a parameter point share its triple. */
+#define AS_TSEED_LIST(X)                                                 \
+  X(AS_TSEED_PER_TRIAL, "per_trial", "every trial draws its own triple") \
+  X(AS_TSEED_PER_PARAMETERS, "per_parameters",                           \
+    "replicates share the triple of their "                              \
+    "parameters")
+
 /* Initial token distribution. */
 #define AS_INIT_LIST(X)                                            \
   X(AS_INIT_BOX, "box", "uniform on [-s, s]^d")                    \
@@ -106,6 +119,8 @@
 #define AS_X_ENUM_ENTRY(name, label, doc) name,
 typedef enum as_vfamily { AS_VFAMILY_LIST(AS_X_ENUM_ENTRY) AS_V_COUNT } as_vfamily;
 typedef enum as_mfamily { AS_MFAMILY_LIST(AS_X_ENUM_ENTRY) AS_M_COUNT } as_mfamily;
+typedef enum as_perturb { AS_PERTURB_LIST(AS_X_ENUM_ENTRY) AS_PERTURB_COUNT } as_perturb;
+typedef enum as_tseed { AS_TSEED_LIST(AS_X_ENUM_ENTRY) AS_TSEED_COUNT } as_tseed;
 typedef enum as_init { AS_INIT_LIST(AS_X_ENUM_ENTRY) AS_INIT_COUNT } as_init;
 typedef enum as_method { AS_METHOD_LIST(AS_X_ENUM_ENTRY) AS_METHOD_COUNT } as_method;
 typedef enum as_vars { AS_VARS_LIST(AS_X_ENUM_ENTRY) AS_VARS_COUNT } as_vars;
@@ -124,9 +139,9 @@ typedef struct as_enum_table {
   const char *const *docs;   /* count one-line meanings */
 } as_enum_table;
 
-extern const as_enum_table as_vfamily_table, as_mfamily_table, as_init_table, as_method_table,
-    as_vars_table, as_expm_table, as_theorem_table, as_geom_table, as_verdict_table,
-    as_outcome_table;
+extern const as_enum_table as_vfamily_table, as_mfamily_table, as_perturb_table, as_tseed_table,
+    as_init_table, as_method_table, as_vars_table, as_expm_table, as_theorem_table, as_geom_table,
+    as_verdict_table, as_outcome_table;
 
 /* Label of value v in table t ("?" when out of range). */
 const char *as_enum_label(const as_enum_table *t, int v);

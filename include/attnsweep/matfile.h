@@ -12,7 +12,7 @@
  * Row-major, C order (what h5py/numpy write). Any floating type is converted to double.
  *
  * Loading is per trial and serial (any rank, default file access): the object owns the
- * buffers and the trial's v_data / q_data / k_data / m_data / init.data point into them.
+ * buffers and the trial's V.data / Q.data / K.data / M.data / init.data.data point into them.
  */
 #ifndef ATTNSWEEP_MATFILE_H
 #define ATTNSWEEP_MATFILE_H
@@ -23,13 +23,12 @@
 typedef struct as_matfile as_matfile;
 
 /* Read what trial t needs (vfamily file: V; mfamily file: Q and K, or M, times mscale; init
- * file: the tokens) from t->triple.file (triple t->triple.file_index) and t->init.file (dataset
- * t->init.dataset), and point t's data fields at the loaded buffers. Nothing is read when no
- * family is a file family (*out is still set). Bad data is AS_ERR_DATA with file, dataset and
- * what is wrong: missing file or dataset, index out of range, shapes that are not square or
- * do not match the trial's d, m, n, non-float data, NaN or infinite entries (first one named).
- * An HDF5 failure on a valid file is AS_ERR_HDF5. t's pointers stay valid until destroy.
- * Not collective. */
+ * file: the tokens) from t->triple.file.text (triple t->triple.file_index) and t->init.file.text
+ * (dataset t->init.dataset.text), and point t's data fields at the loaded buffers. Nothing is read
+ * when no family is a file family (*out is still set). Bad data is AS_ERR_DATA with file, dataset
+ * and what is wrong: missing file or dataset, index out of range, shapes that are not square or do
+ * not match the trial's d, m, n, non-float data, NaN or infinite entries (first one named). An HDF5
+ * failure on a valid file is AS_ERR_HDF5. t's pointers stay valid until destroy. Not collective. */
 as_status as_matfile_load(as_trial *t, as_matfile **out);
 /* If mf (may be NULL) holds exactly what trial t needs (same files, triple index, dataset and
  * shapes), point t's data fields at its buffers and return 1; else return 0 and leave t as

@@ -16,8 +16,27 @@
 #include <stdint.h>
 
 #include "attnsweep/enums.h"
+#include "attnsweep/params.h"
 
 #define AS_RECORD_MSG 160
+
+/* A key of the table as a record field: X(RKIND, rname, doc), nothing for RKIND NONE. */
+#define AS_X_PARAM_RECORD(X, key, KIND, etab, lo, hi, flags, dflt, slot, RKIND, rname, applies, \
+                          doc)                                                                  \
+  AS_PREC_##RKIND(X, rname, doc)
+#define AS_PREC_NONE(X, rname, doc)
+#define AS_PREC_F64(X, rname, doc) X(F64, rname, doc)
+#define AS_PREC_I32(X, rname, doc) X(I32, rname, doc)
+#define AS_PREC_I64(X, rname, doc) X(I64, rname, doc)
+#define AS_PREC_HASH(X, rname, doc) X(HASH, rname, doc)
+#define AS_PREC_LABEL(X, rname, doc) X(LABEL, rname, doc)
+#define AS_PREC_VFAMILY(X, rname, doc) X(VFAMILY, rname, doc)
+#define AS_PREC_MFAMILY(X, rname, doc) X(MFAMILY, rname, doc)
+#define AS_PREC_PERTURB(X, rname, doc) X(PERTURB, rname, doc)
+#define AS_PREC_INIT(X, rname, doc) X(INIT, rname, doc)
+#define AS_PREC_METHOD(X, rname, doc) X(METHOD, rname, doc)
+#define AS_PREC_VARS(X, rname, doc) X(VARS, rname, doc)
+#define AS_PREC_TSEED(X, rname, doc) X(TSEED, rname, doc)
 
 /* Flags of the triple (field `flags`). */
 enum {
@@ -38,33 +57,18 @@ enum {
   AS_FLAG_V_DIAGONALISABLE = 1 << 14  /* eigenvector matrix well conditioned (eigen path) */
 };
 
+/* The legend of `flags` (bit name), as stored in the results file. */
+#define AS_FLAG_LEGEND                                                                        \
+  "0 lead_real, 1 lead_positive, 2 lead_simple, 3 lead_dominant, 4 margin_positive, 5 good, " \
+  "6 m_symmetric, 7 m_spd, 8 m_identity, 9 v_identity, 10 v_minus_identity, 11 paranormal, "  \
+  "12 complex_lead, 13 distributed, 14 v_diagonalisable"
+
 #define AS_RECORD_FIELDS(X)                                                            \
-  /* ---- sweep coordinates */                                                         \
+  /* ---- sweep coordinates: the case, the replicate and every key of params.h */      \
   X(U64, trial, "trial index = row")                                                   \
-  X(I32, case_id, "case (sub-sweep) index in the spec")                                \
+  X(LABEL, case_name, "case (sub-sweep) of the spec; labels are the case names")       \
   X(I32, replicate, "seed axis value")                                                 \
-  X(I32, d, "dimension")                                                               \
-  X(I32, n, "number of tokens")                                                        \
-  X(VFAMILY, vfamily, "family of V")                                                   \
-  X(MFAMILY, mfamily, "family of Q, K")                                                \
-  X(INIT, init, "initial distribution")                                                \
-  X(METHOD, method, "integrator")                                                      \
-  X(VARS, vars, "integrated variables")                                                \
-  X(F64, v_scale, "family parameter s of V")                                           \
-  X(I32, v_kpos, "family parameter k (symmetric V)")                                   \
-  X(F64, v_lambda, "family parameter lambda")                                          \
-  X(I32, v_dim_f, "family parameter dim F (paranormal)")                               \
-  X(F64, v_radius, "family parameter: spectral radius on G (paranormal)")              \
-  X(F64, v_gap, "family parameter: spectral gap (good)")                               \
-  X(F64, v_imag, "family parameter: imaginary part (complex)")                         \
-  X(F64, m_scale, "family parameter s of M")                                           \
-  X(F64, m_cond, "family parameter: condition number (spd)")                           \
-  X(I32, m_rows, "rows of Q and K")                                                    \
-  X(F64, margin_target, "family parameter: imposed <Q phi_1, K phi_1> (good)")         \
-  X(F64, eps, "perturbation size")                                                     \
-  X(F64, init_scale, "scale of the initial distribution")                              \
-  X(F64, T, "horizon")                                                                 \
-  X(F64, dt, "time step (initial step for dopri5)")                                    \
+  AS_PARAM_TABLE(AS_X_PARAM_RECORD, X)                                                 \
   /* ---- the triple: spectral analysis and hypotheses */                              \
   X(I32, flags, "AS_FLAG_* bits (see the schema documentation)")                       \
   X(THEOREM, theorem, "theorem whose hypotheses hold")                                 \
@@ -116,6 +120,10 @@ enum {
 #define AS_CT_I64 int64_t
 #define AS_CT_I32 int32_t
 #define AS_CT_F64 double
+#define AS_CT_HASH uint64_t
+#define AS_CT_LABEL int32_t
+#define AS_CT_PERTURB int32_t
+#define AS_CT_TSEED int32_t
 #define AS_CT_VFAMILY int32_t
 #define AS_CT_MFAMILY int32_t
 #define AS_CT_INIT int32_t
@@ -131,6 +139,10 @@ enum {
 #define AS_DIM_I64
 #define AS_DIM_I32
 #define AS_DIM_F64
+#define AS_DIM_HASH
+#define AS_DIM_LABEL
+#define AS_DIM_PERTURB
+#define AS_DIM_TSEED
 #define AS_DIM_VFAMILY
 #define AS_DIM_MFAMILY
 #define AS_DIM_INIT
@@ -150,7 +162,9 @@ typedef struct as_record {
 } as_record;
 
 struct as_trial;
-/* Zero a record, set NaN in every F64 field, and copy the sweep coordinates of trial t. */
+/* Zero a record, set NaN in every F64 field and -1 in every LABEL field, and copy the sweep
+ * coordinates of trial t: each recorded key's value where it applies to t (params.h), else
+ * NaN (F64), -1 (I32, LABEL) or 0 (HASH). t = NULL: the fill record of a pending row. */
 void as_record_init(as_record *r, const struct as_trial *t);
 /* Zero the bookkeeping fields (wall_time, rank) so records can be compared bytewise. */
 void as_record_strip_timing(as_record *r);

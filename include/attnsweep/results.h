@@ -28,7 +28,9 @@
 #include "attnsweep/record.h"
 #include "attnsweep/status.h"
 
-#define AS_RESULTS_SCHEMA_VERSION 1
+/* 2: every sweep key recorded (from params.h), case_name (LABEL), content hashes, /labels,
+ *    field descriptions as attributes of /trials. */
+#define AS_RESULTS_SCHEMA_VERSION 2
 
 /* Kinds of optional bulk data (datasets /bulk/<name>, offsets /bulk/<name>_offset). */
 #define AS_BULK_LIST(X)                                                          \
@@ -46,6 +48,16 @@ typedef enum as_bulk_kind { AS_BULK_LIST(AS_X_BULK_ENUM) AS_BULK_COUNT } as_bulk
 /* Dataset name of a bulk kind ("?" out of range). */
 const char *as_bulk_name(as_bulk_kind kind);
 
+#define AS_RESULTS_MAX_LABELS 8
+
+/* The names of one LABEL field of the record (case_name, file, ...): names[i] is the label
+ * of value i. */
+typedef struct as_label_set {
+  const char *field;        /* record field name */
+  int count;                /* names */
+  const char *const *names; /* unique, non-empty */
+} as_label_set;
+
 /* What as_results_create needs. Pointers are borrowed for the duration of the call and must
  * hold the same values on every rank. */
 typedef struct as_results_info {
@@ -58,7 +70,13 @@ typedef struct as_results_info {
   /* Per-trial number of doubles of each bulk kind (n_trials entries), NULL = kind not stored.
    * Offsets are their prefix sums: trial i occupies [off[i], off[i] + count[i]). */
   const uint64_t *bulk_counts[AS_BULK_COUNT];
+  /* Names of the LABEL fields (n_labels sets); a field without a set has only "-". */
+  as_label_set labels[AS_RESULTS_MAX_LABELS];
+  int n_labels;
 } as_results_info;
+
+/* The LABEL fields of the record (case_name, file, ...): their count, names into *fields. */
+int as_results_label_fields(const char *const **fields);
 
 typedef enum as_results_mode {
   AS_RESULTS_READ = 0, /* read-only */

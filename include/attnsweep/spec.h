@@ -106,6 +106,11 @@ as_status as_spec_axis_get(const as_spec *s, int i, as_spec_axis *a);
 /* Text of value j of axis i (a scalar as written, "[r x c matrix]", "{init ...}") into buf. */
 void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t len);
 
+/* Labels of a LABEL field of the record ("case_name": the case names; the record field of a
+ * TEXT key, e.g. "file": its distinct values in order of first appearance). Returns the
+ * count and sets *names (borrowed; NULL when 0). */
+int as_spec_labels(const as_spec *s, const char *field, const char *const **names);
+
 /* ---------------------------------------------------------------- global settings */
 
 const char *as_spec_name(const as_spec *s);             /* the spec's `name` (or the file name) */

@@ -22,14 +22,28 @@ typedef enum as_purpose {
   AS_PURPOSE_TEST = 99      /* tests */
 } as_purpose;
 
-/* Which matrices a perturbation touches. */
-typedef enum as_perturb_target {
-  AS_PERTURB_V = 0,
-  AS_PERTURB_M = 1,
-  AS_PERTURB_BOTH = 2
-} as_perturb_target;
+/* A string value of the spec (a file name, a dataset): its text and its label id, the index
+ * of the value among the distinct values of its key in the spec (the record stores the id;
+ * the results file's enum type maps it back to the text). id -1: not given. */
+typedef struct as_text {
+  const char *text; /* borrowed, NULL when not given */
+  int32_t id;
+} as_text;
 
-/* Where a (Q, K, V) triple comes from. Fields not used by the chosen families are ignored. */
+/* A matrix written in the spec (or loaded from a file into the trial): rows x cols
+ * row-major, and a content hash of the spec's value (0: not from the spec). */
+typedef struct as_matref {
+  const double *data; /* borrowed, NULL when not given */
+  int rows, cols;
+  uint64_t hash; /* as_matref_hash of the value written in the spec */
+} as_matref;
+
+/* Content hash of a rows x cols matrix (first 8 bytes of the SHA-256 of rows, cols and the
+ * entries as little-endian doubles; never 0). Pure. */
+uint64_t as_matref_hash(const double *data, int rows, int cols);
+
+/* Where a (Q, K, V) triple comes from. Fields not used by the chosen families are ignored.
+ * Every field set by a sweep key is declared in the key table (params.h). */
 typedef struct as_triple_spec {
   as_vfamily vfamily;
   double v_scale;  /* s: multiplies V (identity, perron, gaussian); default 1 */
@@ -41,28 +55,28 @@ typedef struct as_triple_spec {
   double v_gap;    /* good: lambda_1 - |lambda_2| (> 0) */
   double v_imag;   /* complex: imaginary part of the leading pair */
   as_mfamily mfamily;
-  double m_scale;            /* s: multiplies M (identity, uniform, gaussian, spd); default 1 */
-  double m_cond;             /* spd: condition number of M (>= 1) */
-  int m_rows;                /* rows m of Q and K (m x d); 0 means m = d */
-  double margin;             /* good: imposed <Q phi_1, K phi_1> (NaN: not imposed) */
-  double eps;                /* perturbation size: adds eps * N(0,1)/sqrt(d) noise (0: none) */
-  as_perturb_target perturb; /* what eps perturbs */
-  const double *v_data;      /* explicit V, d x d row-major (borrowed) */
-  const double *q_data;      /* explicit Q, m x d row-major, or NULL */
-  const double *k_data;      /* explicit K, m x d row-major, or NULL */
-  const double *m_data;      /* explicit M = Q^T K, d x d row-major, when Q, K are not given */
-  const char *file;          /* file families: HDF5 path (borrowed) */
-  int file_index;            /* file families: which triple of the file (0-based) */
-  double file_mscale;        /* file families: factor applied to M read (e.g. 1/sqrt(d_k)); 1 */
+  double m_scale;     /* s: multiplies M (identity, uniform, gaussian, spd); default 1 */
+  double m_cond;      /* spd: condition number of M (>= 1) */
+  int m_rows;         /* rows m of Q and K (m x d); 0 means m = d */
+  double margin;      /* good: imposed <Q phi_1, K phi_1> (NaN: not imposed) */
+  double eps;         /* perturbation size: adds eps * N(0,1)/sqrt(d) noise (0: none) */
+  as_perturb perturb; /* what eps perturbs */
+  as_matref V;        /* explicit V, d x d (or the file family's V once loaded) */
+  as_matref Q;        /* explicit Q, m x d, or no data */
+  as_matref K;        /* explicit K, m x d, or no data */
+  as_matref M;        /* explicit M = Q^T K, d x d, when Q, K are not given */
+  as_text file;       /* file families: HDF5 path */
+  int file_index;     /* file families: which triple of the file (0-based) */
+  double file_mscale; /* file families: factor applied to M read (e.g. 1/sqrt(d_k)); 1 */
 } as_triple_spec;
 
 /* Initial tokens. */
 typedef struct as_init_spec {
   as_init kind;
-  double scale;        /* s of the distribution (box half-width, std, radius) */
-  const double *data;  /* explicit: n x d row-major (borrowed) */
-  const char *file;    /* file: HDF5 path (borrowed) */
-  const char *dataset; /* file: dataset name, n x d */
+  double scale;    /* s of the distribution (box half-width, std, radius) */
+  as_matref data;  /* explicit: n x d (or the tokens loaded from init.file) */
+  as_text file;    /* file: HDF5 path */
+  as_text dataset; /* file: dataset name, n x d */
 } as_init_spec;
 
 /* Integration settings. */
@@ -96,6 +110,7 @@ typedef struct as_trial {
   uint32_t replicate;    /* seed axis value (slowest axis of the enumeration) */
   uint64_t triple_key;   /* Philox key for the triple's random matrices */
   uint64_t token_key;    /* Philox key for the initial tokens */
+  as_tseed triple_seed;  /* per_trial: triple_key = index; per_parameters: = point */
   int d;                 /* dimension */
   int n;                 /* number of tokens */
   as_triple_spec triple;
@@ -104,8 +119,9 @@ typedef struct as_trial {
   as_output_spec output;
 } as_trial;
 
-/* Defaults for every field (sensible paper settings: d = 2, n = 20, identity triple,
- * box scale 5, RK4 dt = 0.1 T = 5, z variables). */
+/* Defaults for every field: the `dflt` column of the key table (params.h) (the paper's
+ * settings: d = 2, n = 20, identity triple, box scale 5, RK4 dt = 0.1 T = 5, z variables);
+ * text ids -1. */
 void as_trial_defaults(as_trial *t);
 
 #endif /* ATTNSWEEP_TRIAL_H */

@@ -24,6 +24,10 @@ int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
 int as_cmd_bench(int argc, char **argv);
 
+/* `attnsweep help keys|fields`: prints the table of sweep keys or of /trials fields as
+ * markdown; returns 0, or -1 for another topic. */
+int as_cli_help_table(const char *topic);
+
 /* Prints "attnsweep CMD: message" and returns 2 (bad usage). */
 int as_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

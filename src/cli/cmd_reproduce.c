@@ -42,6 +42,10 @@ static void diff_F64(const char *name, const double *a, const double *b) {
 static void diff_MSG(const char *name, const char *a, const char *b) {
   printf("  %-22s stored \"%.*s\", rerun \"%.*s\"\n", name, AS_RECORD_MSG, a, AS_RECORD_MSG, b);
 }
+#define diff_HASH diff_U64
+#define diff_LABEL diff_I32
+#define diff_PERTURB diff_I32
+#define diff_TSEED diff_I32
 #define diff_VFAMILY diff_I32
 #define diff_MFAMILY diff_I32
 #define diff_INIT diff_I32

@@ -34,10 +34,10 @@ static int check_files(const char *path, const as_spec *spec) {
     int tf = t.triple.vfamily == AS_V_FILE || t.triple.mfamily == AS_M_FILE;
     int kf = t.init.kind == AS_INIT_FILE;
     if (!tf && !kf) continue;
-    file_ref r = {tf ? t.triple.file : NULL,
+    file_ref r = {tf ? t.triple.file.text : NULL,
                   tf ? t.triple.file_index : 0,
-                  kf ? t.init.file : NULL,
-                  kf ? t.init.dataset : NULL,
+                  kf ? t.init.file.text : NULL,
+                  kf ? t.init.dataset.text : NULL,
                   t.d,
                   t.triple.m_rows,
                   t.n};

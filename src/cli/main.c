@@ -63,7 +63,8 @@ static void print_help(void) {
          "commands:\n");
   for (int i = 0; i < n_commands; i++)
     printf("  %-10s %s\n", commands[i].name, commands[i].synopsis);
-  printf("\n`attnsweep help COMMAND` describes one command.\n"
+  printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
+         "sweep keys, `attnsweep help fields` the fields of /trials.\n"
          "Exit codes: 0 done, 2 bad input, 3 I/O failure, 99 stopped early (resumable).\n");
 }
 
@@ -142,6 +143,7 @@ int main(int argc, char **argv) {
       print_help();
       return 0;
     }
+    if (as_cli_help_table(argv[2]) == 0) return 0;
     const as_command *c = find_command(argv[2]);
     if (!c) {
       fprintf(stderr, "attnsweep: unknown command '%s'\n", argv[2]);

@@ -12,6 +12,8 @@
 
 AS_DEFINE_TABLE(as_vfamily_table, AS_VFAMILY_LIST, "vfamily", AS_V_COUNT)
 AS_DEFINE_TABLE(as_mfamily_table, AS_MFAMILY_LIST, "mfamily", AS_M_COUNT)
+AS_DEFINE_TABLE(as_perturb_table, AS_PERTURB_LIST, "perturb", AS_PERTURB_COUNT)
+AS_DEFINE_TABLE(as_tseed_table, AS_TSEED_LIST, "triple_seed", AS_TSEED_COUNT)
 AS_DEFINE_TABLE(as_init_table, AS_INIT_LIST, "init", AS_INIT_COUNT)
 AS_DEFINE_TABLE(as_method_table, AS_METHOD_LIST, "method", AS_METHOD_COUNT)
 AS_DEFINE_TABLE(as_vars_table, AS_VARS_LIST, "vars", AS_VARS_COUNT)

@@ -6,57 +6,70 @@
 
 #include "attnsweep/trial.h"
 
-/* F64 fields start as NaN ("not measured"); everything else as 0. */
-#define AS_NAN_U64(name)
-#define AS_NAN_I64(name)
-#define AS_NAN_I32(name)
-#define AS_NAN_F64(name) r->name = NAN;
-#define AS_NAN_VFAMILY(name)
-#define AS_NAN_MFAMILY(name)
-#define AS_NAN_INIT(name)
-#define AS_NAN_METHOD(name)
-#define AS_NAN_VARS(name)
-#define AS_NAN_EXPM(name)
-#define AS_NAN_THEOREM(name)
-#define AS_NAN_GEOM(name)
-#define AS_NAN_VERDICT(name)
-#define AS_NAN_OUTCOME(name)
-#define AS_NAN_MSG(name)
+/* Fill values: F64 NaN ("not measured"), LABEL -1 ("-"), everything else 0. */
+#define AS_FILL_U64(name)
+#define AS_FILL_I64(name)
+#define AS_FILL_I32(name)
+#define AS_FILL_F64(name) r->name = NAN;
+#define AS_FILL_HASH(name)
+#define AS_FILL_LABEL(name) r->name = -1;
+#define AS_FILL_VFAMILY(name)
+#define AS_FILL_MFAMILY(name)
+#define AS_FILL_PERTURB(name)
+#define AS_FILL_INIT(name)
+#define AS_FILL_METHOD(name)
+#define AS_FILL_VARS(name)
+#define AS_FILL_TSEED(name)
+#define AS_FILL_EXPM(name)
+#define AS_FILL_THEOREM(name)
+#define AS_FILL_GEOM(name)
+#define AS_FILL_VERDICT(name)
+#define AS_FILL_OUTCOME(name)
+#define AS_FILL_MSG(name)
+
+/* The value of a key in its record field, by the key's kind (KIND) and the field's (RKIND);
+ * where the key does not apply the field keeps "not applicable" (NaN, -1, 0). */
+#define AS_REC_NUM(rname, slot) r->rname = t->slot;
+#define AS_REC_INT(rname, slot) r->rname = (int32_t)t->slot;
+#define AS_REC_I64(rname, slot) r->rname = (int64_t)t->slot;
+#define AS_REC_BOOL(rname, slot) r->rname = t->slot ? 1 : 0;
+#define AS_REC_ENUM(rname, slot) r->rname = (int32_t)t->slot;
+#define AS_REC_TEXT(rname, slot) r->rname = t->slot.id;
+#define AS_REC_MAT(rname, slot) r->rname = t->slot.hash;
+#define AS_REC_GROUP(rname, slot)
+#define AS_NA_F64(rname) r->rname = NAN;
+#define AS_NA_I32(rname) r->rname = -1;
+#define AS_NA_I64(rname) r->rname = -1;
+#define AS_NA_LABEL(rname) r->rname = -1;
+#define AS_NA_HASH(rname) r->rname = 0;
+#define AS_NA_NONE(rname)
+#define AS_NA_VFAMILY(rname)
+#define AS_NA_MFAMILY(rname)
+#define AS_NA_PERTURB(rname) r->rname = -1;
+#define AS_NA_INIT(rname)
+#define AS_NA_METHOD(rname)
+#define AS_NA_VARS(rname)
+#define AS_NA_TSEED(rname)
 
 void as_record_init(as_record *r, const as_trial *t) {
   memset(r, 0, sizeof *r); /* also zeroes padding, so records compare bytewise */
-#define AS_X_NAN(kind, name, doc) AS_NAN_##kind(name)
-  AS_RECORD_FIELDS(AS_X_NAN)
-#undef AS_X_NAN
+#define AS_X_FILL(kind, name, doc) AS_FILL_##kind(name)
+  AS_RECORD_FIELDS(AS_X_FILL)
+#undef AS_X_FILL
   r->outcome = AS_OUT_PENDING;
   r->verdict = AS_VERDICT_PENDING;
   if (!t) return;
-  const as_triple_spec *tr = &t->triple;
   r->trial = t->index;
-  r->case_id = (int32_t)t->case_id;
+  r->case_name = (int32_t)t->case_id;
   r->replicate = (int32_t)t->replicate;
-  r->d = t->d;
-  r->n = t->n;
-  r->vfamily = (int32_t)tr->vfamily;
-  r->mfamily = (int32_t)tr->mfamily;
-  r->init = (int32_t)t->init.kind;
-  r->method = (int32_t)t->integ.method;
-  r->vars = (int32_t)t->integ.vars;
-  r->v_scale = tr->v_scale;
-  r->v_kpos = tr->v_kpos;
-  r->v_lambda = tr->v_lambda;
-  r->v_dim_f = tr->v_dim_f;
-  r->v_radius = tr->v_radius;
-  r->v_gap = tr->v_gap;
-  r->v_imag = tr->v_imag;
-  r->m_scale = tr->m_scale;
-  r->m_cond = tr->m_cond;
-  r->m_rows = tr->m_rows;
-  r->margin_target = tr->margin;
-  r->eps = tr->eps;
-  r->init_scale = t->init.scale;
-  r->T = t->integ.T;
-  r->dt = t->integ.dt;
+#define AS_X_COORD(C, key, KIND, etab, lo, hi, flags, dflt, slot, RKIND, rname, app, doc) \
+  if (as_params[AS_P_##key].applies(t)) {                                                 \
+    AS_REC_##KIND(rname, slot)                                                            \
+  } else {                                                                                \
+    AS_NA_##RKIND(rname)                                                                  \
+  }
+  AS_PARAM_LIST(AS_X_COORD)
+#undef AS_X_COORD
 }
 
 void as_record_strip_timing(as_record *r) {

@@ -50,14 +50,16 @@ as_status as_tokens_init(const as_trial *t, double *X0) {
     break;
   case AS_INIT_EXPLICIT:
   case AS_INIT_FILE: {
-    const char *origin = t->init.kind == AS_INIT_FILE && t->init.file ? t->init.file : "explicit";
-    AS_CHECK(t->init.data != NULL, AS_ERR_DATA, "init %s (%s%s%s): no tokens were given", kind,
-             origin, t->init.dataset ? ", dataset " : "", t->init.dataset ? t->init.dataset : "");
+    const char *origin =
+        t->init.kind == AS_INIT_FILE && t->init.file.text ? t->init.file.text : "explicit";
+    AS_CHECK(t->init.data.data != NULL, AS_ERR_DATA, "init %s (%s%s%s): no tokens were given", kind,
+             origin, t->init.dataset.text ? ", dataset " : "",
+             t->init.dataset.text ? t->init.dataset.text : "");
     for (size_t k = 0; k < nd; k++)
-      AS_CHECK(isfinite(t->init.data[k]), AS_ERR_DATA,
+      AS_CHECK(isfinite(t->init.data.data[k]), AS_ERR_DATA,
                "init %s (%s): token %zu, coordinate %zu is %g, not a finite number", kind, origin,
-               k / d, k % d, t->init.data[k]);
-    memcpy(X0, t->init.data, nd * sizeof(double));
+               k / d, k % d, t->init.data.data[k]);
+    memcpy(X0, t->init.data.data, nd * sizeof(double));
     break;
   }
   default:

@@ -206,11 +206,11 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
     break;
   case AS_V_EXPLICIT:
   case AS_V_FILE:
-    AS_CHECK(ts->v_data != NULL, AS_ERR_DATA, "vfamily %s: no matrix V was given%s%s", fam,
-             ts->file ? " (file " : "", ts->file ? ts->file : "");
-    AS_TRY(check_finite("V", ts->vfamily == AS_V_FILE && ts->file ? ts->file : "explicit", d, d,
-                        ts->v_data));
-    memcpy(tr->V, ts->v_data, dd * sizeof(double));
+    AS_CHECK(ts->V.data != NULL, AS_ERR_DATA, "vfamily %s: no matrix V was given%s%s", fam,
+             ts->file.text ? " (file " : "", ts->file.text ? ts->file.text : "");
+    AS_TRY(check_finite("V", ts->vfamily == AS_V_FILE && ts->file.text ? ts->file.text : "explicit",
+                        d, d, ts->V.data));
+    memcpy(tr->V, ts->V.data, dd * sizeof(double));
     break;
   case AS_V_PERRON:
     as_rng_fill_uniform(&r, tr->V, (long)dd, 0.0, 1.0);
@@ -404,20 +404,20 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s) {
   }
   case AS_M_EXPLICIT:
   case AS_M_FILE: {
-    const char *origin = ts->mfamily == AS_M_FILE && ts->file ? ts->file : "explicit";
-    if (ts->q_data != NULL && ts->k_data != NULL) {
-      AS_TRY(check_finite("Q", origin, m, d, ts->q_data));
-      AS_TRY(check_finite("K", origin, m, d, ts->k_data));
-      memcpy(tr->Q, ts->q_data, md * sizeof(double));
-      memcpy(tr->K, ts->k_data, md * sizeof(double));
+    const char *origin = ts->mfamily == AS_M_FILE && ts->file.text ? ts->file.text : "explicit";
+    if (ts->Q.data != NULL && ts->K.data != NULL) {
+      AS_TRY(check_finite("Q", origin, m, d, ts->Q.data));
+      AS_TRY(check_finite("K", origin, m, d, ts->K.data));
+      memcpy(tr->Q, ts->Q.data, md * sizeof(double));
+      memcpy(tr->K, ts->K.data, md * sizeof(double));
     } else {
-      AS_CHECK(ts->m_data != NULL, AS_ERR_DATA, "mfamily %s (%s): neither Q and K nor M were given",
+      AS_CHECK(ts->M.data != NULL, AS_ERR_DATA, "mfamily %s (%s): neither Q and K nor M were given",
                fam, origin);
       AS_CHECK(m == d, AS_ERR_DATA,
                "mfamily %s (%s): only M is given, so m_rows = %d must equal d = %d", fam, origin, m,
                d);
-      AS_TRY(check_finite("M", origin, d, d, ts->m_data));
-      memcpy(tr->M, ts->m_data, (size_t)d * d * sizeof(double));
+      AS_TRY(check_finite("M", origin, d, d, ts->M.data));
+      memcpy(tr->M, ts->M.data, (size_t)d * d * sizeof(double));
       qk_from_m(tr);
     }
     if (ts->mfamily == AS_M_FILE) {

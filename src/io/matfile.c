@@ -41,18 +41,18 @@ int as_matfile_reuse(const as_matfile *mf, as_trial *t) {
   int tfile = t->init.kind == AS_INIT_FILE, m = ts->m_rows > 0 ? ts->m_rows : t->d;
   if (vfile != mf->vfile || mfile != mf->mfile || tfile != mf->tfile || t->d != mf->d) return 0;
   if ((vfile || mfile) &&
-      (!same_name(ts->file, mf->file) || ts->file_index != mf->index || m != mf->m))
+      (!same_name(ts->file.text, mf->file) || ts->file_index != mf->index || m != mf->m))
     return 0;
-  if (tfile && (!same_name(t->init.file, mf->tokens) || !same_name(t->init.dataset, mf->dataset) ||
-                t->n != mf->n))
+  if (tfile && (!same_name(t->init.file.text, mf->tokens) ||
+                !same_name(t->init.dataset.text, mf->dataset) || t->n != mf->n))
     return 0;
-  if (vfile) ts->v_data = mf->V;
+  if (vfile) ts->V.data = mf->V;
   if (mfile) {
-    ts->q_data = mf->Q;
-    ts->k_data = mf->K;
-    ts->m_data = mf->M;
+    ts->Q.data = mf->Q;
+    ts->K.data = mf->K;
+    ts->M.data = mf->M;
   }
-  if (tfile) t->init.data = mf->X;
+  if (tfile) t->init.data.data = mf->X;
   return 1;
 }
 
@@ -211,12 +211,12 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   as_triple_spec *ts = &t->triple;
   int d = t->d, m = ts->m_rows > 0 ? ts->m_rows : d;
   if (ts->vfamily == AS_V_FILE || ts->mfamily == AS_M_FILE) {
-    const char *path = ts->file;
+    const char *path = ts->file.text;
     AS_TRY(open_file(path, &fid));
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
       AS_TRY(read_item(fid, path, "/triples/V", idx, d, d, "V", &mf->V));
-      ts->v_data = mf->V;
+      ts->V.data = mf->V;
     }
     if (ts->mfamily == AS_M_FILE) {
       double mscale;
@@ -228,23 +228,23 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
         AS_TRY(read_item(fid, path, "/triples/Q", idx, m, d, "Q (m_rows x d)", &mf->Q));
         AS_TRY(read_item(fid, path, "/triples/K", idx, m, d, "K (m_rows x d)", &mf->K));
         for (size_t e = 0; e < (size_t)m * d; e++) mf->K[e] *= mscale;
-        ts->q_data = mf->Q;
-        ts->k_data = mf->K;
-        ts->m_data = NULL;
+        ts->Q.data = mf->Q;
+        ts->K.data = mf->K;
+        ts->M.data = NULL;
       } else {
         AS_CHECK(exists(fid, "/triples/M"), AS_ERR_DATA,
                  "%s: neither /triples/Q with /triples/K nor /triples/M is present", path);
         AS_TRY(read_item(fid, path, "/triples/M", idx, d, d, "M", &mf->M));
         for (size_t e = 0; e < (size_t)d * d; e++) mf->M[e] *= mscale;
-        ts->m_data = mf->M;
-        ts->q_data = ts->k_data = NULL;
+        ts->M.data = mf->M;
+        ts->Q.data = ts->K.data = NULL;
       }
     }
     H5Fclose(fid);
     fid = -1;
   }
   if (t->init.kind == AS_INIT_FILE) {
-    const char *path = t->init.file, *name = t->init.dataset;
+    const char *path = t->init.file.text, *name = t->init.dataset.text;
     AS_CHECK(name != NULL && name[0] != '\0', AS_ERR_DATA, "%s: no tokens dataset was named",
              path ? path : "(no file)");
     char full[512];
@@ -252,7 +252,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
     AS_CHECK(n > 0 && (size_t)n < sizeof full, AS_ERR_DATA, "tokens dataset name too long");
     AS_TRY(open_file(path, &fid));
     AS_TRY(read_item(fid, path, full, 0, t->n, d, "the tokens (n x d)", &mf->X));
-    t->init.data = mf->X;
+    t->init.data.data = mf->X;
   }
   int ok = 1;
   mf->vfile = ts->vfamily == AS_V_FILE;
@@ -262,20 +262,20 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   mf->d = d;
   mf->m = m;
   mf->n = t->n;
-  mf->file = copy_name(mf->vfile || mf->mfile ? ts->file : NULL, &ok);
-  mf->tokens = copy_name(mf->tfile ? t->init.file : NULL, &ok);
-  mf->dataset = copy_name(mf->tfile ? t->init.dataset : NULL, &ok);
+  mf->file = copy_name(mf->vfile || mf->mfile ? ts->file.text : NULL, &ok);
+  mf->tokens = copy_name(mf->tfile ? t->init.file.text : NULL, &ok);
+  mf->dataset = copy_name(mf->tfile ? t->init.dataset.text : NULL, &ok);
   AS_CHECK(ok, AS_ERR_NOMEM, "matfile: copies of the file names");
   *out = mf;
   mf = NULL;
 cleanup:
   if (fid >= 0) H5Fclose(fid);
   if (mf != NULL && t != NULL) { /* failure: leave no pointer into freed buffers */
-    if (mf->V && t->triple.v_data == mf->V) t->triple.v_data = NULL;
-    if (mf->Q && t->triple.q_data == mf->Q) t->triple.q_data = NULL;
-    if (mf->K && t->triple.k_data == mf->K) t->triple.k_data = NULL;
-    if (mf->M && t->triple.m_data == mf->M) t->triple.m_data = NULL;
-    if (mf->X && t->init.data == mf->X) t->init.data = NULL;
+    if (mf->V && t->triple.V.data == mf->V) t->triple.V.data = NULL;
+    if (mf->Q && t->triple.Q.data == mf->Q) t->triple.Q.data = NULL;
+    if (mf->K && t->triple.K.data == mf->K) t->triple.K.data = NULL;
+    if (mf->M && t->triple.M.data == mf->M) t->triple.M.data = NULL;
+    if (mf->X && t->init.data.data == mf->X) t->init.data.data = NULL;
   }
   as_matfile_destroy(&mf);
   return st;

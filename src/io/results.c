@@ -32,6 +32,8 @@ const char *as_bulk_name(as_bulk_kind kind) {
 /* The enum table of each enumeration kind of AS_RECORD_FIELDS. */
 #define AS_TAB_VFAMILY (&as_vfamily_table)
 #define AS_TAB_MFAMILY (&as_mfamily_table)
+#define AS_TAB_PERTURB (&as_perturb_table)
+#define AS_TAB_TSEED (&as_tseed_table)
 #define AS_TAB_INIT (&as_init_table)
 #define AS_TAB_METHOD (&as_method_table)
 #define AS_TAB_VARS (&as_vars_table)
@@ -42,11 +44,61 @@ const char *as_bulk_name(as_bulk_kind kind) {
 #define AS_TAB_OUTCOME (&as_outcome_table)
 
 static const as_enum_table *const enum_tables[] = {
-    &as_vfamily_table, &as_mfamily_table, &as_init_table, &as_method_table,  &as_vars_table,
-    &as_expm_table,    &as_theorem_table, &as_geom_table, &as_verdict_table, &as_outcome_table};
+    &as_vfamily_table, &as_mfamily_table, &as_perturb_table, &as_tseed_table,
+    &as_init_table,    &as_method_table,  &as_vars_table,    &as_expm_table,
+    &as_theorem_table, &as_geom_table,    &as_verdict_table, &as_outcome_table};
 enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
 
+/* Enumerations whose fields can be "not applicable": their HDF5 type has a member "-" = -1. */
+static int enum_has_na(const as_enum_table *tab) {
+  return tab == &as_perturb_table;
+}
+
+/* The LABEL fields of the record, in record order: their labels come from the spec. */
+#define AS_LN_LABEL(name) #name,
+#define AS_LN_U64(name)
+#define AS_LN_I64(name)
+#define AS_LN_I32(name)
+#define AS_LN_F64(name)
+#define AS_LN_HASH(name)
+#define AS_LN_MSG(name)
+#define AS_LN_VFAMILY(name)
+#define AS_LN_MFAMILY(name)
+#define AS_LN_PERTURB(name)
+#define AS_LN_TSEED(name)
+#define AS_LN_INIT(name)
+#define AS_LN_METHOD(name)
+#define AS_LN_VARS(name)
+#define AS_LN_EXPM(name)
+#define AS_LN_THEOREM(name)
+#define AS_LN_GEOM(name)
+#define AS_LN_VERDICT(name)
+#define AS_LN_OUTCOME(name)
+#define AS_X_LABEL_NAME(kind, name, doc) AS_LN_##kind(name)
+static const char *const label_fields[] = {AS_RECORD_FIELDS(AS_X_LABEL_NAME)};
+#undef AS_X_LABEL_NAME
+enum { N_LABELS = (int)(sizeof label_fields / sizeof label_fields[0]) };
+_Static_assert(N_LABELS <= AS_RESULTS_MAX_LABELS,
+               "as_results_info holds AS_RESULTS_MAX_LABELS sets");
+
+int as_results_label_fields(const char *const **fields) {
+  *fields = label_fields;
+  return N_LABELS;
+}
+
+static int label_index(const char *name) {
+  for (int i = 0; i < N_LABELS; i++)
+    if (strcmp(label_fields[i], name) == 0) return i;
+  return -1;
+}
+
+/* An enum type holding more than this many bytes of names would not fit in an HDF5 object
+ * header message (64 KiB with the rest of the compound): such a LABEL field is a plain
+ * int32 and its names are only in /labels/<field>. */
+#define AS_LABEL_ENUM_MAX_BYTES 30000
+
 struct as_results {
+  hid_t label_mem[N_LABELS];        /* memory types of the LABEL fields (enum or int32) */
   MPI_Comm comm;                    /* duplicate of the caller's, or MPI_COMM_NULL (serial) */
   int rank, size;                   /* in comm (0, 1 when serial) */
   int writable;                     /* opened for writing */
@@ -106,6 +158,11 @@ static hid_t str_type(size_t size, H5T_str_t pad) {
 static hid_t enum_type(const as_enum_table *tab, hid_t base) {
   hid_t t = H5Tenum_create(base);
   if (t < 0) return t;
+  int32_t na = -1;
+  if (enum_has_na(tab) && H5Tenum_insert(t, "-", &na) < 0) {
+    H5Tclose(t);
+    return H5I_INVALID_HID;
+  }
   for (int32_t v = 0; v < tab->count; v++) {
     if (H5Tenum_insert(t, tab->labels[v], &v) < 0) {
       H5Tclose(t);
@@ -115,6 +172,31 @@ static hid_t enum_type(const as_enum_table *tab, hid_t base) {
   return t;
 }
 
+/* The type of a LABEL field from its names: an enum "-" = -1, names[i] = i, or a plain
+ * int32 when the names are too long for an enum (see AS_LABEL_ENUM_MAX_BYTES). */
+static hid_t label_type(const as_label_set *set, hid_t base) {
+  size_t bytes = 0;
+  int count = set ? set->count : 0;
+  for (int i = 0; i < count; i++) bytes += strlen(set->names[i]) + 1;
+  if (bytes > AS_LABEL_ENUM_MAX_BYTES) return H5Tcopy(base);
+  hid_t t = H5Tenum_create(base);
+  if (t < 0) return t;
+  int32_t na = -1;
+  herr_t e = H5Tenum_insert(t, "-", &na);
+  for (int32_t v = 0; e >= 0 && v < count; v++) e = H5Tenum_insert(t, set->names[v], &v);
+  if (e < 0) {
+    H5Tclose(t);
+    return H5I_INVALID_HID;
+  }
+  return t;
+}
+
+static const as_label_set *find_label_set(const as_results_info *info, const char *field) {
+  for (int i = 0; info && i < info->n_labels; i++)
+    if (strcmp(info->labels[i].field, field) == 0) return &info->labels[i];
+  return NULL;
+}
+
 static int enum_index(const as_enum_table *tab) {
   for (int i = 0; i < N_ENUMS; i++)
     if (enum_tables[i] == tab) return i;
@@ -122,28 +204,34 @@ static int enum_index(const as_enum_table *tab) {
 }
 
 /* Member type of a field kind: memory (native) or file (little-endian standard) flavour.
- * enums[] holds the enum types of that flavour, indexed like enum_tables. The returned id
- * is a copy the caller closes. */
-#define AS_KIND_U64(fl) ((fl) ? H5Tcopy(H5T_STD_U64LE) : H5Tcopy(H5T_NATIVE_UINT64))
-#define AS_KIND_I64(fl) ((fl) ? H5Tcopy(H5T_STD_I64LE) : H5Tcopy(H5T_NATIVE_INT64))
-#define AS_KIND_I32(fl) ((fl) ? H5Tcopy(H5T_STD_I32LE) : H5Tcopy(H5T_NATIVE_INT32))
-#define AS_KIND_F64(fl) ((fl) ? H5Tcopy(H5T_IEEE_F64LE) : H5Tcopy(H5T_NATIVE_DOUBLE))
-#define AS_KIND_MSG(fl) str_type(AS_RECORD_MSG, H5T_STR_NULLPAD)
+ * enums[] holds the enum types of that flavour, indexed like enum_tables, labels[] the types
+ * of the LABEL fields, indexed like label_fields. The returned id is a copy the caller
+ * closes. */
+#define AS_KIND_U64(fl, nm) ((fl) ? H5Tcopy(H5T_STD_U64LE) : H5Tcopy(H5T_NATIVE_UINT64))
+#define AS_KIND_HASH(fl, nm) AS_KIND_U64(fl, nm)
+#define AS_KIND_I64(fl, nm) ((fl) ? H5Tcopy(H5T_STD_I64LE) : H5Tcopy(H5T_NATIVE_INT64))
+#define AS_KIND_I32(fl, nm) ((fl) ? H5Tcopy(H5T_STD_I32LE) : H5Tcopy(H5T_NATIVE_INT32))
+#define AS_KIND_F64(fl, nm) ((fl) ? H5Tcopy(H5T_IEEE_F64LE) : H5Tcopy(H5T_NATIVE_DOUBLE))
+#define AS_KIND_MSG(fl, nm) str_type(AS_RECORD_MSG, H5T_STR_NULLTERM)
+#define AS_KIND_LABEL(fl, nm) H5Tcopy(labels[label_index(nm)])
 #define AS_KIND_ENUM(KIND) H5Tcopy(enums[enum_index(AS_TAB_##KIND)])
-#define AS_KIND_VFAMILY(fl) AS_KIND_ENUM(VFAMILY)
-#define AS_KIND_MFAMILY(fl) AS_KIND_ENUM(MFAMILY)
-#define AS_KIND_INIT(fl) AS_KIND_ENUM(INIT)
-#define AS_KIND_METHOD(fl) AS_KIND_ENUM(METHOD)
-#define AS_KIND_VARS(fl) AS_KIND_ENUM(VARS)
-#define AS_KIND_EXPM(fl) AS_KIND_ENUM(EXPM)
-#define AS_KIND_THEOREM(fl) AS_KIND_ENUM(THEOREM)
-#define AS_KIND_GEOM(fl) AS_KIND_ENUM(GEOM)
-#define AS_KIND_VERDICT(fl) AS_KIND_ENUM(VERDICT)
-#define AS_KIND_OUTCOME(fl) AS_KIND_ENUM(OUTCOME)
+#define AS_KIND_VFAMILY(fl, nm) AS_KIND_ENUM(VFAMILY)
+#define AS_KIND_MFAMILY(fl, nm) AS_KIND_ENUM(MFAMILY)
+#define AS_KIND_PERTURB(fl, nm) AS_KIND_ENUM(PERTURB)
+#define AS_KIND_TSEED(fl, nm) AS_KIND_ENUM(TSEED)
+#define AS_KIND_INIT(fl, nm) AS_KIND_ENUM(INIT)
+#define AS_KIND_METHOD(fl, nm) AS_KIND_ENUM(METHOD)
+#define AS_KIND_VARS(fl, nm) AS_KIND_ENUM(VARS)
+#define AS_KIND_EXPM(fl, nm) AS_KIND_ENUM(EXPM)
+#define AS_KIND_THEOREM(fl, nm) AS_KIND_ENUM(THEOREM)
+#define AS_KIND_GEOM(fl, nm) AS_KIND_ENUM(GEOM)
+#define AS_KIND_VERDICT(fl, nm) AS_KIND_ENUM(VERDICT)
+#define AS_KIND_OUTCOME(fl, nm) AS_KIND_ENUM(OUTCOME)
 
 /* The compound type of as_record: file = 0 memory layout (offsets of the C struct),
  * file = 1 packed little-endian layout of the file. */
-static as_status record_type(const hid_t enums[N_ENUMS], int file, hid_t *out) {
+static as_status record_type(const hid_t enums[N_ENUMS], const hid_t labels[N_LABELS], int file,
+                             hid_t *out) {
   as_status st = AS_OK;
   hid_t t = H5I_INVALID_HID, m = H5I_INVALID_HID;
   size_t size = 0;
@@ -157,7 +245,7 @@ static as_status record_type(const hid_t enums[N_ENUMS], int file, hid_t *out) {
   AS_H5_ID(t, H5Tcreate(H5T_COMPOUND, size));
   size_t off = 0;
 #define AS_X_INSERT(kind, name, doc)                                           \
-  AS_H5_ID(m, AS_KIND_##kind(file));                                           \
+  AS_H5_ID(m, AS_KIND_##kind(file, #name));                                    \
   AS_H5_CHECK(H5Tinsert(t, #name, file ? off : offsetof(as_record, name), m)); \
   off += sizeof(((as_record *)0)->name);                                       \
   H5Tclose(m);                                                                 \
@@ -215,13 +303,13 @@ cleanup:
   return st;
 }
 
-/* Memory types shared by create and open. */
+/* Memory types shared by create and open (rf->label_mem set before). */
 static as_status build_mem_types(as_results *rf) {
   as_status st = AS_OK;
   hid_t enums[N_ENUMS];
   for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
   for (int i = 0; i < N_ENUMS; i++) AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32));
-  AS_TRY(record_type(enums, 0, &rf->rec_mem));
+  AS_TRY(record_type(enums, rf->label_mem, 0, &rf->rec_mem));
   AS_H5_ID(rf->col_mem, H5Tcreate(H5T_COMPOUND, sizeof(col_pair)));
   AS_H5_CHECK(H5Tinsert(rf->col_mem, "outcome", offsetof(col_pair, outcome),
                         enums[enum_index(&as_outcome_table)]));
@@ -326,6 +414,7 @@ static as_status results_alloc(MPI_Comm comm, as_results **out) {
   rf->file = rf->trials = rf->rec_mem = rf->col_mem = rf->segs = rf->seg_mem = H5I_INVALID_HID;
   for (int k = 0; k < AS_BULK_COUNT; k++) rf->bulk[k] = H5I_INVALID_HID;
   rf->segment = -1;
+  for (int i = 0; i < N_LABELS; i++) rf->label_mem[i] = H5I_INVALID_HID;
   if (comm != MPI_COMM_NULL) {
     AS_MPI_CHECK(MPI_Comm_dup(comm, &rf->comm));
     AS_MPI_CHECK(MPI_Comm_rank(rf->comm, &rf->rank));
@@ -350,6 +439,8 @@ static void results_free(as_results *rf) {
   if (rf->rec_mem >= 0) H5Tclose(rf->rec_mem);
   if (rf->col_mem >= 0) H5Tclose(rf->col_mem);
   if (rf->seg_mem >= 0) H5Tclose(rf->seg_mem);
+  for (int i = 0; i < N_LABELS; i++)
+    if (rf->label_mem[i] >= 0) H5Tclose(rf->label_mem[i]);
   if (rf->file >= 0) H5Fclose(rf->file);
   if (rf->comm != MPI_COMM_NULL) MPI_Comm_free(&rf->comm);
   free(rf->coords);
@@ -496,12 +587,74 @@ cleanup:
   return st;
 }
 
-static as_status create_types_and_trials(as_results *rf) {
+/* /labels/<field>: the names of a LABEL field as fixed-length strings (row i = value i), so
+ * the file explains its labels even where the field is a plain int32. */
+static as_status create_labels(as_results *rf, const as_results_info *info) {
+  as_status st = AS_OK;
+  hid_t g = H5I_INVALID_HID, t = H5I_INVALID_HID, sp = H5I_INVALID_HID, d = H5I_INVALID_HID;
+  hid_t dcpl = H5I_INVALID_HID;
+  char *buf = NULL;
+  AS_H5_ID(g, H5Gcreate2(rf->file, "labels", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  AS_H5_CHECK(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  for (int k = 0; k < N_LABELS; k++) {
+    const as_label_set *set = find_label_set(info, label_fields[k]);
+    hsize_t count = set ? (hsize_t)set->count : 0;
+    size_t width = 1;
+    for (hsize_t i = 0; i < count; i++) {
+      size_t l = strlen(set->names[i]);
+      if (l + 1 > width) width = l + 1;
+    }
+    AS_H5_ID(t, str_type(width, H5T_STR_NULLTERM));
+    AS_H5_ID(sp, H5Screate_simple(1, &count, NULL));
+    AS_H5_ID(d, H5Dcreate2(g, label_fields[k], t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    if (rf->rank == 0 && count > 0) {
+      buf = calloc((size_t)count, width);
+      AS_CHECK_ALLOC(buf);
+      for (hsize_t i = 0; i < count; i++)
+        memcpy(buf + i * width, set->names[i], strlen(set->names[i]));
+      AS_H5_CHECK(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+      free(buf);
+      buf = NULL;
+    }
+    H5Dclose(d);
+    d = H5I_INVALID_HID;
+    H5Sclose(sp);
+    sp = H5I_INVALID_HID;
+    H5Tclose(t);
+    t = H5I_INVALID_HID;
+  }
+cleanup:
+  free(buf);
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (g >= 0) H5Gclose(g);
+  return st;
+}
+
+/* A self-describing /trials: one attribute "description:<field>" per field (its meaning and
+ * units, from AS_RECORD_FIELDS) and "flags_bits" (the AS_FLAG_* legend of `flags`). */
+static as_status describe_trials(as_results *rf) {
+  as_status st = AS_OK;
+  /* Attribute creation is collective in parallel HDF5: every rank writes the same. */
+#define AS_X_DESCRIBE(kind, name, doc) \
+  AS_TRY(attr_write_str(rf->trials, "description:" #name, doc, 0));
+  AS_RECORD_FIELDS(AS_X_DESCRIBE)
+#undef AS_X_DESCRIBE
+  AS_TRY(attr_write_str(rf->trials, "flags_bits", AS_FLAG_LEGEND, 0));
+cleanup:
+  return st;
+}
+
+static as_status create_types_and_trials(as_results *rf, const as_results_info *info) {
   as_status st = AS_OK;
   hid_t g = H5I_INVALID_HID, rec_file = H5I_INVALID_HID, seg_file = H5I_INVALID_HID;
   hid_t s = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-  hid_t enums[N_ENUMS];
+  hid_t enums[N_ENUMS], labels[N_LABELS];
   for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
+  for (int i = 0; i < N_LABELS; i++) labels[i] = H5I_INVALID_HID;
   AS_H5_ID(g, H5Gcreate2(rf->file, "types", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   /* Named enum types: h5dump shows /types/outcome etc.; the compound holds copies. */
   for (int i = 0; i < N_ENUMS; i++) {
@@ -509,7 +662,12 @@ static as_status create_types_and_trials(as_results *rf) {
     AS_H5_CHECK(
         H5Tcommit2(g, enum_tables[i]->type_name, enums[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   }
-  AS_TRY(record_type(enums, 1, &rec_file));
+  for (int i = 0; i < N_LABELS; i++) {
+    AS_H5_ID(labels[i], label_type(find_label_set(info, label_fields[i]), H5T_STD_I32LE));
+    if (H5Tget_class(labels[i]) == H5T_ENUM)
+      AS_H5_CHECK(H5Tcommit2(g, label_fields[i], labels[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  }
+  AS_TRY(record_type(enums, labels, 1, &rec_file));
   AS_H5_CHECK(H5Tcommit2(g, "record", rec_file, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   AS_TRY(segment_type(1, &seg_file));
   AS_H5_CHECK(H5Tcommit2(g, "segment", seg_file, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
@@ -518,6 +676,8 @@ static as_status create_types_and_trials(as_results *rf) {
   as_record_init(&fill, NULL);
   AS_TRY(create_contiguous(rf->file, "trials", rec_file, rf->n_trials, rf->rec_mem, &fill,
                            &rf->trials));
+  AS_TRY(describe_trials(rf));
+  AS_TRY(create_labels(rf, info));
 
   hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 16;
   AS_H5_ID(s, H5Screate_simple(1, &zero, &unlimited));
@@ -528,6 +688,8 @@ static as_status create_types_and_trials(as_results *rf) {
 cleanup:
   for (int i = 0; i < N_ENUMS; i++)
     if (enums[i] >= 0) H5Tclose(enums[i]);
+  for (int i = 0; i < N_LABELS; i++)
+    if (labels[i] >= 0) H5Tclose(labels[i]);
   if (rec_file >= 0) H5Tclose(rec_file);
   if (seg_file >= 0) H5Tclose(seg_file);
   if (dcpl >= 0) H5Pclose(dcpl);
@@ -627,6 +789,8 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   if (pre != AS_OK)
     AS_CHECK(0, pre, "cannot create %s (rank 0 found a problem: %s)", path, as_status_message(pre));
 
+  for (int i = 0; i < N_LABELS; i++)
+    AS_H5_ID(rf->label_mem[i], label_type(find_label_set(info, label_fields[i]), H5T_NATIVE_INT32));
   AS_TRY(build_mem_types(rf));
   AS_TRY(gather_hosts(rf->comm, rf->size, &hosts));
   char start[32] = "";
@@ -636,7 +800,7 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   AS_H5_ID(fapl, make_fapl(rf->comm));
   AS_H5_ID(rf->file, H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
   AS_TRY(write_root_attrs(rf, info, hosts, start));
-  AS_TRY(create_types_and_trials(rf));
+  AS_TRY(create_types_and_trials(rf, info));
   AS_TRY(create_spec(rf, info->spec_text ? info->spec_text : ""));
   AS_TRY(create_bulk(rf, info));
   AS_TRY(segment_begin(rf));
@@ -726,6 +890,30 @@ cleanup:
   return st;
 }
 
+/* The memory types of the LABEL fields of an existing file: the native flavour of the file's
+ * own member types (the labels were the spec's when the file was made). */
+static as_status open_label_types(as_results *rf, const char *path) {
+  as_status st = AS_OK;
+  hid_t ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+  AS_H5_ID(ft, H5Dget_type(rf->trials));
+  for (int i = 0; i < N_LABELS; i++) {
+    int idx = H5Tget_member_index(ft, label_fields[i]);
+    AS_CHECK(idx >= 0, AS_ERR_MISMATCH, "%s: /trials has no field '%s'", path, label_fields[i]);
+    AS_H5_ID(mt, H5Tget_member_type(ft, (unsigned)idx));
+    H5T_class_t c = H5Tget_class(mt);
+    AS_CHECK(c == H5T_ENUM || c == H5T_INTEGER, AS_ERR_MISMATCH,
+             "%s: /trials field '%s' is neither an enum nor an integer", path, label_fields[i]);
+    AS_H5_ID(rf->label_mem[i],
+             c == H5T_ENUM ? H5Tget_native_type(mt, H5T_DIR_DEFAULT) : H5Tcopy(H5T_NATIVE_INT32));
+    H5Tclose(mt);
+    mt = H5I_INVALID_HID;
+  }
+cleanup:
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  return st;
+}
+
 as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode, as_results **out) {
   as_status st = AS_OK;
   as_results *rf = NULL;
@@ -739,7 +927,6 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   AS_CHECK(access(path, R_OK) == 0, AS_ERR_IO, "%s: not readable: %s", path, strerror(errno));
   AS_CHECK(has_hdf5_signature(path), AS_ERR_DATA,
            "%s is not an attnsweep results file (not an HDF5 file)", path);
-  AS_TRY(build_mem_types(rf));
   AS_H5_ID(fapl, make_fapl(rf->comm));
   AS_H5_ID(rf->file, H5Fopen(path, rf->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl));
   AS_CHECK(H5Aexists(rf->file, "schema_version") > 0 &&
@@ -753,6 +940,8 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
            (unsigned long long)version, AS_RESULTS_SCHEMA_VERSION);
   AS_H5_ID(rf->trials, H5Dopen2(rf->file, "trials", H5P_DEFAULT));
   AS_TRY(check_layout(rf, path));
+  AS_TRY(open_label_types(rf, path));
+  AS_TRY(build_mem_types(rf));
   AS_H5_ID(s, H5Dget_space(rf->trials));
   hssize_t n = H5Sget_simple_extent_npoints(s);
   AS_H5_CHECK(n);

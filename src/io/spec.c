@@ -15,145 +15,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/params.h"
 #include "attnsweep/record.h"
 #include "spec_impl.h"
 
-/* ---------------------------------------------------------------- schema */
+/* ---------------------------------------------------------------- schema
+ *
+ * The sweep keys are the table of params.h (as_params): their kinds, ranges, defaults and
+ * slots in as_trial come from there. This file holds only the spec's own structure (top
+ * level, the sweep algebra, output) and the checks that involve several keys. */
 
-typedef enum vkind { VK_NUM, VK_INT, VK_BOOL, VK_ENUM, VK_STR, VK_MAT, VK_INIT } vkind;
+typedef as_param keydef;
 
-/* Field ids, in the order axes vary within one mapping (first slowest). */
-typedef enum fid {
-  F_VFAMILY,
-  F_MFAMILY,
-  F_D,
-  F_N,
-  F_M_ROWS,
-  F_V_SCALE,
-  F_V_KPOS,
-  F_V_LAMBDA,
-  F_V_DIM_F,
-  F_V_RADIUS,
-  F_V_OBLIQUE,
-  F_V_GAP,
-  F_V_IMAG,
-  F_M_SCALE,
-  F_M_COND,
-  F_MARGIN,
-  F_V,
-  F_Q,
-  F_K,
-  F_M,
-  F_FILE,
-  F_FILE_INDEX,
-  F_FILE_MSCALE,
-  F_EPS,
-  F_PERTURB,
-  F_INIT,
-  F_INIT_KIND,
-  F_INIT_SCALE,
-  F_METHOD,
-  F_VARS,
-  F_T,
-  F_DT,
-  F_RTOL,
-  F_ATOL,
-  F_MAX_STEPS,
-  F_SETTLE_TOL,
-  F_SETTLE_WINDOW,
-  F_TRIPLE_SEED,
-  F_COUNT
-} fid;
+/* Index of a key in the table: also its enumeration rank within one mapping. */
+static int key_id(const keydef *k) {
+  return (int)(k - as_params);
+}
 
-enum { R_LO_OPEN = 1, R_NAN_OK = 2, R_INF_OK = 4 };
+/* A numeric range check for settings that are not sweep keys (replicates, ...). */
+static const keydef *setting(keydef *buf, const char *name, as_param_kind kind, double lo,
+                             double hi, int flags) {
+  memset(buf, 0, sizeof *buf);
+  buf->key = name;
+  buf->kind = kind;
+  buf->lo = lo;
+  buf->hi = hi;
+  buf->flags = flags;
+  return buf;
+}
 
-static const char *const perturb_labels[] = {"v", "m", "both"};
-static const char *const perturb_docs[] = {"V only", "M (Q and K) only", "V and M"};
-static const as_enum_table perturb_table = {"perturb", 3, perturb_labels, perturb_docs};
-static const char *const tseed_labels[] = {"per_trial", "per_parameters"};
-static const char *const tseed_docs[] = {"every trial draws its own triple",
-                                         "replicates share the triple of their parameters"};
-static const as_enum_table tseed_table = {"triple_seed", 2, tseed_labels, tseed_docs};
-
-typedef struct keydef {
-  const char *name;
-  fid id;
-  vkind kind;
-  const as_enum_table *etab; /* VK_ENUM */
-  double lo, hi;             /* VK_NUM, VK_INT: range (lo open with R_LO_OPEN) */
-  int flags;
-} keydef;
-
-#define BIG 1e300
-static const keydef keys[F_COUNT] = {
-    {"vfamily", F_VFAMILY, VK_ENUM, &as_vfamily_table, 0, 0, 0},
-    {"mfamily", F_MFAMILY, VK_ENUM, &as_mfamily_table, 0, 0, 0},
-    {"d", F_D, VK_INT, NULL, 1, 65536, 0},
-    {"n", F_N, VK_INT, NULL, 1, 100000, 0},
-    {"m_rows", F_M_ROWS, VK_INT, NULL, 0, 65536, 0},
-    {"v_scale", F_V_SCALE, VK_NUM, NULL, -BIG, BIG, 0},
-    {"v_kpos", F_V_KPOS, VK_INT, NULL, 0, 65536, 0},
-    {"v_lambda", F_V_LAMBDA, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"v_dim_f", F_V_DIM_F, VK_INT, NULL, 1, 65536, 0},
-    {"v_radius", F_V_RADIUS, VK_NUM, NULL, 0, BIG, 0},
-    {"v_oblique", F_V_OBLIQUE, VK_BOOL, NULL, 0, 0, 0},
-    {"v_gap", F_V_GAP, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"v_imag", F_V_IMAG, VK_NUM, NULL, -BIG, BIG, 0},
-    {"m_scale", F_M_SCALE, VK_NUM, NULL, -BIG, BIG, 0},
-    {"m_cond", F_M_COND, VK_NUM, NULL, 1, BIG, 0},
-    {"margin", F_MARGIN, VK_NUM, NULL, -BIG, BIG, R_NAN_OK},
-    {"V", F_V, VK_MAT, NULL, 0, 0, 0},
-    {"Q", F_Q, VK_MAT, NULL, 0, 0, 0},
-    {"K", F_K, VK_MAT, NULL, 0, 0, 0},
-    {"M", F_M, VK_MAT, NULL, 0, 0, 0},
-    {"file", F_FILE, VK_STR, NULL, 0, 0, 0},
-    {"file_index", F_FILE_INDEX, VK_INT, NULL, 0, INT_MAX, 0},
-    {"file_mscale", F_FILE_MSCALE, VK_NUM, NULL, -BIG, BIG, 0},
-    {"eps", F_EPS, VK_NUM, NULL, 0, BIG, 0},
-    {"perturb", F_PERTURB, VK_ENUM, &perturb_table, 0, 0, 0},
-    {"init", F_INIT, VK_INIT, NULL, 0, 0, 0},
-    {"init_kind", F_INIT_KIND, VK_ENUM, &as_init_table, 0, 0, 0},
-    {"init_scale", F_INIT_SCALE, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"method", F_METHOD, VK_ENUM, &as_method_table, 0, 0, 0},
-    {"vars", F_VARS, VK_ENUM, &as_vars_table, 0, 0, 0},
-    {"T", F_T, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"dt", F_DT, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"rtol", F_RTOL, VK_NUM, NULL, 0, BIG, R_LO_OPEN},
-    {"atol", F_ATOL, VK_NUM, NULL, 0, BIG, 0},
-    {"max_steps", F_MAX_STEPS, VK_INT, NULL, 1, 1e15, 0},
-    {"settle_tol", F_SETTLE_TOL, VK_NUM, NULL, 0, BIG, 0},
-    {"settle_window", F_SETTLE_WINDOW, VK_NUM, NULL, 0, BIG, 0},
-    {"triple_seed", F_TRIPLE_SEED, VK_ENUM, &tseed_table, 0, 0, 0},
-};
+#define BIG AS_BIG
+enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_OK };
+#define F_COUNT AS_PARAM_COUNT
 
 static const char *const top_keys[] = {
     "name",   "description",    "seed",  "replicates", "spectral_threshold",
     "output", "flush_interval", "sweep", "defaults",   NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
-static const char *const init_keys[] = {"kind", "scale", "data", "file", "dataset", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
 
 /* ---------------------------------------------------------------- parsed structures */
 
-typedef struct sinit {
-  int has_kind, has_scale;
-  as_init kind;
-  double scale;
-  double *data; /* rows x cols, or NULL */
-  int rows, cols;
-  const as_sn *data_node;
-  const char *file, *dataset;
-} sinit;
+struct sinit;
 
 typedef struct sval {
-  const as_sn *node; /* where the value is written */
-  double num;        /* VK_NUM, VK_INT (integral), VK_BOOL (0/1), VK_ENUM (value) */
-  const char *str;   /* VK_STR */
-  double *mat;       /* VK_MAT: rows x cols row-major */
-  int rows, cols;
-  sinit *init; /* VK_INIT */
+  const as_sn *node;  /* where the value is written */
+  double num;         /* NUM, INT, I64 (integral), BOOL (0/1), ENUM (value) */
+  const char *str;    /* TEXT */
+  int32_t id;         /* TEXT: label id among the distinct values of the key */
+  double *mat;        /* MAT: rows x cols row-major */
+  int rows, cols;     /* MAT */
+  uint64_t hash;      /* MAT: as_matref_hash */
+  struct sinit *init; /* GROUP */
 } sval;
+
+/* A GROUP value (`init: {kind: .., scale: ..}`): the member keys it sets. */
+#define MAX_MEMBERS 8
+typedef struct sinit {
+  int n;
+  const keydef *key[MAX_MEMBERS];
+  sval val[MAX_MEMBERS];
+} sinit;
 
 typedef struct axis {
   const keydef *key;
@@ -208,6 +131,11 @@ struct as_spec {
   axref *axes;
   int ndefaults; /* `defaults`: fixed values applied before each case's own */
   const axis *defaults[F_COUNT];
+  /* Labels of the TEXT keys: the distinct values in order of first appearance (a value's
+   * sval.id indexes them); case names are the cases'. */
+  const char **labels[F_COUNT];
+  int nlabels[F_COUNT], caplabels[F_COUNT];
+  const char **case_names; /* ncases */
 };
 
 #define MAX_CASES 10000
@@ -247,10 +175,10 @@ static void suggest(const char *word, const char *const *cands, const as_enum_ta
     buf[0] = '\0';
 }
 
+/* A sweep key (not a member of a group such as init.data), or NULL. */
 static const keydef *find_key(const char *name) {
-  for (int i = 0; i < F_COUNT; i++)
-    if (strcmp(keys[i].name, name) == 0) return &keys[i];
-  return NULL;
+  const keydef *k = as_param_find(name);
+  return k && !(k->flags & AS_PF_INIT_PART) ? k : NULL;
 }
 
 static int in_list(const char *name, const char *const *list) {
@@ -266,7 +194,8 @@ static void unknown_key(as_spec_cx *cx, const as_sn *k, const char *where, const
   int n = 0;
   for (int i = 0; list[i] && n < F_COUNT + 15; i++) cands[n++] = list[i];
   if (with_axes)
-    for (int i = 0; i < F_COUNT; i++) cands[n++] = keys[i].name;
+    for (int i = 0; i < F_COUNT; i++)
+      if (!(as_params[i].flags & AS_PF_INIT_PART)) cands[n++] = as_params[i].key;
   cands[n] = NULL;
   char hint[96];
   suggest(k->text, cands, NULL, hint, sizeof hint);
@@ -293,10 +222,10 @@ static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
   double x;
   if (!scalar_number(v, &x)) {
     if (v->kind == AS_SN_SCALAR)
-      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s'%s'", k->name,
+      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s'%s'", k->key,
                    v->quoted ? "the string " : "", v->text);
     else
-      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s", k->name, kind_name(v));
+      as_spec_note(cx, v->line, v->col, "%s: expected a number, got %s", k->key, kind_name(v));
     return 0;
   }
   if (isnan(x)) {
@@ -304,17 +233,17 @@ static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
       *out = x;
       return 1;
     }
-    as_spec_note(cx, v->line, v->col, "%s: NaN is not allowed", k->name);
+    as_spec_note(cx, v->line, v->col, "%s: NaN is not allowed", k->key);
     return 0;
   }
   if (isinf(x) && !(k->flags & R_INF_OK)) {
-    as_spec_note(cx, v->line, v->col, "%s: must be finite, got %s", k->name, v->text);
+    as_spec_note(cx, v->line, v->col, "%s: must be finite, got %s", k->key, v->text);
     return 0;
   }
   int lo_bad = (k->flags & R_LO_OPEN) ? !(x > k->lo) : !(x >= k->lo);
   if (lo_bad || x > k->hi) {
     char lo[32], hi[32];
-    if (k->kind == VK_INT) {
+    if (k->kind == AS_PK_INT || k->kind == AS_PK_I64) {
       snprintf(lo, sizeof lo, "%.0f", k->lo);
       snprintf(hi, sizeof hi, "%.0f", k->hi);
     } else {
@@ -322,10 +251,10 @@ static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
       snprintf(hi, sizeof hi, "%g", k->hi);
     }
     if (k->hi >= BIG)
-      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be %s %s", k->name, v->text,
+      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be %s %s", k->key, v->text,
                    (k->flags & R_LO_OPEN) ? ">" : ">=", lo);
     else
-      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be in %s%s, %s]", k->name,
+      as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be in %s%s, %s]", k->key,
                    v->text, (k->flags & R_LO_OPEN) ? "(" : "[", lo, hi);
     return 0;
   }
@@ -337,10 +266,10 @@ static int parse_int(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
   double x;
   if (!scalar_number(v, &x) || !isfinite(x) || x != floor(x)) {
     if (v->kind == AS_SN_SCALAR)
-      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s'%s'", k->name,
+      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s'%s'", k->key,
                    v->quoted ? "the string " : "", v->text);
     else
-      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s", k->name, kind_name(v));
+      as_spec_note(cx, v->line, v->col, "%s: expected an integer, got %s", k->key, kind_name(v));
     return 0;
   }
   return parse_num(cx, v, k, out);
@@ -446,48 +375,52 @@ static int parse_matrix(as_spec_cx *cx, const as_sn *v, const char *name, double
   return 1;
 }
 
-static int parse_init(as_spec_cx *cx, const as_sn *v, sinit **out) {
+static int parse_value(as_spec_cx *cx, const keydef *k, const as_sn *v, sval *out);
+
+/* The member key of a group for the member name written (`init: {scale: 2}` -> init_scale). */
+static const keydef *group_member(const keydef *group, const char *member) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_%s", group->key, member);
+  return as_param_find(name);
+}
+
+static int parse_group(as_spec_cx *cx, const keydef *g, const as_sn *v, sinit **out) {
   sinit *in = as_arena_alloc(cx->arena, sizeof *in);
   if (!in) return 0;
-  int ok = 1;
-  if (v->kind == AS_SN_SCALAR) { /* shorthand: init: gauss */
-    int e;
-    if (!parse_enum(cx, v, "init", &as_init_table, &e)) return 0;
-    in->has_kind = 1;
-    in->kind = (as_init)e;
+  const keydef *kind = group_member(g, "kind");
+  if (v->kind == AS_SN_SCALAR && kind) { /* shorthand: init: gauss */
+    in->key[0] = kind;
+    in->n = 1;
+    if (!parse_value(cx, kind, v, &in->val[0])) return 0;
     *out = in;
     return 1;
   }
   if (v->kind != AS_SN_MAP) {
-    as_spec_note(cx, v->line, v->col, "init: expected a mapping {kind, scale, ...}, got %s",
+    as_spec_note(cx, v->line, v->col, "%s: expected a mapping {kind, scale, ...}, got %s", g->key,
                  kind_name(v));
     return 0;
   }
+  int ok = 1;
   for (int i = 0; i < v->n; i++) {
     const as_sn *k = v->items[2 * i], *x = v->items[2 * i + 1];
     if (k->kind != AS_SN_SCALAR) continue;
-    if (strcmp(k->text, "kind") == 0) {
-      int e;
-      if (parse_enum(cx, x, "init.kind", &as_init_table, &e)) {
-        in->has_kind = 1;
-        in->kind = (as_init)e;
-      } else {
-        ok = 0;
-      }
-    } else if (strcmp(k->text, "scale") == 0) {
-      ok &= parse_num(cx, x, &keys[F_INIT_SCALE], &in->scale);
-      in->has_scale = 1;
-    } else if (strcmp(k->text, "data") == 0) {
-      ok &= parse_matrix(cx, x, "init.data", &in->data, &in->rows, &in->cols);
-      in->data_node = x;
-    } else if (strcmp(k->text, "file") == 0) {
-      ok &= parse_str(cx, x, "init.file", &in->file);
-    } else if (strcmp(k->text, "dataset") == 0) {
-      ok &= parse_str(cx, x, "init.dataset", &in->dataset);
-    } else {
-      unknown_key(cx, k, "init", init_keys, 0);
+    const keydef *m = group_member(g, k->text);
+    if (!m || in->n == MAX_MEMBERS) {
+      /* The members are the keys named <group>_<member> in the table. */
+      const char *members[MAX_MEMBERS + 1];
+      int nm = 0;
+      size_t gl = strlen(g->key);
+      for (int j = 0; j < F_COUNT && nm < MAX_MEMBERS; j++)
+        if (strncmp(as_params[j].key, g->key, gl) == 0 && as_params[j].key[gl] == '_')
+          members[nm++] = as_params[j].key + gl + 1;
+      members[nm] = NULL;
+      unknown_key(cx, k, g->key, members, 0);
       ok = 0;
+      continue;
     }
+    in->key[in->n] = m;
+    ok &= parse_value(cx, m, x, &in->val[in->n]);
+    in->n++;
   }
   *out = in;
   return ok;
@@ -497,24 +430,28 @@ static int parse_value(as_spec_cx *cx, const keydef *k, const as_sn *v, sval *ou
   int e = 0, b = 0;
   out->node = v;
   switch (k->kind) {
-  case VK_NUM:
+  case AS_PK_NUM:
     return parse_num(cx, v, k, &out->num);
-  case VK_INT:
+  case AS_PK_INT:
+  case AS_PK_I64:
     return parse_int(cx, v, k, &out->num);
-  case VK_BOOL:
-    if (!parse_bool(cx, v, k->name, &b)) return 0;
+  case AS_PK_BOOL:
+    if (!parse_bool(cx, v, k->key, &b)) return 0;
     out->num = b;
     return 1;
-  case VK_ENUM:
-    if (!parse_enum(cx, v, k->name, k->etab, &e)) return 0;
+  case AS_PK_ENUM:
+    if (!parse_enum(cx, v, k->key, k->etab, &e)) return 0;
     out->num = e;
     return 1;
-  case VK_STR:
-    return parse_str(cx, v, k->name, &out->str);
-  case VK_MAT:
-    return parse_matrix(cx, v, k->name, &out->mat, &out->rows, &out->cols);
-  case VK_INIT:
-    return parse_init(cx, v, &out->init);
+  case AS_PK_TEXT:
+    out->id = -1;
+    return parse_str(cx, v, k->key, &out->str);
+  case AS_PK_MAT:
+    if (!parse_matrix(cx, v, k->key, &out->mat, &out->rows, &out->cols)) return 0;
+    out->hash = as_matref_hash(out->mat, out->rows, out->cols);
+    return 1;
+  case AS_PK_GROUP:
+    return parse_group(cx, k, v, &out->init);
   }
   return 0;
 }
@@ -537,19 +474,19 @@ static term *new_term(as_spec_cx *cx, tkind kind, int n) {
  * matrices, one matrix; for init, one mapping) is a fixed value. */
 static term *parse_axis(as_spec_cx *cx, const keydef *k, const as_sn *knode, const as_sn *v) {
   int is_list = 0;
-  if (k->kind == VK_MAT) {
+  if (k->kind == AS_PK_MAT) {
     is_list = v->kind == AS_SN_SEQ && v->n > 0 && v->items[0]->kind == AS_SN_SEQ &&
               v->items[0]->n > 0 && v->items[0]->items[0]->kind == AS_SN_SEQ;
   } else {
     is_list = v->kind == AS_SN_SEQ;
   }
   if (is_list && v->n == 0) {
-    as_spec_note(cx, v->line, v->col, "%s: empty axis (a list needs at least one value)", k->name);
+    as_spec_note(cx, v->line, v->col, "%s: empty axis (a list needs at least one value)", k->key);
     return NULL;
   }
-  if (!is_list && v->kind == AS_SN_MAP && k->kind != VK_INIT) {
+  if (!is_list && v->kind == AS_SN_MAP && k->kind != AS_PK_GROUP) {
     as_spec_note(cx, v->line, v->col, "%s: expected a value or a list of values, got a mapping",
-                 k->name);
+                 k->key);
     return NULL;
   }
   int n = is_list ? v->n : 1;
@@ -560,9 +497,9 @@ static term *parse_axis(as_spec_cx *cx, const keydef *k, const as_sn *knode, con
   int ok = 1;
   for (int i = 0; i < n; i++) {
     const as_sn *x = is_list ? v->items[i] : v;
-    if (is_list && x->kind == AS_SN_SEQ && k->kind != VK_MAT) {
+    if (is_list && x->kind == AS_SN_SEQ && k->kind != AS_PK_MAT) {
       as_spec_note(cx, x->line, x->col, "%s: a list inside an axis (nested lists are not values)",
-                   k->name);
+                   k->key);
       ok = 0;
       continue;
     }
@@ -784,7 +721,7 @@ static int eval_node(as_spec_cx *cx, const as_sn *node, caselist *out) {
   if (!ok) return 0;
   /* The mapping's own axes vary in schema order (first slowest), then the structure. */
   for (int i = 1; i < na; i++)
-    for (int j = i; j > 0 && axes[j]->ax->key->id < axes[j - 1]->ax->key->id; j--) {
+    for (int j = i; j > 0 && key_id(axes[j]->ax->key) < key_id(axes[j - 1]->ax->key); j--) {
       term *tmp = axes[j];
       axes[j] = axes[j - 1];
       axes[j - 1] = tmp;
@@ -821,162 +758,56 @@ static int eval_node(as_spec_cx *cx, const as_sn *node, caselist *out) {
 
 typedef struct point {
   as_trial t;
-  const as_sn *src[F_COUNT]; /* node that set each field (NULL: default) */
-  int v_rows, v_cols, q_rows, q_cols, k_rows, k_cols, m_r, m_c;
-  int init_rows, init_cols, init_kind_set, init_data_set, init_file_set;
-  const as_sn *init_data_node;
-  int per_params;
+  const as_sn *src[F_COUNT]; /* node that set each key (NULL: default) */
 } point;
 
+/* Writes value v of key k into its slot of the trial (the table's `slot` column). */
+static void set_slot(point *pt, const keydef *k, const sval *v) {
+  char *slot = (char *)&pt->t + k->offset;
+  pt->src[key_id(k)] = v->node;
+  switch (k->kind) {
+  case AS_PK_NUM:
+    memcpy(slot, &v->num, sizeof v->num);
+    break;
+  case AS_PK_INT:
+  case AS_PK_ENUM: {
+    int x = (int)v->num;
+    memcpy(slot, &x, sizeof x);
+    break;
+  }
+  case AS_PK_I64: {
+    int64_t x = (int64_t)v->num;
+    memcpy(slot, &x, sizeof x);
+    break;
+  }
+  case AS_PK_BOOL: {
+    bool x = v->num != 0;
+    memcpy(slot, &x, sizeof x);
+    break;
+  }
+  case AS_PK_TEXT: {
+    as_text x = {v->str, v->id};
+    memcpy(slot, &x, sizeof x);
+    break;
+  }
+  case AS_PK_MAT: {
+    as_matref x = {v->mat, v->rows, v->cols, v->hash};
+    memcpy(slot, &x, sizeof x);
+    break;
+  }
+  case AS_PK_GROUP:
+    for (int i = 0; i < v->init->n; i++) set_slot(pt, v->init->key[i], &v->init->val[i]);
+    break;
+  }
+}
+
+/* The enum and int slots are written as int: the trial's enums must be int sized. */
+_Static_assert(sizeof(as_vfamily) == sizeof(int) && sizeof(as_init) == sizeof(int) &&
+                   sizeof(as_tseed) == sizeof(int),
+               "enum slots are written as int");
+
 static void assign(point *pt, const axis *ax, uint64_t j) {
-  const sval *v = &ax->vals[j];
-  as_trial *t = &pt->t;
-  pt->src[ax->key->id] = v->node;
-  switch (ax->key->id) {
-  case F_VFAMILY:
-    t->triple.vfamily = (as_vfamily)(int)v->num;
-    break;
-  case F_MFAMILY:
-    t->triple.mfamily = (as_mfamily)(int)v->num;
-    break;
-  case F_D:
-    t->d = (int)v->num;
-    break;
-  case F_N:
-    t->n = (int)v->num;
-    break;
-  case F_M_ROWS:
-    t->triple.m_rows = (int)v->num;
-    break;
-  case F_V_SCALE:
-    t->triple.v_scale = v->num;
-    break;
-  case F_V_KPOS:
-    t->triple.v_kpos = (int)v->num;
-    break;
-  case F_V_LAMBDA:
-    t->triple.v_lambda = v->num;
-    break;
-  case F_V_DIM_F:
-    t->triple.v_dim_f = (int)v->num;
-    break;
-  case F_V_RADIUS:
-    t->triple.v_radius = v->num;
-    break;
-  case F_V_OBLIQUE:
-    t->triple.v_oblique = v->num != 0;
-    break;
-  case F_V_GAP:
-    t->triple.v_gap = v->num;
-    break;
-  case F_V_IMAG:
-    t->triple.v_imag = v->num;
-    break;
-  case F_M_SCALE:
-    t->triple.m_scale = v->num;
-    break;
-  case F_M_COND:
-    t->triple.m_cond = v->num;
-    break;
-  case F_MARGIN:
-    t->triple.margin = v->num;
-    break;
-  case F_V:
-    t->triple.v_data = v->mat;
-    pt->v_rows = v->rows;
-    pt->v_cols = v->cols;
-    break;
-  case F_Q:
-    t->triple.q_data = v->mat;
-    pt->q_rows = v->rows;
-    pt->q_cols = v->cols;
-    break;
-  case F_K:
-    t->triple.k_data = v->mat;
-    pt->k_rows = v->rows;
-    pt->k_cols = v->cols;
-    break;
-  case F_M:
-    t->triple.m_data = v->mat;
-    pt->m_r = v->rows;
-    pt->m_c = v->cols;
-    break;
-  case F_FILE:
-    t->triple.file = v->str;
-    break;
-  case F_FILE_INDEX:
-    t->triple.file_index = (int)v->num;
-    break;
-  case F_FILE_MSCALE:
-    t->triple.file_mscale = v->num;
-    break;
-  case F_EPS:
-    t->triple.eps = v->num;
-    break;
-  case F_PERTURB:
-    t->triple.perturb = (as_perturb_target)(int)v->num;
-    break;
-  case F_INIT: {
-    const sinit *in = v->init;
-    if (in->has_kind) {
-      t->init.kind = in->kind;
-      pt->init_kind_set = 1;
-    }
-    if (in->has_scale) t->init.scale = in->scale;
-    if (in->data) {
-      t->init.data = in->data;
-      pt->init_rows = in->rows;
-      pt->init_cols = in->cols;
-      pt->init_data_set = 1;
-      pt->init_data_node = in->data_node;
-    }
-    if (in->file) {
-      t->init.file = in->file;
-      pt->init_file_set = 1;
-    }
-    if (in->dataset) t->init.dataset = in->dataset;
-    break;
-  }
-  case F_INIT_KIND:
-    t->init.kind = (as_init)(int)v->num;
-    pt->init_kind_set = 1;
-    break;
-  case F_INIT_SCALE:
-    t->init.scale = v->num;
-    break;
-  case F_METHOD:
-    t->integ.method = (as_method)(int)v->num;
-    break;
-  case F_VARS:
-    t->integ.vars = (as_vars)(int)v->num;
-    break;
-  case F_T:
-    t->integ.T = v->num;
-    break;
-  case F_DT:
-    t->integ.dt = v->num;
-    break;
-  case F_RTOL:
-    t->integ.rtol = v->num;
-    break;
-  case F_ATOL:
-    t->integ.atol = v->num;
-    break;
-  case F_MAX_STEPS:
-    t->integ.max_steps = (int64_t)v->num;
-    break;
-  case F_SETTLE_TOL:
-    t->integ.settle_tol = v->num;
-    break;
-  case F_SETTLE_WINDOW:
-    t->integ.settle_window = v->num;
-    break;
-  case F_TRIPLE_SEED:
-    pt->per_params = (int)v->num;
-    break;
-  case F_COUNT:
-    break;
-  }
+  set_slot(pt, ax->key, &ax->vals[j]);
 }
 
 static void walk(point *pt, const term *t, uint64_t q) {
@@ -997,25 +828,25 @@ static void walk(point *pt, const term *t, uint64_t q) {
   }
 }
 
+#define SRC(key) pt->src[AS_P_##key]
+
 /* Point q of case c, with the inferences documented in docs/spec.md. */
 static void resolve_point(const as_spec *s, int c, uint64_t q, point *pt) {
   memset(pt, 0, sizeof *pt);
   as_trial_defaults(&pt->t);
-  pt->per_params = 0;
   for (int i = 0; i < s->ndefaults; i++) assign(pt, s->defaults[i], 0);
   walk(pt, s->cases[c].t, q);
   as_trial *t = &pt->t;
-  if (t->triple.v_data && !pt->src[F_VFAMILY]) t->triple.vfamily = AS_V_EXPLICIT;
-  if ((t->triple.m_data || t->triple.q_data || t->triple.k_data) && !pt->src[F_MFAMILY])
-    t->triple.mfamily = AS_M_EXPLICIT;
-  if (t->triple.v_data && !pt->src[F_D]) t->d = pt->v_rows;
-  if (!pt->src[F_D] && !t->triple.v_data && t->triple.m_data) t->d = pt->m_r;
-  if (!pt->src[F_D] && (t->triple.vfamily == AS_V_SCALAR || t->triple.mfamily == AS_M_SCALAR))
-    t->d = 1;
-  if (t->triple.q_data && !pt->src[F_M_ROWS]) t->triple.m_rows = pt->q_rows;
-  if (pt->init_data_set && !pt->init_kind_set) t->init.kind = AS_INIT_EXPLICIT;
-  if (pt->init_file_set && !pt->init_kind_set) t->init.kind = AS_INIT_FILE;
-  if (pt->init_data_set && !pt->src[F_N]) t->n = pt->init_rows;
+  as_triple_spec *tr = &t->triple;
+  if (tr->V.data && !SRC(vfamily)) tr->vfamily = AS_V_EXPLICIT;
+  if ((tr->M.data || tr->Q.data || tr->K.data) && !SRC(mfamily)) tr->mfamily = AS_M_EXPLICIT;
+  if (tr->V.data && !SRC(d)) t->d = tr->V.rows;
+  if (!SRC(d) && !tr->V.data && tr->M.data) t->d = tr->M.rows;
+  if (!SRC(d) && (tr->vfamily == AS_V_SCALAR || tr->mfamily == AS_M_SCALAR)) t->d = 1;
+  if (tr->Q.data && !SRC(m_rows)) tr->m_rows = tr->Q.rows;
+  if (t->init.data.data && !SRC(init_kind)) t->init.kind = AS_INIT_EXPLICIT;
+  if (t->init.file.text && !SRC(init_kind)) t->init.kind = AS_INIT_FILE;
+  if (t->init.data.data && !SRC(n)) t->n = t->init.data.rows;
   t->case_id = (uint32_t)c;
   t->case_name = s->cases[c].name;
   t->master_seed = s->seed;
@@ -1024,7 +855,7 @@ static void resolve_point(const as_spec *s, int c, uint64_t q, point *pt) {
 
 /* ---------------------------------------------------------------- cross checks */
 
-static const as_sn *src_or(const point *pt, fid a, fid b) {
+static const as_sn *src_or(const point *pt, as_param_id a, as_param_id b) {
   return pt->src[a] ? pt->src[a] : pt->src[b];
 }
 
@@ -1042,84 +873,88 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
   const char *vf = as_enum_label(&as_vfamily_table, tr->vfamily);
   const char *mf = as_enum_label(&as_mfamily_table, tr->mfamily);
   if ((tr->vfamily == AS_V_SCALAR || tr->mfamily == AS_M_SCALAR) && d != 1)
-    DIAG_AT(src_or(pt, F_D, tr->vfamily == AS_V_SCALAR ? F_VFAMILY : F_MFAMILY),
+    DIAG_AT(src_or(pt, AS_P_d, tr->vfamily == AS_V_SCALAR ? AS_P_vfamily : AS_P_mfamily),
             "case '%s': the scalar families need d = 1, got d = %d", cname, d);
   if (tr->vfamily == AS_V_SYMMETRIC && tr->v_kpos > d)
-    DIAG_AT(src_or(pt, F_V_KPOS, F_D), "case '%s': v_kpos = %d exceeds d = %d", cname, tr->v_kpos,
-            d);
+    DIAG_AT(src_or(pt, AS_P_v_kpos, AS_P_d), "case '%s': v_kpos = %d exceeds d = %d", cname,
+            tr->v_kpos, d);
   if (tr->vfamily == AS_V_PARANORMAL) {
     if (tr->v_dim_f > d)
-      DIAG_AT(src_or(pt, F_V_DIM_F, F_D), "case '%s': v_dim_f = %d exceeds d = %d", cname,
+      DIAG_AT(src_or(pt, AS_P_v_dim_f, AS_P_d), "case '%s': v_dim_f = %d exceeds d = %d", cname,
               tr->v_dim_f, d);
     if (!(tr->v_radius < tr->v_lambda))
-      DIAG_AT(src_or(pt, F_V_RADIUS, F_V_LAMBDA),
+      DIAG_AT(src_or(pt, AS_P_v_radius, AS_P_v_lambda),
               "case '%s': paranormal V needs v_radius < v_lambda, got %g >= %g", cname,
               tr->v_radius, tr->v_lambda);
   }
   if (tr->vfamily == AS_V_COMPLEX) {
     if (d < 2)
-      DIAG_AT(src_or(pt, F_D, F_VFAMILY), "case '%s': a complex leading pair needs d >= 2", cname);
+      DIAG_AT(src_or(pt, AS_P_d, AS_P_vfamily), "case '%s': a complex leading pair needs d >= 2",
+              cname);
     if (tr->v_imag == 0)
-      DIAG_AT(src_or(pt, F_V_IMAG, F_VFAMILY), "case '%s': vfamily complex needs v_imag != 0",
+      DIAG_AT(src_or(pt, AS_P_v_imag, AS_P_vfamily), "case '%s': vfamily complex needs v_imag != 0",
               cname);
   }
   /* Explicit matrices. */
-  if (tr->vfamily == AS_V_EXPLICIT && !tr->v_data)
-    DIAG_AT(pt->src[F_VFAMILY], "case '%s': vfamily explicit needs V", cname);
-  if (tr->v_data && tr->vfamily != AS_V_EXPLICIT)
-    DIAG_AT(pt->src[F_V], "case '%s': V is given but vfamily is %s (use explicit)", cname, vf);
-  if (tr->v_data && (pt->v_rows != d || pt->v_cols != d))
-    DIAG_AT(pt->src[F_V], "case '%s': V is %d x %d but d = %d", cname, pt->v_rows, pt->v_cols, d);
-  int qk = tr->q_data || tr->k_data;
-  if (tr->mfamily == AS_M_EXPLICIT && !tr->m_data && !(tr->q_data && tr->k_data))
-    DIAG_AT(src_or(pt, F_MFAMILY, tr->q_data ? F_Q : F_K),
+  if (tr->vfamily == AS_V_EXPLICIT && !tr->V.data)
+    DIAG_AT(pt->src[AS_P_vfamily], "case '%s': vfamily explicit needs V", cname);
+  if (tr->V.data && tr->vfamily != AS_V_EXPLICIT)
+    DIAG_AT(pt->src[AS_P_V], "case '%s': V is given but vfamily is %s (use explicit)", cname, vf);
+  if (tr->V.data && (tr->V.rows != d || tr->V.cols != d))
+    DIAG_AT(pt->src[AS_P_V], "case '%s': V is %d x %d but d = %d", cname, tr->V.rows, tr->V.cols,
+            d);
+  int qk = tr->Q.data || tr->K.data;
+  if (tr->mfamily == AS_M_EXPLICIT && !tr->M.data && !(tr->Q.data && tr->K.data))
+    DIAG_AT(src_or(pt, AS_P_mfamily, tr->Q.data ? AS_P_Q : AS_P_K),
             "case '%s': mfamily explicit needs M, or both Q and K", cname);
-  if ((tr->m_data || qk) && tr->mfamily != AS_M_EXPLICIT)
-    DIAG_AT(tr->m_data ? pt->src[F_M] : src_or(pt, F_Q, F_K),
+  if ((tr->M.data || qk) && tr->mfamily != AS_M_EXPLICIT)
+    DIAG_AT(tr->M.data ? pt->src[AS_P_M] : src_or(pt, AS_P_Q, AS_P_K),
             "case '%s': Q/K/M given but mfamily is %s (use explicit)", cname, mf);
-  if (tr->m_data && qk)
-    DIAG_AT(pt->src[F_M], "case '%s': give either M or Q and K, not both", cname);
-  if (tr->q_data && !tr->k_data) DIAG_AT(pt->src[F_Q], "case '%s': Q is given without K", cname);
-  if (tr->k_data && !tr->q_data) DIAG_AT(pt->src[F_K], "case '%s': K is given without Q", cname);
-  if (tr->m_data && (pt->m_r != d || pt->m_c != d))
-    DIAG_AT(pt->src[F_M], "case '%s': M is %d x %d but d = %d", cname, pt->m_r, pt->m_c, d);
-  if (tr->q_data && (pt->q_cols != d || (tr->m_rows > 0 && pt->q_rows != tr->m_rows)))
-    DIAG_AT(pt->src[F_Q], "case '%s': Q is %d x %d but must be m x d = %d x %d", cname, pt->q_rows,
-            pt->q_cols, tr->m_rows > 0 ? tr->m_rows : d, d);
-  if (tr->k_data && tr->q_data && (pt->k_rows != pt->q_rows || pt->k_cols != pt->q_cols))
-    DIAG_AT(pt->src[F_K], "case '%s': K is %d x %d but Q is %d x %d", cname, pt->k_rows, pt->k_cols,
-            pt->q_rows, pt->q_cols);
+  if (tr->M.data && qk)
+    DIAG_AT(pt->src[AS_P_M], "case '%s': give either M or Q and K, not both", cname);
+  if (tr->Q.data && !tr->K.data) DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is given without K", cname);
+  if (tr->K.data && !tr->Q.data) DIAG_AT(pt->src[AS_P_K], "case '%s': K is given without Q", cname);
+  if (tr->M.data && (tr->M.rows != d || tr->M.cols != d))
+    DIAG_AT(pt->src[AS_P_M], "case '%s': M is %d x %d but d = %d", cname, tr->M.rows, tr->M.cols,
+            d);
+  if (tr->Q.data && (tr->Q.cols != d || (tr->m_rows > 0 && tr->Q.rows != tr->m_rows)))
+    DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is %d x %d but must be m x d = %d x %d", cname,
+            tr->Q.rows, tr->Q.cols, tr->m_rows > 0 ? tr->m_rows : d, d);
+  if (tr->K.data && tr->Q.data && (tr->K.rows != tr->Q.rows || tr->K.cols != tr->Q.cols))
+    DIAG_AT(pt->src[AS_P_K], "case '%s': K is %d x %d but Q is %d x %d", cname, tr->K.rows,
+            tr->K.cols, tr->Q.rows, tr->Q.cols);
   /* Files. */
   int vfile = tr->vfamily == AS_V_FILE, mfile = tr->mfamily == AS_M_FILE;
-  if ((vfile || mfile) && !tr->file)
-    DIAG_AT(src_or(pt, vfile ? F_VFAMILY : F_MFAMILY, F_MFAMILY),
+  if ((vfile || mfile) && !tr->file.text)
+    DIAG_AT(src_or(pt, vfile ? AS_P_vfamily : AS_P_mfamily, AS_P_mfamily),
             "case '%s': the file families need `file`", cname);
-  if (tr->file && !vfile && !mfile)
-    DIAG_AT(pt->src[F_FILE], "case '%s': file is given but neither vfamily nor mfamily is file",
+  if (tr->file.text && !vfile && !mfile)
+    DIAG_AT(pt->src[AS_P_file], "case '%s': file is given but neither vfamily nor mfamily is file",
             cname);
   /* Initial tokens. */
   if (t->init.kind == AS_INIT_EXPLICIT) {
-    if (!t->init.data)
-      DIAG_AT(src_or(pt, F_INIT, F_INIT_KIND), "case '%s': init kind explicit needs data", cname);
-    else if (pt->init_rows != t->n || pt->init_cols != d)
-      DIAG_AT(pt->init_data_node ? pt->init_data_node : pt->src[F_INIT],
-              "case '%s': init data is %d x %d but must be n x d = %d x %d", cname, pt->init_rows,
-              pt->init_cols, t->n, d);
-  } else if (t->init.data) {
-    DIAG_AT(src_or(pt, F_INIT_KIND, F_INIT),
+    if (!t->init.data.data)
+      DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind), "case '%s': init kind explicit needs data",
+              cname);
+    else if (t->init.data.rows != t->n || t->init.data.cols != d)
+      DIAG_AT(src_or(pt, AS_P_init_data, AS_P_init),
+              "case '%s': init data is %d x %d but must be n x d = %d x %d", cname,
+              t->init.data.rows, t->init.data.cols, t->n, d);
+  } else if (t->init.data.data) {
+    DIAG_AT(src_or(pt, AS_P_init_kind, AS_P_init),
             "case '%s': init data is given but init kind is %s (use explicit)", cname,
             as_enum_label(&as_init_table, t->init.kind));
   }
-  if (t->init.kind == AS_INIT_FILE && (!t->init.file || !t->init.dataset))
-    DIAG_AT(src_or(pt, F_INIT, F_INIT_KIND), "case '%s': init kind file needs file and dataset",
-            cname);
+  if (t->init.kind == AS_INIT_FILE && (!t->init.file.text || !t->init.dataset.text))
+    DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind),
+            "case '%s': init kind file needs file and dataset", cname);
   /* Integration. */
   if (t->integ.dt > t->integ.T)
-    DIAG_AT(src_or(pt, F_DT, F_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,
+    DIAG_AT(src_or(pt, AS_P_dt, AS_P_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,
             t->integ.T);
   for (int i = 0; i < t->output.n_snapshots; i++)
     if (t->output.snapshot_times[i] > t->integ.T) {
-      DIAG_AT(pt->src[F_T], "case '%s': output snapshot time %g is beyond T = %g", cname,
+      DIAG_AT(pt->src[AS_P_T], "case '%s': output snapshot time %g is beyond T = %g", cname,
               t->output.snapshot_times[i], t->integ.T);
       break;
     }
@@ -1150,10 +985,11 @@ static int parse_output(as_spec_cx *cx, const as_sn *v, as_output_spec *o) {
         ok = 0;
         continue;
       }
-      static const keydef tk = {"output.snapshots", F_T, VK_NUM, NULL, 0, BIG, 0};
+      keydef tkb;
+      const keydef *tk = setting(&tkb, "output.snapshots", AS_PK_NUM, 0, BIG, 0);
       for (int j = 0; j < x->n; j++) {
         double tv = 0;
-        if (!parse_num(cx, x->items[j], &tk, &tv)) {
+        if (!parse_num(cx, x->items[j], tk, &tv)) {
           ok = 0;
           continue;
         }
@@ -1187,11 +1023,11 @@ static void collect_axes(as_spec_cx *cx, as_spec *s, const term *t, int c, const
                          const char *cname) {
   if (t->kind == T_AXIS) {
     const axis *ax = t->ax;
-    fid id = ax->key->id;
+    int id = key_id(ax->key);
     /* The same key twice in one case: the later one would silently win. */
     if (seen[id] && seen[id] != ax->knode)
       as_spec_note(cx, ax->knode->line, ax->knode->col,
-                   "'%s' is set twice in case '%s' (also at %d:%d)", ax->key->name, cname,
+                   "'%s' is set twice in case '%s' (also at %d:%d)", ax->key->key, cname,
                    seen[id]->line, seen[id]->col);
     seen[id] = ax->knode;
     if (ax->n > 1 && s) {
@@ -1202,6 +1038,44 @@ static void collect_axes(as_spec_cx *cx, as_spec *s, const term *t, int c, const
     return;
   }
   for (int i = 0; i < t->n; i++) collect_axes(cx, s, t->kids[i], c, seen, cname);
+}
+
+/* Gives value v of TEXT key k its label id, adding its text to the key's labels. */
+static void label_value(as_spec *s, const keydef *k, sval *v) {
+  int id = key_id(k);
+  for (int i = 0; i < s->nlabels[id]; i++)
+    if (strcmp(s->labels[id][i], v->str) == 0) {
+      v->id = i;
+      return;
+    }
+  if (s->nlabels[id] == s->caplabels[id]) {
+    int cap = s->caplabels[id] ? 2 * s->caplabels[id] : 8;
+    const char **nl = as_arena_alloc(&s->arena, (size_t)cap * sizeof *nl);
+    if (!nl) return;
+    if (s->nlabels[id]) memcpy(nl, s->labels[id], (size_t)s->nlabels[id] * sizeof *nl);
+    s->labels[id] = nl;
+    s->caplabels[id] = cap;
+  }
+  v->id = s->nlabels[id];
+  s->labels[id][s->nlabels[id]++] = v->str;
+}
+
+static void label_axis(as_spec *s, const axis *ax) {
+  for (uint64_t j = 0; j < ax->n; j++) {
+    sval *v = &ax->vals[j];
+    if (ax->key->kind == AS_PK_TEXT) label_value(s, ax->key, v);
+    if (ax->key->kind == AS_PK_GROUP)
+      for (int m = 0; m < v->init->n; m++)
+        if (v->init->key[m]->kind == AS_PK_TEXT) label_value(s, v->init->key[m], &v->init->val[m]);
+  }
+}
+
+static void label_term(as_spec *s, const term *t) {
+  if (t->kind == T_AXIS) {
+    label_axis(s, t->ax);
+    return;
+  }
+  for (int i = 0; i < t->n; i++) label_term(s, t->kids[i]);
 }
 
 static int count_axes(const term *t) {
@@ -1233,11 +1107,11 @@ static void parse_defaults(as_spec_cx *cx, as_spec *s, const as_sn *v) {
     if (!t) continue;
     if (t->len != 1) {
       as_spec_note(cx, x->line, x->col,
-                   "defaults: '%s' takes one value here (write axes inside sweep:)", kd->name);
+                   "defaults: '%s' takes one value here (write axes inside sweep:)", kd->key);
       continue;
     }
     int j = s->ndefaults++; /* keep them in schema order, whatever the written order */
-    while (j > 0 && s->defaults[j - 1]->key->id > kd->id) {
+    while (j > 0 && key_id(s->defaults[j - 1]->key) > key_id(kd)) {
       s->defaults[j] = s->defaults[j - 1];
       j--;
     }
@@ -1272,17 +1146,20 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       else
         s->seed = (uint64_t)x;
     } else if (strcmp(key, "replicates") == 0) {
-      static const keydef rk = {"replicates", F_COUNT, VK_INT, NULL, 1, INT32_MAX, 0};
+      keydef rk;
       double x;
-      if (parse_int(cx, v, &rk, &x)) s->replicates = (uint32_t)x;
+      if (parse_int(cx, v, setting(&rk, "replicates", AS_PK_INT, 1, INT32_MAX, 0), &x))
+        s->replicates = (uint32_t)x;
       *reps_node = v;
     } else if (strcmp(key, "spectral_threshold") == 0) {
-      static const keydef sk = {"spectral_threshold", F_COUNT, VK_INT, NULL, 1, INT_MAX, 0};
+      keydef sk;
       double x;
-      if (parse_int(cx, v, &sk, &x)) s->spectral_threshold = (int)x;
+      if (parse_int(cx, v, setting(&sk, "spectral_threshold", AS_PK_INT, 1, INT_MAX, 0), &x))
+        s->spectral_threshold = (int)x;
     } else if (strcmp(key, "flush_interval") == 0) {
-      static const keydef fk = {"flush_interval", F_COUNT, VK_NUM, NULL, 0, 1e9, R_LO_OPEN};
-      parse_num(cx, v, &fk, &s->flush_interval);
+      keydef fk;
+      parse_num(cx, v, setting(&fk, "flush_interval", AS_PK_NUM, 0, 1e9, R_LO_OPEN),
+                &s->flush_interval);
     } else if (strcmp(key, "output") == 0) {
       parse_output(cx, v, &s->output);
     } else if (strcmp(key, "sweep") == 0) {
@@ -1395,6 +1272,22 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
           for (int c = 0; c < cl.n; c++) {
             const as_sn *seen[F_COUNT] = {0};
             collect_axes(&cx, s, cl.c[c].t, c, seen, cl.c[c].name);
+          }
+          /* Labels: TEXT values in order of first appearance; case names must be unique
+           * (they are the labels of the record's case_name). */
+          for (int i = 0; i < s->ndefaults; i++) label_axis(s, s->defaults[i]);
+          for (int c = 0; c < cl.n; c++) label_term(s, cl.c[c].t);
+          s->case_names = as_arena_alloc(&s->arena, (size_t)cl.n * sizeof *s->case_names);
+          for (int c = 0; c < cl.n && s->case_names; c++) {
+            s->case_names[c] = cl.c[c].name;
+            for (int e = 0; e < c; e++)
+              if (strcmp(cl.c[e].name, cl.c[c].name) == 0) {
+                as_spec_note(&cx, anchor->line, anchor->col,
+                             "case name '%s' is used by cases %d and %d: give them different "
+                             "`case:` names",
+                             cl.c[c].name, e, c);
+                break;
+              }
           }
           /* Cross-field checks on every point (up to CHECK_POINTS in all). */
           for (int c = 0; c < cl.n && !cx.full; c++) {
@@ -1521,6 +1414,20 @@ const char *as_spec_text(const as_spec *s, size_t *len) {
   return s->text;
 }
 
+int as_spec_labels(const as_spec *s, const char *field, const char *const **names) {
+  if (strcmp(field, "case_name") == 0) {
+    *names = s->case_names;
+    return s->ncases;
+  }
+  for (int i = 0; i < F_COUNT; i++)
+    if (as_params[i].kind == AS_PK_TEXT && strcmp(as_params[i].rname, field) == 0) {
+      *names = s->labels[i];
+      return s->nlabels[i];
+    }
+  *names = NULL;
+  return 0;
+}
+
 int as_spec_axis_count(const as_spec *s) {
   return s->naxes;
 }
@@ -1531,7 +1438,7 @@ as_status as_spec_axis_get(const as_spec *s, int i, as_spec_axis *a) {
            s->naxes - 1);
   const axis *ax = s->axes[i].ax;
   a->case_id = s->axes[i].case_id;
-  a->key = ax->key->name;
+  a->key = ax->key->key;
   a->line = ax->knode->line;
   a->col = ax->knode->col;
   a->values = ax->n;
@@ -1546,9 +1453,10 @@ void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t l
   if (i < 0 || i >= s->naxes || j >= s->axes[i].ax->n) return;
   const axis *ax = s->axes[i].ax;
   const sval *v = &ax->vals[j];
-  if (ax->key->kind == VK_MAT)
-    snprintf(buf, len, "[%d x %d matrix]", v->rows, v->cols);
-  else if (ax->key->kind == VK_INIT)
+  if (ax->key->kind == AS_PK_MAT)
+    snprintf(buf, len, "[%d x %d matrix #%012llx]", v->rows, v->cols,
+             (unsigned long long)(v->hash >> 16));
+  else if (ax->key->kind == AS_PK_GROUP)
     snprintf(buf, len, "{init at %d:%d}", v->node->line, v->node->col);
   else
     snprintf(buf, len, "%s", v->node->text);
@@ -1574,7 +1482,7 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   out->index = index;
   out->replicate = (uint32_t)r;
   out->token_key = index;
-  out->triple_key = pt.per_params ? p : index;
+  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? p : index;
 cleanup:
   return st;
 }

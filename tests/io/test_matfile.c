@@ -64,11 +64,11 @@ static as_trial file_trial(const char *path, int d) {
   t.n = 4;
   t.triple.vfamily = AS_V_FILE;
   t.triple.mfamily = AS_M_FILE;
-  t.triple.file = path;
+  t.triple.file.text = path;
   t.triple.file_index = 1;
   t.init.kind = AS_INIT_FILE;
-  t.init.file = path;
-  t.init.dataset = "start";
+  t.init.file.text = path;
+  t.init.dataset.text = "start";
   return t;
 }
 
@@ -80,7 +80,8 @@ static void expect_bad(as_trial *t, const char *a, const char *b, const char *wh
   const char *msg = as_error_get()->message;
   AS_EXPECT(st == AS_ERR_DATA && mf == NULL, "%s: status %d", what, (int)st);
   AS_EXPECT(strstr(msg, a) != NULL && strstr(msg, b) != NULL, "%s: message '%s'", what, msg);
-  AS_EXPECT(t->triple.v_data == NULL && t->init.data == NULL, "%s: no dangling pointers", what);
+  AS_EXPECT(t->triple.V.data == NULL && t->init.data.data == NULL, "%s: no dangling pointers",
+            what);
   as_error_clear();
 }
 
@@ -98,9 +99,9 @@ int main(int argc, char **argv) {
   t.triple.file_mscale = 2.0;
   as_matfile *mf = NULL;
   AS_EXPECT(as_matfile_load(&t, &mf) == AS_OK, "load: %s", as_error_get()->message);
-  AS_EXPECT(t.triple.v_data && t.triple.v_data[0] == 10 && t.triple.v_data[8] == 18, "V[1]");
-  AS_EXPECT(t.triple.m_data && t.triple.m_data[0] == 0.5 * 109, "M[1] times mscale");
-  AS_EXPECT(t.init.data && t.init.data[11] == 5.5, "tokens");
+  AS_EXPECT(t.triple.V.data && t.triple.V.data[0] == 10 && t.triple.V.data[8] == 18, "V[1]");
+  AS_EXPECT(t.triple.M.data && t.triple.M.data[0] == 0.5 * 109, "M[1] times mscale");
+  AS_EXPECT(t.init.data.data && t.init.data.data[11] == 5.5, "tokens");
   as_triple *tr = NULL;
   AS_EXPECT(as_triple_create(3, 3, &tr) == AS_OK && as_triple_build(&t, tr) == AS_OK, "build");
   AS_EXPECT(tr && tr->M[4] == 2.0 * 0.5 * 113 && tr->V[4] == 14, "file_mscale on top: %g",
@@ -112,8 +113,8 @@ int main(int argc, char **argv) {
   /* Reuse: another trial asking for exactly the same data gets the loaded buffers; a trial
    * that differs in triple index, dataset, n or family does not, and is left untouched. */
   as_trial u = file_trial(path, 3);
-  AS_EXPECT(as_matfile_reuse(mf, &u) == 1 && u.triple.v_data == t.triple.v_data &&
-                u.triple.m_data == t.triple.m_data && u.init.data == t.init.data,
+  AS_EXPECT(as_matfile_reuse(mf, &u) == 1 && u.triple.V.data == t.triple.V.data &&
+                u.triple.M.data == t.triple.M.data && u.init.data.data == t.init.data.data,
             "same request reuses the buffers");
   const char other_name[] = "/tmp/other.h5"; /* same path text in another buffer */
   char same_path[256];
@@ -123,11 +124,11 @@ int main(int argc, char **argv) {
   for (int c = 0; c < 5; c++) {
     u = file_trial(path, 3);
     if (c == 0) u.triple.file_index = 0;
-    if (c == 1) u.init.dataset = "other";
+    if (c == 1) u.init.dataset.text = "other";
     if (c == 2) u.n = 5;
     if (c == 3) u.triple.vfamily = AS_V_IDENTITY;
-    if (c == 4) u.triple.file = other_name;
-    AS_EXPECT(as_matfile_reuse(mf, &u) == 0 && u.triple.v_data == NULL && u.init.data == NULL,
+    if (c == 4) u.triple.file.text = other_name;
+    AS_EXPECT(as_matfile_reuse(mf, &u) == 0 && u.triple.V.data == NULL && u.init.data.data == NULL,
               "different request %d is not served from the loaded data", c);
   }
   AS_EXPECT(as_matfile_reuse(NULL, &u) == 0, "nothing loaded: no reuse");
@@ -141,7 +142,7 @@ int main(int argc, char **argv) {
   t = file_trial(path, 4);
   expect_bad(&t, "/triples/V", "3 x 3", "d mismatch");
   t = file_trial(path, 3);
-  t.init.dataset = "nothere";
+  t.init.dataset.text = "nothere";
   expect_bad(&t, path, "/tokens/nothere", "missing tokens dataset");
   t = file_trial(path, 3);
   t.n = 5;
@@ -172,8 +173,8 @@ int main(int argc, char **argv) {
   expect_bad(&t, "/triples/Q", "2 x 3", "m mismatch");
   t = file_trial(path, 3);
   t.triple.m_rows = 2;
-  AS_EXPECT(as_matfile_load(&t, &mf) == AS_OK && t.triple.q_data && t.triple.k_data &&
-                t.triple.k_data[0] == 0.5 * 106 && t.triple.m_data == NULL,
+  AS_EXPECT(as_matfile_load(&t, &mf) == AS_OK && t.triple.Q.data && t.triple.K.data &&
+                t.triple.K.data[0] == 0.5 * 106 && t.triple.M.data == NULL,
             "Q K loaded, K scaled: %s", as_error_get()->message);
   AS_EXPECT(as_matfile_info(path, &k, &d, &m) == AS_OK && m == 2, "info m = %d", m);
   as_matfile_destroy(&mf);

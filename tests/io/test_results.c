@@ -29,7 +29,7 @@ static const char spec_text[] = "# example sweep\nseed: 7\ncases:\n  - name: ide
 static void make_record(uint64_t i, as_record *r) {
   as_record_init(r, NULL);
   r->trial = i;
-  r->case_id = (int32_t)(i % 2);
+  r->case_name = (int32_t)(i % 2);
   r->d = 2 + (int32_t)(i % 3);
   r->n = 4 + (int32_t)i;
   r->vfamily = AS_V_IDENTITY;

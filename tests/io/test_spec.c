@@ -149,9 +149,9 @@ static void test_enumeration(void) {
     as_trial t0;
     as_spec_trial(s, 0, &t0);
     AS_EXPECT(t0.d == 3 && t0.n == 7 && t0.integ.T == 9 && t0.triple.vfamily == AS_V_EXPLICIT &&
-                  t0.triple.mfamily == AS_M_EXPLICIT && t0.triple.v_data &&
-                  t0.triple.v_data[8] == -0.5 && t0.triple.m_data[0] == 2 &&
-                  t0.init.kind == AS_INIT_EXPLICIT && t0.init.data[3] == 4,
+                  t0.triple.mfamily == AS_M_EXPLICIT && t0.triple.V.data &&
+                  t0.triple.V.data[8] == -0.5 && t0.triple.M.data[0] == 2 &&
+                  t0.init.kind == AS_INIT_EXPLICIT && t0.init.data.data[3] == 4,
               "explicit data");
   }
   as_spec_destroy(&s);

@@ -58,7 +58,7 @@ static double t_cost(uint64_t trial, void *ctx) {
 static void fill_record(uint64_t i, as_record *r) {
   memset(r, 0, sizeof *r);
   r->trial = i;
-  r->case_id = (int32_t)(i % 5);
+  r->case_name = -1;
   r->d = (int32_t)(2 + i % 7);
   r->n = (int32_t)(3 + i % 11);
   r->lambda1_re = cos((double)i);

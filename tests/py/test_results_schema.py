@@ -83,9 +83,9 @@ with tempfile.TemporaryDirectory() as tmp:
         section = doc[doc.index("### Enumerations"):doc.index("## `/bulk`")]
         tables = re.findall(r"`(\w+)` \(`/types/\w+`\):\s*\n\n\|.*?\n\|.*?\n((?:\|.*\n)+)",
                             section)
-        check("10 enum tables documented", len(tables) == 10)
+        check("12 enum tables documented", len(tables) == 12)
         for name, rows in tables:
-            doc_map = {lab: int(v) for v, lab in re.findall(r"^\| (\d+) \| `([^`]+)` \|", rows,
+            doc_map = {lab: int(v) for v, lab in re.findall(r"^\| (-?\d+) \| `([^`]+)` \|", rows,
                                                             re.M)}
             file_map = h5py.check_enum_dtype(f["types"][name].dtype)
             check("enum %s matches /types/%s" % (name, name), doc_map == file_map)
@@ -95,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
         promised = re.findall(r"^\| `(\w+)` \|", attr_table, re.M)
         missing = [a for a in promised if a not in f.attrs]
         check("root attributes present (missing: %s)" % missing, not missing)
-        check("schema_version is 1", int(f.attrs["schema_version"]) == 1)
+        check("schema_version is 2", int(f.attrs["schema_version"]) == 2)
         off = f["bulk/final_tokens_offset"][:]
         t = f["trials"][:]
         check("offsets are prefix sums of n*d",

@@ -65,18 +65,18 @@ int main(void) {
   /* explicit and file kinds copy; NaN, missing data, bad scales are bad data */
   const double E[6] = {1, 2, 3, 4, 5, 6};
   t = base(3, 2, AS_INIT_EXPLICIT, 1);
-  t.init.data = E;
+  t.init.data.data = E;
   AS_EXPECT(as_tokens_init(&t, Y) == AS_OK && memcmp(Y, E, sizeof E) == 0, "explicit");
   const double B[6] = {1, 2, 3, NAN, 5, 6};
-  t.init.data = B;
+  t.init.data.data = B;
   as_error_clear();
   AS_EXPECT(as_tokens_init(&t, Y) == AS_ERR_DATA, "NaN token");
   AS_EXPECT(strstr(as_error_get()->message, "token 1, coordinate 1") != NULL, "%s",
             as_error_get()->message);
   t.init.kind = AS_INIT_FILE;
-  t.init.data = NULL;
-  t.init.file = "tokens.h5";
-  t.init.dataset = "start";
+  t.init.data.data = NULL;
+  t.init.file.text = "tokens.h5";
+  t.init.dataset.text = "start";
   as_error_clear();
   AS_EXPECT(as_tokens_init(&t, Y) == AS_ERR_DATA, "no data");
   AS_EXPECT(strstr(as_error_get()->message, "tokens.h5") &&

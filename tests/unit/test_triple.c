@@ -91,41 +91,41 @@ static void test_identity_scalar_explicit(void) {
   /* explicit V and M (M only: Q = I, K = M) */
   const double V[4] = {1, 2, 3, 4}, M[4] = {5, 6, 7, 8};
   t = base(2, AS_V_EXPLICIT, AS_M_EXPLICIT);
-  t.triple.v_data = V;
-  t.triple.m_data = M;
+  t.triple.V.data = V;
+  t.triple.M.data = M;
   AS_EXPECT(build(&t) == AS_OK, "explicit");
   AS_EXPECT(memcmp(tr_->V, V, sizeof V) == 0 && memcmp(tr_->M, M, sizeof M) == 0 &&
                 memcmp(tr_->K, M, sizeof M) == 0 && tr_->Q[0] == 1 && tr_->Q[1] == 0,
             "explicit copied");
   /* explicit Q, K (m = 3 rows, d = 2): M = Q^T K */
   const double Q[6] = {1, 0, 0, 1, 1, 1}, K[6] = {2, 0, 0, 3, 1, -1};
-  t.triple.q_data = Q;
-  t.triple.k_data = K;
+  t.triple.Q.data = Q;
+  t.triple.K.data = K;
   t.triple.m_rows = 3;
   AS_EXPECT(build(&t) == AS_OK, "explicit Q K");
   AS_EXPECT(tr_->M[0] == 3 && tr_->M[1] == -1 && tr_->M[2] == 1 && tr_->M[3] == 2,
             "Q^T K = %g %g %g %g", tr_->M[0], tr_->M[1], tr_->M[2], tr_->M[3]);
   /* only M with m != d: impossible */
-  t.triple.q_data = NULL;
+  t.triple.Q.data = NULL;
   AS_EXPECT(build(&t) == AS_ERR_DATA, "M only with m != d");
   /* NaN / infinite entries and missing data */
   t = base(2, AS_V_EXPLICIT, AS_M_IDENTITY);
   const double Vbad[4] = {1, 0, INFINITY, 1};
-  t.triple.v_data = Vbad;
+  t.triple.V.data = Vbad;
   AS_EXPECT(build(&t) == AS_ERR_DATA, "inf entry");
   AS_EXPECT(strstr(as_error_get()->message, "(1, 0)") != NULL, "names the entry: %s",
             as_error_get()->message);
-  t.triple.v_data = NULL;
+  t.triple.V.data = NULL;
   AS_EXPECT(build(&t) == AS_ERR_DATA, "missing V");
   /* file family: the file's factor file_mscale multiplies M */
   t = base(2, AS_V_FILE, AS_M_FILE);
-  t.triple.v_data = V;
-  t.triple.m_data = M;
-  t.triple.file = "weights.h5";
+  t.triple.V.data = V;
+  t.triple.M.data = M;
+  t.triple.file.text = "weights.h5";
   t.triple.file_mscale = 0.5;
   AS_EXPECT(build(&t) == AS_OK && tr_->M[3] == 4.0 && tr_->M[0] == 2.5, "file mscale");
   const double Mbad[4] = {1, NAN, 0, 1};
-  t.triple.m_data = Mbad;
+  t.triple.M.data = Mbad;
   AS_EXPECT(build(&t) == AS_ERR_DATA && strstr(as_error_get()->message, "weights.h5"),
             "file named: %s", as_error_get()->message);
 }

@@ -1,0 +1,88 @@
+/* cmd_tables.c: `attnsweep help keys` and `attnsweep help fields`: the sweep keys (params.h)
+ * and the fields of /trials (record.h) as markdown tables. docs/spec.md and docs/results.md
+ * hold these tables verbatim between markers; tests/cli/test_docs_tables.sh fails when they
+ * differ, so the docs never drift from the one declaration. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attnsweep/params.h"
+#include "attnsweep/record.h"
+#include "cli.h"
+
+/* Markdown cell text: '|' escaped. */
+static void cell(const char *s) {
+  for (; *s; s++) {
+    if (*s == '|') putchar('\\');
+    putchar(*s);
+  }
+}
+
+static void print_keys(void) {
+  printf("| key | type | default | record field | meaning |\n|---|---|---|---|---|\n");
+  for (int i = 0; i < AS_PARAM_COUNT; i++) {
+    const as_param *p = &as_params[i];
+    char range[512], dflt[64];
+    as_param_range_text(p, range, sizeof range);
+    as_param_default_text(p, dflt, sizeof dflt);
+    printf("| `%s%s` | ", p->flags & AS_PF_INIT_PART ? "init." : "",
+           p->flags & AS_PF_INIT_PART ? p->key + 5 : p->key);
+    cell(range);
+    printf(" | %s | ", dflt[0] ? dflt : "-");
+    if (strcmp(p->rkind, "NONE") == 0)
+      printf("- | ");
+    else
+      printf("`%s` | ", p->rname);
+    cell(p->doc);
+    printf(" |\n");
+  }
+}
+
+/* Type text of a record field kind. */
+static const char *kind_text(const char *kind) {
+  static const struct {
+    const char *kind, *text;
+  } tab[] = {{"U64", "uint64"},
+             {"I64", "int64"},
+             {"I32", "int32"},
+             {"F64", "float64"},
+             {"HASH", "uint64 (hash)"},
+             {"LABEL", "enum (labels of the spec)"},
+             {"MSG", "string[160]"},
+             {"VFAMILY", "enum `vfamily`"},
+             {"MFAMILY", "enum `mfamily`"},
+             {"PERTURB", "enum `perturb`"},
+             {"TSEED", "enum `triple_seed`"},
+             {"INIT", "enum `init`"},
+             {"METHOD", "enum `method`"},
+             {"VARS", "enum `vars`"},
+             {"EXPM", "enum `expm`"},
+             {"THEOREM", "enum `theorem`"},
+             {"GEOM", "enum `geometry`"},
+             {"VERDICT", "enum `verdict`"},
+             {"OUTCOME", "enum `outcome`"}};
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strcmp(tab[i].kind, kind) == 0) return tab[i].text;
+  return kind;
+}
+
+static void print_fields(void) {
+  printf("| field | type | meaning |\n|---|---|---|\n");
+#define AS_X_ROW(kind, name, doc)                    \
+  printf("| `%s` | %s | ", #name, kind_text(#kind)); \
+  cell(doc);                                         \
+  printf(" |\n");
+  AS_RECORD_FIELDS(AS_X_ROW)
+#undef AS_X_ROW
+}
+
+int as_cli_help_table(const char *topic) {
+  if (strcmp(topic, "keys") == 0) {
+    print_keys();
+    return 0;
+  }
+  if (strcmp(topic, "fields") == 0) {
+    print_fields();
+    return 0;
+  }
+  return -1;
+}
