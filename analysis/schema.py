@@ -72,7 +72,7 @@ ROOT_ATTRS = {
 }
 
 #: The newest schema_version (root attribute) this analysis knows.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class SchemaError(Exception):

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The generated tables of the docs match their one declaration: the key table of docs/spec.md
+# is `attnsweep help keys` (include/attnsweep/params.h) and the field table of docs/results.md
+# is `attnsweep help fields` (include/attnsweep/record.h), byte for byte between the markers.
+# To refresh a table: replace the lines between its markers by the command's output.
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+as_test_init docs_tables
+src=${AS_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+
+block() { # block FILE NAME: the lines strictly between <!-- BEGIN NAME... --> and <!-- END NAME -->
+  awk -v n="$2" 'index($0, "<!-- END " n " -->") == 1 {p = 0}
+                 p {print}
+                 index($0, "<!-- BEGIN " n ":") == 1 {p = 1}' "$1"
+}
+
+for pair in "keys docs/spec.md" "fields docs/results.md"; do
+  read -r topic doc <<<"$pair"
+  "$bin" help "$topic" >"$tmp/$topic.gen"
+  block "$src/$doc" "$topic" >"$tmp/$topic.doc"
+  check "$doc has a generated $topic table" test -s "$tmp/$topic.doc"
+  check "$doc's $topic table is \`attnsweep help $topic\`" diff -u "$tmp/$topic.doc" "$tmp/$topic.gen"
+done
+# The generated key table really comes from the table: one row per key, e.g. perturb.
+check "help keys lists perturb with its record field" grep -q '^| `perturb` | v, m, both | v | `perturb` |' "$tmp/keys.gen"
+exit $fail
