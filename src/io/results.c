@@ -19,6 +19,7 @@
 
 #include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
+#include "attnsweep/sha256.h"
 #include "attnsweep/versions.h"
 
 #define AS_X_BULK_NAME(name, label, doc) label,
@@ -559,9 +560,65 @@ cleanup:
   return st;
 }
 
+/* SHA-256 of a file's bytes as hex, or "unreadable: <reason>". */
+static void file_sha256(const char *path, char *out, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(out, len, "unreadable: %s", strerror(errno));
+    return;
+  }
+  as_sha256 c;
+  as_sha256_init(&c);
+  unsigned char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0) as_sha256_update(&c, buf, got);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    snprintf(out, len, "unreadable: read error");
+    return;
+  }
+  uint8_t dig[AS_SHA256_BYTES];
+  as_sha256_final(&c, dig);
+  for (int i = 0; i < AS_SHA256_BYTES && 2 * (size_t)i + 2 < len; i++)
+    snprintf(out + 2 * i, len - 2 * (size_t)i, "%02x", dig[i]);
+}
+
+/* The provenance of the input files (the labels of `file` and `init_file`): one line
+ * "<sha256>  <path>" each, hashed on rank 0 and broadcast (attributes are collective). */
+static as_status input_hashes(as_results *rf, const as_results_info *info, char **out) {
+  as_status st = AS_OK;
+  static const char *const fields[] = {"file", "init_file"};
+  size_t cap = 1;
+  for (int k = 0; k < 2; k++) {
+    const as_label_set *set = find_label_set(info, fields[k]);
+    for (int i = 0; set && i < set->count; i++) cap += strlen(set->names[i]) + 100;
+  }
+  char *buf = calloc(cap, 1);
+  AS_CHECK_ALLOC(buf);
+  if (rf->rank == 0) {
+    size_t used = 0;
+    for (int k = 0; k < 2; k++) {
+      const as_label_set *set = find_label_set(info, fields[k]);
+      for (int i = 0; set && i < set->count; i++) {
+        char hex[96];
+        file_sha256(set->names[i], hex, sizeof hex);
+        used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, set->names[i]);
+      }
+    }
+  }
+  if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, rf->comm));
+  *out = buf;
+  buf = NULL;
+cleanup:
+  free(buf);
+  return st;
+}
+
 static as_status write_root_attrs(as_results *rf, const as_results_info *info, const char *hosts,
                                   const char *start) {
   as_status st = AS_OK;
+  char *inputs = NULL;
   as_versions v;
   as_versions_get(&v);
   hid_t f = rf->file;
@@ -583,7 +640,10 @@ static as_status write_root_attrs(as_results *rf, const as_results_info *info, c
   AS_TRY(attr_write_str(f, "start_time", start, 0));
   AS_TRY(attr_write_str(f, "end_time", "", 32));
   AS_TRY(attr_write_u64(f, "record_bytes_c", (uint64_t)sizeof(as_record)));
+  AS_TRY(input_hashes(rf, info, &inputs));
+  AS_TRY(attr_write_str(f, "input_sha256", inputs, 0));
 cleanup:
+  free(inputs);
   return st;
 }
 

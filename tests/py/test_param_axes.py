@@ -9,6 +9,7 @@ matrix hashes tell two matrices apart, and that case names and file names are en
 """
 
 import csv
+import hashlib
 import io
 import os
 import subprocess
@@ -160,6 +161,12 @@ def main():
             check("two explicit V give two non-zero hashes", len(set(vh)) == 2 and 0 not in vh)
             sym = rows_of("v_kpos")
             check("v_kpos is recorded where it applies", sorted(sym["v_kpos"]) == [1, 2])
+            inputs = f.attrs.get("input_sha256")
+            inputs = inputs.decode() if isinstance(inputs, bytes) else str(inputs)
+            with open(os.path.join(tmp, "w1.h5"), "rb") as fh:
+                want = hashlib.sha256(fh.read()).hexdigest()
+            check("input files hashed into the provenance",
+                  "%s  w1.h5" % want in inputs and "t2.h5" in inputs)
             descr = f["trials"].attrs.get("description:v_gap")
             check("/trials describes its fields", descr is not None and b"good" in
                   (descr if isinstance(descr, bytes) else descr.encode()))
