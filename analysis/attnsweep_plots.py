@@ -85,7 +85,7 @@ def convex_hull_3d(points, tol=1e-9):
 def left_leading_eigvec(V):
     """(lambda_1, l_1, phi_1): the eigenvalue of V of largest modulus (taken real), the left
     eigenvector l_1 (V^T l_1 = lambda_1 l_1) and the right one phi_1 (|phi_1| = 1) scaled so
-    that l_1^T phi_1 = 1, as theory.md section 2 defines them."""
+    that l_1^T phi_1 = 1, as docs/theory.md section 2.5 defines them."""
     V = np.asarray(V, dtype=float)
     w, R = np.linalg.eig(V)
     k = int(np.argmax(np.abs(w)))

@@ -38,7 +38,7 @@ JUDGED = ("consistent", "violated", "unresolved")
 #: verdicts whose end state was classified (cluster counts, rank P are read on these rows)
 CLASSIFIED = ("consistent", "violated", "unresolved", "no_prediction")
 
-#: The paper's Table 1 (theory.md section 2), keyed by the theorem label of the file.
+#: The paper's Table 1 (docs/theory.md section 2), keyed by the theorem label of the file.
 TABLE1 = [
     ("d1", "V > 0 (d = 1)", "QK > 0", "P Boolean, rank P <= 3", "Thm 2.1"),
     ("identity", "V = I", "Q^T K SPD", "polytope (clusters at its vertices, 0, boundary)",

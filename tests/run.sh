@@ -13,7 +13,7 @@ start=$(date +%s)
 
 bash tests/deps.sh --test
 
-# MPI as root on a small machine (toolchain.md): allow root, oversubscribe, loopback only.
+# MPI as root on a small machine: allow root, oversubscribe, loopback only.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1

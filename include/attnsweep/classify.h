@@ -3,7 +3,7 @@
  * Two modules:
  *   hull.c      exact convex-hull predicates (linear programs solved by GLPK's rational simplex)
  *   classify.c  observables of the final state, the observed geometry, and the verdict against
- *               the theorem the spectral analysis selected (theory.md sections 2 and 3).
+ *               the theorem the spectral analysis selected (docs/theory.md sections 2 and 3).
  *
  * ------------------------------------------------------------------ coordinates
  * Every theorem is read in its own coordinates ("classified coordinates" Y, n x k), never on
@@ -20,7 +20,7 @@
  * read in the same coordinates: u_i = |W^T z_i'|.
  *
  * ------------------------------------------------------------------ thresholds
- * rho     rate at which a saturated token approaches its limit (theory.md section 3): lambda_1
+ * rho     rate at which a saturated token nears its limit (docs/theory.md section 2.2): lambda_1
  *         (identity, good, paranormal, d1); the smallest positive real part of the spectrum
  *         (codim_k, and complex/none when one exists; else max(|lambda_1|, 1e-300)).
  * r_i     = u_i / rho: the remaining travel of token i (exact in the hardmax regime, where

@@ -1,6 +1,6 @@
 /* attnsweep/dynamics.h: the self-attention particle dynamics of one trial and its integrators.
  *
- * Model (theory.md sections 1 and 3), tokens as rows (n x d):
+ * Model (docs/theory.md sections 1 and 3), tokens as rows (n x d):
  *   x variables   X' = P X V^T,           P = rowsoftmax(X M X^T),           M = Q^T K
  *   z variables   Z' = (P Z - Z) V^T,     P = rowsoftmax(Y M Y^T), Y = Z e^{tV}^T (default)
  *   layers, x     X <- X + dt P(X) X V^T                           (a residual network)

@@ -10,7 +10,7 @@
  *                  (Higham 2005), O(d^3) per time.
  * Every evaluation accepts a shift s and returns e^{t(V - s I)}: with s the largest real part
  * of the spectrum (as_expm_mu) the result stays bounded for all t, which is how the dynamics
- * factors the growing temperature out (theory.md section 3).
+ * factors the growing temperature out (docs/theory.md section 3).
  *
  * Discrete layers use R = I + dt V instead: R^k = W (I + dt B)^k W^{-1}, normalised by
  * rho^k with rho the spectral radius of R.

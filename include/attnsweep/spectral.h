@@ -1,6 +1,6 @@
 /* attnsweep/spectral.h: spectral analysis of a triple and which theorem applies.
  *
- * Everything the hypotheses of theory.md section 2 need, kept as numbers and flags, plus the
+ * Everything the hypotheses of docs/theory.md section 2 need, kept as numbers and flags, plus the
  * vectors and projector the classifier uses. Small d: LAPACK on one rank (this module, core).
  * Large d (>= the spec's threshold): par/pspectral computes the same struct with ScaLAPACK.
  */

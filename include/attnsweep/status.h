@@ -3,8 +3,8 @@
  * One list (AS_STATUS_LIST) generates the enum, the messages and the exit codes, so a new
  * status cannot be added without its message. 0 is success, every error is negative.
  *
- * Errors and outcomes are different things (style.md): an allocation, MPI, HDF5 or LAPACK
- * failure is an error and travels as an as_status; "not converged", "non-finite", "max
+ * Errors and outcomes are different things (docs/architecture.md): an allocation, MPI, HDF5
+ * or LAPACK failure is an error and travels as an as_status; "not converged", "non-finite", "max
  * steps" are outcomes of a trial (enums.h) and are data.
  *
  * The error record is per thread. The first failure records file, line, function and a

@@ -1,6 +1,6 @@
 /* spec_default.c: the built-in default sweep (attnsweep run without a SPEC).
  *
- * The paper's cases at the paper's settings (theory.md sect. 5): n = 20 tokens uniform on
+ * The paper's cases at the paper's settings (docs/theory.md sect. 5): n = 20 tokens uniform on
  * [-5, 5]^d, RK4 with dt = 0.1, T = 15, Q = K = I unless a case says otherwise, plus three
  * cases outside the theorems' assumptions. 17 parameter points x 25 replicates = 425 small
  * trials (well under 2 minutes on 2 ranks). Documented in docs/spec.md. */

@@ -1,4 +1,4 @@
-/* Allocation-failure loops (style.md, SQLite's test_malloc): for N = 1, 2, ... the N-th
+/* Allocation-failure loops (docs/architecture.md section 5): for N = 1, 2, ... the N-th
  * allocation fails; every constructor must then return AS_ERR_NOMEM (or succeed, once N is past
  * its allocations), leave *out untouched, and leak nothing. Also the spec parser (libyaml
  * allocates through the same malloc): never a crash, and no leak whatever it returns.

@@ -25,7 +25,7 @@ import matplotlib.image as mpimg  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
 LABELS = schema.enum_labels_from_headers(INCLUDE)
-# The paper's good-triple example (theory.md section 5): eigenvalues 1.348 and -0.068.
+# The paper's good-triple example (docs/theory.md section 5): eigenvalues 1.348 and -0.068.
 V_PAPER = np.array([[0.64709742, 0.81911926], [0.61210449, 0.63263484]])
 
 
@@ -95,7 +95,7 @@ class GeometryTest(unittest.TestCase):
         np.testing.assert_allclose(V_PAPER @ phi, lam * phi, atol=1e-12)
         self.assertAlmostEqual(float(l1 @ phi), 1.0, places=12)
         self.assertAlmostEqual(float(np.linalg.norm(phi)), 1.0, places=12)
-        # left and right differ for this non-symmetric V (theory.md: 8 to 29 degrees)
+        # left and right differ for this non-symmetric V (docs/theory.md sect. 2.5: 8 to 29 degrees)
         c = abs(l1 @ phi) / np.linalg.norm(l1)
         ang = math.degrees(math.acos(min(1.0, c)))
         self.assertTrue(1.0 < ang < 45.0, ang)

@@ -1,4 +1,4 @@
-/* Classifier on integrated runs at the paper's settings (theory.md section 5): n = 20,
+/* Classifier on integrated runs at the paper's settings (docs/theory.md section 5): n = 20,
  * d = 2 or 3, x0 uniform on [-5, 5]^d, Q = K = I, RK4 with dt = 0.1, T = 10 or 15. For each
  * theorem case, 20 seeds must all be consistent with the theorem the spectral analysis
  * selects; the complex-leading and a generic case must get a label and no_prediction. */

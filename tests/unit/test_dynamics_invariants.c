@@ -1,4 +1,4 @@
-/* Invariants of theory.md section 2, observed on snapshots of the trajectory. */
+/* Monotone quantities of docs/theory.md section 2.10, observed on snapshots of the trajectory. */
 #include <math.h>
 #include <string.h>
 
