@@ -24,6 +24,7 @@ int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
 int as_cmd_bench(int argc, char **argv);
 int as_cmd_import_weights(int argc, char **argv);
+int as_cmd_census(int argc, char **argv);
 
 /* Replaces the process with `python SCRIPT argv[1..]` (execv): SCRIPT is `name` in the
  * analysis directory (search order in cmd_summarize.c), python $ATTNSWEEP_PYTHON or

@@ -57,6 +57,15 @@ static const as_command commands[] = {
      "The model is detected from the tensor names unless --model is given; the heads come\n"
      "from --heads or config.json beside the checkpoint. Biases are ignored. Exit 2 names\n"
      "a missing or misshapen tensor. Runs analysis/import_weights.py (docs/weights.md).\n"},
+    {"census", as_cmd_census, 1, "the theorems' hypotheses, head by head, of a matrix file",
+     "usage: [mpiexec -n N] attnsweep census WEIGHTS.h5 [--csv] [--tol T] [--threshold D]\n"
+     "                                      [-o FILE]\n\n"
+     "For every triple of WEIGHTS.h5 (per layer and head after import-weights): the spectral\n"
+     "analysis of the sweep (eigenvalues of V, the good-triple checks with their margins,\n"
+     "<Q phi_1, K phi_1>, the asymmetry and smallest symmetric eigenvalue of M, k positive\n"
+     "eigenvalues, paranormal structure) and the theorem whose hypotheses hold, as a\n"
+     "markdown table (--csv: CSV), then \"good triples: a of b heads\". d >= D (default 512)\n"
+     "is analysed with ScaLAPACK on all ranks (docs/weights.md).\n"},
     {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
      "usage: attnsweep bench [NAME]\n\nRuns the benchmarks and prints their figures.\n"},
 };
