@@ -41,4 +41,12 @@ void as_matfile_destroy(as_matfile **p);
  * the file holds M). For planning and validation. Not collective. */
 as_status as_matfile_info(const char *path, int *count, int *d, int *m);
 
+/* Labels of the triples of a file written by `attnsweep import-weights` (docs/weights.md):
+ * layer[i] and head[i] (count entries each) from the integer datasets /triples/layer and
+ * /triples/head, -1 where the file has none; model (cap bytes, may be NULL) gets the string
+ * attribute /triples model ("" when absent). A dataset of another length or type is
+ * AS_ERR_DATA naming it. Not collective. */
+as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
+                            size_t cap);
+
 #endif

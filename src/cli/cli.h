@@ -23,6 +23,13 @@ int as_cmd_summarize(int argc, char **argv);
 int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
 int as_cmd_bench(int argc, char **argv);
+int as_cmd_import_weights(int argc, char **argv);
+int as_cmd_census(int argc, char **argv);
+
+/* Replaces the process with `python SCRIPT argv[1..]` (execv): SCRIPT is `name` in the
+ * analysis directory (search order in cmd_summarize.c), python $ATTNSWEEP_PYTHON or
+ * /usr/bin/python3. Returns 3 (after a message prefixed with cmd) only when that fails. */
+int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv);
 
 /* `attnsweep help keys|fields`: prints the table of sweep keys or of /trials fields as
  * markdown; returns 0, or -1 for another topic. */

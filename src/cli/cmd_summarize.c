@@ -1,4 +1,5 @@
-/* cmd_summarize.c: attnsweep summarize: hands over to the analysis script.
+/* cmd_summarize.c: attnsweep summarize: hands over to the analysis script; and the hand-over
+ * itself (as_cli_exec_script), shared with the other commands written in Python.
  *
  * The summary is written in Python (analysis/attnsweep_summarize.py, numpy + h5py) and reads
  * the results file through its documented schema only; this command finds the script and
@@ -6,7 +7,7 @@
  * exit codes and output are the script's: 0 done, 2 bad arguments or not a results file,
  * 3 unreadable file or missing Python modules.
  *
- * Where the script is looked for, first hit wins:
+ * Where a script is looked for, first hit wins:
  *   $ATTNSWEEP_ANALYSIS_DIR, AS_ANALYSIS_DIR (the source tree's analysis/, compiled in),
  *   AS_INSTALL_ANALYSIS_DIR (PREFIX/share/attnsweep/analysis), and relative to the
  *   executable: EXE_DIR/../share/attnsweep/analysis, EXE_DIR/../analysis, EXE_DIR/../../analysis.
@@ -28,22 +29,21 @@
 #define AS_INSTALL_ANALYSIS_DIR ""
 #endif
 
-#define SCRIPT_NAME "attnsweep_summarize.py"
 #define PATH_CAP 4096
 
-/* Writes DIR/SCRIPT_NAME into out; returns 1 when that file is readable. */
-static int script_in(const char *dir, char *out, size_t cap) {
+/* Writes DIR/name into out; returns 1 when that file is readable. */
+static int script_in(const char *dir, const char *name, char *out, size_t cap) {
   if (!dir || !dir[0]) return 0;
-  int len = snprintf(out, cap, "%s/%s", dir, SCRIPT_NAME);
+  int len = snprintf(out, cap, "%s/%s", dir, name);
   if (len < 0 || (size_t)len >= cap) return 0;
   return access(out, R_OK) == 0;
 }
 
 /* Finds the script (see the file comment); returns 1 and its path in out, else 0. */
-static int find_script(char *out, size_t cap) {
-  if (script_in(getenv("ATTNSWEEP_ANALYSIS_DIR"), out, cap)) return 1;
-  if (script_in(AS_ANALYSIS_DIR, out, cap)) return 1;
-  if (script_in(AS_INSTALL_ANALYSIS_DIR, out, cap)) return 1;
+static int find_script(const char *name, char *out, size_t cap) {
+  if (script_in(getenv("ATTNSWEEP_ANALYSIS_DIR"), name, out, cap)) return 1;
+  if (script_in(AS_ANALYSIS_DIR, name, out, cap)) return 1;
+  if (script_in(AS_INSTALL_ANALYSIS_DIR, name, out, cap)) return 1;
   char exe[PATH_CAP];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return 0;
@@ -56,19 +56,19 @@ static int find_script(char *out, size_t cap) {
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     char dir[PATH_CAP + 64];
     snprintf(dir, sizeof dir, "%s%s", exe, rel[i]);
-    if (script_in(dir, out, cap)) return 1;
+    if (script_in(dir, name, out, cap)) return 1;
   }
   return 0;
 }
 
-int as_cmd_summarize(int argc, char **argv) {
+int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv) {
   char script[PATH_CAP];
-  if (!find_script(script, sizeof script)) {
+  if (!find_script(name, script, sizeof script)) {
     fprintf(stderr,
-            "attnsweep summarize: the analysis script %s was not found (looked in "
+            "attnsweep %s: the analysis script %s was not found (looked in "
             "$ATTNSWEEP_ANALYSIS_DIR, %s, %s and beside the executable); set "
             "ATTNSWEEP_ANALYSIS_DIR to the directory that holds it\n",
-            SCRIPT_NAME, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)",
+            cmd, name, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)",
             AS_INSTALL_ANALYSIS_DIR[0] ? AS_INSTALL_ANALYSIS_DIR : "(no install prefix)");
     return 3;
   }
@@ -76,16 +76,16 @@ int as_cmd_summarize(int argc, char **argv) {
   if (!python || !python[0]) python = "/usr/bin/python3";
   if (access(python, X_OK) != 0) {
     fprintf(stderr,
-            "attnsweep summarize: the Python interpreter %s is not available (%s); install "
+            "attnsweep %s: the Python interpreter %s is not available (%s); install "
             "python3 python3-numpy python3-h5py python3-matplotlib (Debian) or set "
             "ATTNSWEEP_PYTHON\n",
-            python, strerror(errno));
+            cmd, python, strerror(errno));
     return 3;
   }
-  /* python SCRIPT ARGS... NULL; argv[0] is "summarize" and is replaced by the script. */
+  /* python SCRIPT ARGS... NULL; argv[0] (the command) is replaced by the script. */
   char **args = calloc((size_t)argc + 2, sizeof *args);
   if (!args) {
-    fprintf(stderr, "attnsweep summarize: out of memory\n");
+    fprintf(stderr, "attnsweep %s: out of memory\n", cmd);
     return 3;
   }
   char pybuf[PATH_CAP];
@@ -99,6 +99,10 @@ int as_cmd_summarize(int argc, char **argv) {
   execv(pybuf, args);
   int err = errno;
   free(args);
-  fprintf(stderr, "attnsweep summarize: cannot run %s %s: %s\n", python, script, strerror(err));
+  fprintf(stderr, "attnsweep %s: cannot run %s %s: %s\n", cmd, python, script, strerror(err));
   return 3;
+}
+
+int as_cmd_summarize(int argc, char **argv) {
+  return as_cli_exec_script("summarize", "attnsweep_summarize.py", argc, argv);
 }

@@ -46,6 +46,26 @@ static const as_command commands[] = {
      "usage: attnsweep repair OUT.h5 [--spec SPEC] [--dry-run]\n\n"
      "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
      "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n"},
+    {"import-weights", as_cmd_import_weights, 0,
+     "attention heads of a checkpoint (safetensors) -> a matrix file",
+     "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model albert|bert|gpt2|vit]\n"
+     "                                [--heads H] [--config CONFIG.json] [--prefix P]\n"
+     "                                [--layers LIST]\n\n"
+     "Writes every (layer, head) of CHECKPOINT (a safetensors file, or a directory with\n"
+     "model.safetensors or its sharded index) as a triple Q_h, K_h (d_k x d), V_h (d x d)\n"
+     "with mscale = 1/sqrt(d_k), in the layout `vfamily: file` and `mfamily: file` read.\n"
+     "The model is detected from the tensor names unless --model is given; the heads come\n"
+     "from --heads or config.json beside the checkpoint. Biases are ignored. Exit 2 names\n"
+     "a missing or misshapen tensor. Runs analysis/import_weights.py (docs/weights.md).\n"},
+    {"census", as_cmd_census, 1, "the theorems' hypotheses, head by head, of a matrix file",
+     "usage: [mpiexec -n N] attnsweep census WEIGHTS.h5 [--csv] [--tol T] [--threshold D]\n"
+     "                                      [-o FILE]\n\n"
+     "For every triple of WEIGHTS.h5 (per layer and head after import-weights): the spectral\n"
+     "analysis of the sweep (eigenvalues of V, the good-triple checks with their margins,\n"
+     "<Q phi_1, K phi_1>, the asymmetry and smallest symmetric eigenvalue of M, k positive\n"
+     "eigenvalues, paranormal structure) and the theorem whose hypotheses hold, as a\n"
+     "markdown table (--csv: CSV), then \"good triples: a of b heads\". d >= D (default 512)\n"
+     "is analysed with ScaLAPACK on all ranks (docs/weights.md).\n"},
     {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
      "usage: attnsweep bench [NAME]\n\nRuns the benchmarks and prints their figures.\n"},
 };
@@ -62,7 +82,7 @@ static void print_help(void) {
          "HDF5 file, and judges every end state against the theorems' predictions.\n\n"
          "commands:\n");
   for (int i = 0; i < n_commands; i++)
-    printf("  %-10s %s\n", commands[i].name, commands[i].synopsis);
+    printf("  %-14s %s\n", commands[i].name, commands[i].synopsis);
   printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
          "sweep keys, `attnsweep help fields` the fields of /trials.\n"
          "Exit codes: 0 done, 2 bad input, 3 I/O failure, 99 stopped early (resumable).\n");

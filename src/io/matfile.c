@@ -201,6 +201,76 @@ cleanup:
   return st;
 }
 
+/* The optional integer dataset name ([count]) into out; -1 everywhere when absent. */
+static as_status read_labels(hid_t fid, const char *path, const char *name, int count, int *out) {
+  as_status st = AS_OK;
+  hid_t ds = -1, sp = -1, ty = -1;
+  for (int i = 0; i < count; i++) out[i] = -1;
+  if (!exists(fid, name)) goto cleanup;
+  AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Dget_type(ds));
+  AS_H5_ID(sp, H5Dget_space(ds));
+  hsize_t n = 0;
+  int rank = H5Sget_simple_extent_ndims(sp);
+  if (rank == 1) AS_H5_CHECK(H5Sget_simple_extent_dims(sp, &n, NULL));
+  AS_CHECK(H5Tget_class(ty) == H5T_INTEGER && rank == 1 && n == (hsize_t)count, AS_ERR_DATA,
+           "%s: dataset %s must hold %d integers, one per triple", path, name, count);
+  if (count > 0) AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out));
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (ty >= 0) H5Tclose(ty);
+  if (ds >= 0) H5Dclose(ds);
+  return st;
+}
+
+/* The optional string attribute name of /triples into out (cap bytes; "" when absent). */
+static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t cap) {
+  as_status st = AS_OK;
+  hid_t at = -1, ty = -1, mt = -1;
+  char *vs = NULL, *fs = NULL;
+  out[0] = '\0';
+  if (H5Aexists_by_name(fid, "/triples", name, H5P_DEFAULT) <= 0) goto cleanup;
+  AS_H5_ID(at, H5Aopen_by_name(fid, "/triples", name, H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Aget_type(at));
+  if (H5Tget_class(ty) != H5T_STRING) goto cleanup; /* not a label: ignored */
+  AS_H5_ID(mt, H5Tcopy(H5T_C_S1));
+  AS_H5_CHECK(H5Tset_cset(mt, H5Tget_cset(ty))); /* h5py writes UTF-8: no conversion path */
+  if (H5Tis_variable_str(ty) > 0) {
+    AS_H5_CHECK(H5Tset_size(mt, H5T_VARIABLE));
+    AS_H5_CHECK(H5Aread(at, mt, &vs));
+    snprintf(out, cap, "%s", vs ? vs : "");
+  } else {
+    size_t n = H5Tget_size(ty);
+    AS_CHECK(n > 0 && n < 1u << 20, AS_ERR_DATA, "attribute /triples %s: bad string size", name);
+    fs = calloc(n + 1, 1);
+    AS_CHECK_ALLOC(fs);
+    AS_H5_CHECK(H5Tset_size(mt, n + 1));
+    AS_H5_CHECK(H5Aread(at, mt, fs));
+    snprintf(out, cap, "%s", fs);
+  }
+cleanup:
+  if (vs) H5free_memory(vs);
+  free(fs);
+  if (mt >= 0) H5Tclose(mt);
+  if (ty >= 0) H5Tclose(ty);
+  if (at >= 0) H5Aclose(at);
+  return st;
+}
+
+as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
+                            size_t cap) {
+  as_status st = AS_OK;
+  hid_t fid = -1;
+  AS_CHECK(count >= 0 && layer && head, AS_ERR_ARG, "matfile labels: bad arguments");
+  AS_TRY(open_file(path, &fid));
+  AS_TRY(read_labels(fid, path, "/triples/layer", count, layer));
+  AS_TRY(read_labels(fid, path, "/triples/head", count, head));
+  if (model && cap > 0) AS_TRY(read_string_attr(fid, "model", model, cap));
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  return st;
+}
+
 as_status as_matfile_load(as_trial *t, as_matfile **out) {
   as_status st = AS_OK;
   as_matfile *mf = NULL;

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# `attnsweep census`: on a matrix file whose triples have properties known by construction
+# (V = I, a Perron V, a complex leading pair, V = -I, a paranormal V, a negative margin, an
+# asymmetric M), every hypothesis column and theorem is the constructed one and every number
+# matches numpy; the ScaLAPACK path (mpiexec -n 2, --threshold) agrees with LAPACK; bad files
+# exit 2 naming the dataset; and end to end: a checkpoint -> import-weights -> census -> a sweep
+# over the imported heads (jobs/examples/imported_heads.sh), whose records carry the census's
+# analysis, and from_file.yaml's two-command recipe at small size.
+set -u
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=lib.sh
+. "$src/tests/cli/lib.sh"
+as_test_init census
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+
+# ---------------------------------------------------------------- the known triples
+"$py" - "$tmp/known.h5" <<'PY' || { echo "FAIL: writing known.h5"; exit 1; }
+import sys, h5py, numpy as np
+d, rng = 6, np.random.default_rng(7)
+I = np.eye(d)
+S = I + 0.3 * rng.standard_normal((d, d))            # an oblique basis (well conditioned)
+Si = np.linalg.inv(S)
+perron = rng.random((d, d)) + 0.1                    # positive entries: Perron-Frobenius
+rot = np.zeros((d, d))
+rot[:2, :2] = [[1.5, -2.0], [2.0, 1.5]]              # leading pair 1.5 +- 2i, max real part
+rot[2:, 2:] = np.diag([1.0, 0.5, -0.3, 0.2])
+A = rng.standard_normal((d, d)); A = 0.4 * (A - A.T)  # skew: x^T A x = 0
+V = [I, perron, S @ rot @ Si, -I, S @ np.diag([2, 2, 2, 0.5, -1, 0.3]) @ Si, perron,
+     rng.random((d, d)) + 0.1]
+K = [I, I, I, I, I, -I, I + A]
+with h5py.File(sys.argv[1], "w") as f:
+    g = f.create_group("triples")
+    g["V"] = np.array(V)
+    g["Q"] = np.array([I] * len(V))
+    g["K"] = np.array(K)
+    g["layer"] = np.array([0, 0, 0, 0, 1, 1, 1], dtype=np.int32)
+    g["head"] = np.array([0, 1, 2, 3, 0, 1, 2], dtype=np.int32)
+    g.attrs["mscale"] = 0.5
+    g.attrs["model"] = "known"
+PY
+
+out=$("$bin" census "$tmp/known.h5" 2>&1); rc=$?
+echo "$out"
+check "census exits 0" test $rc -eq 0
+check "header names the file, d, Q and K shape, model and path" \
+  grep -q "census of $tmp/known.h5: 7 triples, d = 6, Q and K 6 x 6, model known; tol 1e-10; LAPACK" <<<"$out"
+check "summary line" grep -qx "good triples: 2 of 7 heads" <<<"$out"
+check "theorem counts" grep -qx "theorems: identity 1, good 2, paranormal 1, minus_identity 1, codim_k 1, complex 1" <<<"$out"
+"$bin" census "$tmp/known.h5" -o "$tmp/known.md" >"$tmp/o.txt" 2>&1
+check "-o FILE holds what stdout shows, nothing on stdout" \
+  bash -c "[ ! -s '$tmp/o.txt' ] && diff <(printf '%s\n' \"\$1\") '$tmp/known.md' >/dev/null" _ "$out"
+"$bin" census "$tmp/known.h5" --csv >"$tmp/known.csv" 2>"$tmp/csv.err"
+check "csv: exit 0, summary on stderr" grep -qx "good triples: 2 of 7 heads" "$tmp/csv.err"
+
+# Columns and numbers against the construction and numpy (eigenvalues, eigenvectors, margins).
+"$py" - "$tmp/known.h5" "$tmp/known.md" "$tmp/known.csv" <<'PY'
+import csv, sys, h5py, numpy as np
+fail = 0
+def expect(cond, what):
+    global fail
+    if not cond:
+        print("FAIL:", what); fail = 1
+# Known by construction: (real, positive, simple, dominant, paranormal, good, theorem)
+known = [("yes", "yes", "no", "no", "yes (dim F 6)", "no", "identity"),
+         ("yes", "yes", "yes", "yes", "yes (dim F 1)", "yes", "good"),
+         ("no", "no", "yes", "no", "no", "no", "complex"),
+         ("yes", "no", "no", "no", "no", "no", "minus_identity"),
+         ("yes", "yes", "no", "no", "yes (dim F 3)", "no", "paranormal"),
+         ("yes", "yes", "yes", "yes", "yes (dim F 1)", "no", "codim_k"),
+         ("yes", "yes", "yes", "yes", "yes (dim F 1)", "yes", "good")]
+with h5py.File(sys.argv[1], "r") as f:
+    V, Q, K = f["triples/V"][...], f["triples/Q"][...], f["triples/K"][...]
+    lay, head = f["triples/layer"][...], f["triples/head"][...]
+rows = [l for l in open(sys.argv[2]) if l.startswith("| ") and not l.startswith("| layer")]
+expect(len(rows) == 7, "7 table rows, got %d" % len(rows))
+cols = [c.strip() for c in open(sys.argv[2]).read().split("\n")[2].strip("|").split("|")]
+recs = list(csv.DictReader(open(sys.argv[3])))
+expect(len(recs) == 7, "7 csv rows")
+for t, (row, rec) in enumerate(zip(rows, recs)):
+    c = dict(zip(cols, [x.strip() for x in row.strip().strip("|").split("|")]))
+    M = 0.5 * Q[t].T @ K[t]
+    w, vr = np.linalg.eig(V[t])
+    o = sorted(range(6), key=lambda i: (-abs(w[i]), -w[i].real, -w[i].imag))
+    l1, l2 = w[o[0]], abs(w[o[1]])
+    exp = known[t]
+    got = (c["real"], c["positive"], c["simple"], c["dominant"], c["paranormal"], c["good"],
+           c["theorem"])
+    expect(got == exp, "triple %d: columns %s, constructed %s" % (t, got, exp))
+    expect((c["layer"], c["head"]) == (str(lay[t]), str(head[t])), "triple %d: labels" % t)
+    kpos = int(sum(x.real > 1e-10 * abs(l1) for x in w))
+    expect(int(c["k+"]) == kpos == int(rec["kpos"]), "triple %d: k+ %s, numpy %d" % (t, c["k+"], kpos))
+    # markdown: 4 significant digits; csv: full precision
+    expect(abs(float(c["abs lambda_2"]) - l2) <= 1e-3 * l2, "triple %d: |lambda_2|" % t)
+    expect(abs(complex(float(rec["lambda1_re"]), float(rec["lambda1_im"])) - l1) <= 1e-12 * abs(l1)
+           or abs(complex(float(rec["lambda1_re"]), -float(rec["lambda1_im"])) - l1) <= 1e-12 * abs(l1),
+           "triple %d: lambda_1 %s%+si, numpy %s" % (t, rec["lambda1_re"], rec["lambda1_im"], l1))
+    expect(abs(float(rec["lambda2_abs"]) - l2) <= 1e-12 * abs(l1), "triple %d: lambda2_abs" % t)
+    expect(abs(float(rec["m_min_sym_eig"]) - np.linalg.eigvalsh((M + M.T) / 2)[0]) <= 1e-14,
+           "triple %d: min eig sym(M)" % t)
+    asym = np.linalg.norm(M - M.T) / np.linalg.norm(M)
+    expect(abs(float(rec["m_asym"]) - asym) <= 1e-14 + 1e-12 * asym, "triple %d: asym(M)" % t)
+    expect(abs(float(c["asym(M)"]) - asym) <= 1e-3 * asym + 1e-14, "triple %d: md asym" % t)
+    if c["simple"] == "yes" and c["real"] == "yes":
+        phi = vr[:, o[0]].real
+        phi /= np.linalg.norm(phi)
+        m = phi @ M @ phi
+        expect(abs(float(rec["margin"]) - m) <= 1e-10, "triple %d: margin %s, numpy %g"
+               % (t, rec["margin"], m))
+        expect(abs(float(c["<Q phi_1, K phi_1>"]) - m) <= 1e-3 * abs(m), "triple %d: md margin" % t)
+        gap = (l1.real - l2) / abs(l1)
+        expect(abs(float(rec["gap_rel"]) - gap) <= 1e-10, "triple %d: gap_rel" % t)
+    else:
+        expect(c["<Q phi_1, K phi_1>"] == "-" and rec["margin"] == "nan",
+               "triple %d: margin undefined without a real simple lambda_1" % t)
+    expect(rec["status"] == "ok" and rec["distributed"] == "0", "triple %d: status" % t)
+# The constructed margins: 0.5 |phi|^2 = 0.5 (M = I/2, and I/2 + skew), -0.5 for K = -I.
+expect(abs(float(recs[1]["margin"]) - 0.5) < 1e-12, "Perron with M = I/2: margin 0.5")
+expect(abs(float(recs[5]["margin"]) + 0.5) < 1e-12, "K = -I: margin -0.5")
+expect(abs(float(recs[6]["margin"]) - 0.5) < 1e-12, "M = (I + skew)/2: margin 0.5")
+expect(abs(float(recs[6]["m_min_sym_eig"]) - 0.5) < 1e-12, "M = (I + skew)/2: sym part I/2")
+sys.exit(fail)
+PY
+check "census columns and numbers match the construction and numpy" test $? -eq 0
+
+# ---------------------------------------------------------------- ScaLAPACK path = LAPACK path
+"$py" - "$tmp/big.h5" <<'PY' || { echo "FAIL: writing big.h5"; exit 1; }
+import sys, h5py, numpy as np
+d, dk, rng = 96, 16, np.random.default_rng(3)
+wv = rng.standard_normal((4, d, dk)) / np.sqrt(d)
+wq = rng.standard_normal((4, d, dk)) / np.sqrt(d)
+V = np.array([wv[0] @ wv[0].T + 0.01 * rng.standard_normal((d, d)) / np.sqrt(d),
+              wv[1] @ rng.standard_normal((dk, d)) / np.sqrt(dk), rng.random((d, d)),
+              -wv[3] @ wv[3].T])
+with h5py.File(sys.argv[1], "w") as f:
+    f["triples/V"] = V
+    f["triples/Q"] = np.transpose(wq, (0, 2, 1))
+    f["triples/K"] = np.transpose(wq + 0.1 * rng.standard_normal(wq.shape) / np.sqrt(d), (0, 2, 1))
+    f["triples"].attrs["mscale"] = 0.25
+PY
+"$bin" census "$tmp/big.h5" --csv >"$tmp/lapack.csv" 2>/dev/null
+check "LAPACK census of d = 96" test $? -eq 0
+out=$("$mpiexec" -n 2 "$bin" census "$tmp/big.h5" --csv --threshold 64 -o "$tmp/scalapack.csv" 2>&1); rc=$?
+check "ScaLAPACK census under mpiexec -n 2: exit 0 ($out)" test $rc -eq 0
+"$py" - "$tmp/lapack.csv" "$tmp/scalapack.csv" <<'PY'
+import csv, math, sys
+a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
+fail = int(len(a) != 4 or len(b) != 4)
+exact = ["lead_real", "lead_positive", "lead_simple", "lead_dominant", "margin_positive", "good",
+         "m_symmetric", "m_spd", "kpos", "paranormal", "dim_f", "complex_lead", "theorem",
+         "predicted", "layer", "head", "status"]
+close = ["lambda1_re", "lambda1_im", "lambda2_abs", "gap", "margin", "m_asym", "m_min_sym_eig",
+         "mu"]
+for x, y in zip(a, b):
+    for k in exact:
+        if x[k] != y[k]:
+            print("FAIL: triple %s: %s %s (LAPACK) vs %s (ScaLAPACK)" % (x["index"], k, x[k], y[k])); fail = 1
+    s = abs(float(x["lambda1_re"])) + abs(float(x["lambda1_im"]))
+    for k in close:
+        u, v = float(x[k]), float(y[k])
+        if not (math.isnan(u) and math.isnan(v)) and not abs(u - v) <= 1e-9 * max(s, 1):
+            print("FAIL: triple %s: %s %r vs %r" % (x["index"], k, u, v)); fail = 1
+    if x["distributed"] != "0" or y["distributed"] != "1":
+        print("FAIL: distributed column"); fail = 1
+print("compared %d triples" % len(a))
+sys.exit(fail)
+PY
+check "ScaLAPACK and LAPACK census agree (flags, theorem; numbers to 1e-9)" test $? -eq 0
+
+# ---------------------------------------------------------------- bad input: exit 2, named
+err=$("$bin" census "$tmp/none.h5" 2>&1); rc=$?
+check "missing file: exit 2 naming it ($err)" bash -c "[ $rc -eq 2 ] && grep -q '$tmp/none.h5' <<<\"\$0\"" "$err"
+echo "not hdf5" >"$tmp/text.h5"
+err=$("$bin" census "$tmp/text.h5" 2>&1); rc=$?
+check "text file: exit 2, not an HDF5 file ($err)" bash -c "[ $rc -eq 2 ] && grep -q 'not an HDF5 file' <<<\"\$0\"" "$err"
+err=$("$bin" census 2>&1); rc=$?
+check "no file: exit 2 with usage" bash -c "[ $rc -eq 2 ] && grep -q 'missing WEIGHTS.h5' <<<\"\$0\"" "$err"
+err=$("$bin" census "$tmp/known.h5" --tol 2 2>&1); rc=$?
+check "bad --tol: exit 2" test $rc -eq 2
+err=$("$bin" census "$tmp/known.h5" --frob 2>&1); rc=$?
+check "unknown option: exit 2" bash -c "[ $rc -eq 2 ] && grep -q \"unknown option '--frob'\" <<<\"\$0\"" "$err"
+"$py" - "$tmp" <<'PY'
+import sys, h5py, numpy as np
+t = sys.argv[1]
+with h5py.File(t + "/nov.h5", "w") as f:
+    f["triples/M"] = np.eye(3)[None]
+with h5py.File(t + "/nan.h5", "w") as f:
+    V = np.stack([np.eye(3)] * 3); V[2, 1, 0] = np.nan
+    f["triples/V"] = V; f["triples/M"] = np.stack([np.eye(3)] * 3)
+with h5py.File(t + "/labels.h5", "w") as f:
+    f["triples/V"] = np.stack([np.eye(3)] * 3); f["triples/M"] = np.stack([np.eye(3)] * 3)
+    f["triples/layer"] = np.zeros(2, dtype=np.int32)
+PY
+err=$("$bin" census "$tmp/nov.h5" 2>&1); rc=$?
+check "no /triples/V: exit 2 naming it ($err)" bash -c "[ $rc -eq 2 ] && grep -q 'dataset /triples/V is missing' <<<\"\$0\"" "$err"
+err=$("$mpiexec" -n 2 "$bin" census "$tmp/nan.h5" 2>&1); rc=$?
+check "NaN in triple 2 (2 ranks): exit 2 naming item and entry ($err)" \
+  bash -c "[ $rc -eq 2 ] && grep -q 'dataset /triples/V, item 2: entry (1, 0) is nan' <<<\"\$0\"" "$err"
+err=$("$bin" census "$tmp/labels.h5" 2>&1); rc=$?
+check "labels of the wrong length: exit 2 naming the dataset ($err)" \
+  bash -c "[ $rc -eq 2 ] && grep -q '/triples/layer must hold 3 integers' <<<\"\$0\"" "$err"
+out=$("$bin" census "$tmp/nan.h5" -o "$tmp/no/such/dir.md" 2>&1); rc=$?
+check "unwritable -o: exit 3 ($out)" test $rc -eq 3
+
+# ---------------------------------------------------------------- end to end
+out=$(ATTNSWEEP=$bin MPIEXEC=$mpiexec RANKS=2 bash "$src/jobs/examples/imported_heads.sh" "$tmp/e2e" 2>&1); rc=$?
+echo "$out" | tail -25
+check "imported_heads.sh: checkpoint -> import -> census -> sweep -> summary, exit 0" test $rc -eq 0
+check "e2e: census of 8 imported heads" grep -q "^good triples: [0-8] of 8 heads$" "$tmp/e2e/census.md"
+check "e2e: sweep complete" "$py" "$tools/compare_results.py" --complete "$tmp/e2e/imported_small.h5" --closed
+"$py" - "$tmp/e2e/imported_small.h5" "$tmp/e2e/census.csv" <<'PY'
+import csv, sys, h5py
+fail = 0
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][...]
+    th = {v: k for k, v in h5py.check_enum_dtype(t.dtype["theorem"]).items()}
+rows = list(csv.DictReader(open(sys.argv[2])))
+if len(t) != 16 or len(rows) != 8:
+    print("FAIL: %d trials, %d census rows" % (len(t), len(rows))); sys.exit(1)
+for r in t:  # plan order: replicate slowest, then file_index 0..7
+    c = rows[int(r["trial"]) % 8]
+    if th[r["theorem"]] != c["theorem"] or float(c["lambda1_re"]) != r["lambda1_re"] \
+       or int(c["flags"]) != int(r["flags"]):
+        print("FAIL: trial %d: %s / %r / %d vs census %s / %s / %s" % (
+            r["trial"], th[r["theorem"]], r["lambda1_re"], r["flags"], c["theorem"],
+            c["lambda1_re"], c["flags"])); fail = 1
+print("16 records carry the census analysis of their head")
+sys.exit(fail)
+PY
+check "e2e: each record's theorem, lambda_1 and flags are the census row of its head" test $? -eq 0
+
+# from_file.yaml's recipe at small size: an ALBERT-layout checkpoint (shared layer, embedding
+# size 16 != d = 64) imported as albert_heads.h5, the spec shrunk from d = 2048 to 64.
+mkdir -p "$tmp/ff"
+"$py" "$src/jobs/examples/make_test_checkpoint.py" "$tmp/ff/albert" --albert 2>/dev/null
+out=$(cd "$tmp/ff" && "$bin" import-weights albert -o albert_heads.h5 2>&1); rc=$?
+check "import the ALBERT-layout checkpoint ($out)" \
+  bash -c "[ $rc -eq 0 ] && grep -q 'albert, 1 layer x 4 heads (d = 64, d_k = 16' <<<\"\$0\"" "$out"
+sed -e 's/^  d: 2048$/  d: 64/' -e 's/^  m_rows: 128$/  m_rows: 16/' -e 's/^replicates: 4$/replicates: 1/' \
+  -e 's/^  T: 5$/  T: 1/' "$src/jobs/examples/from_file.yaml" >"$tmp/ff/from_file.yaml"
+check "from_file.yaml shrunk (4 lines changed)" \
+  test "$(diff "$src/jobs/examples/from_file.yaml" "$tmp/ff/from_file.yaml" | grep -c '^>')" -eq 4
+out=$(cd "$tmp/ff" && "$mpiexec" -n 2 "$bin" run from_file.yaml -o from_file.h5 2>&1); rc=$?
+check "from_file.yaml runs on the imported ALBERT heads ($out)" test $rc -eq 0
+check "from_file.h5 complete" "$py" "$tools/compare_results.py" --complete "$tmp/ff/from_file.h5" --closed
+exit $fail
