@@ -104,6 +104,22 @@ def leaders_from_p(P, threshold=0.9):
     return sorted(int(j) for j in np.nonzero(P.max(axis=0) >= threshold)[0])
 
 
+# ---------------------------------------------------------------- output
+def save_figure(fig, path, dpi=110):
+    """Write fig to path and close it: PNG, or the format its extension names when matplotlib
+    knows it (pdf, svg, ...). An unwritable path raises schema.FileAccessError naming it
+    (exit 3 in attnsweep summarize)."""
+    ext = os.path.splitext(path)[1][1:].lower()
+    fmt = ext if ext in fig.canvas.get_supported_filetypes() else "png"
+    try:
+        fig.savefig(path, dpi=dpi, format=fmt)
+    except OSError as e:
+        raise schema.FileAccessError("cannot write the figure %s: %s" % (
+            path, e.strerror or e))
+    finally:
+        plt.close(fig)
+
+
 # ---------------------------------------------------------------- drawing
 def plot_tokens(ax, tokens, trajectory=None, hull=True, leaders=(), normal=None, levels=(),
                 initial=None, title=None):
@@ -223,8 +239,7 @@ def plot_phase(phase, png):
         row[0].set_ylabel("fraction of judged trials")
     flat[0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
 
 
 def plot_end_state(png, tokens, P=None, **kw):
@@ -237,8 +252,7 @@ def plot_end_state(png, tokens, P=None, **kw):
     if P is not None:
         plot_p(fig.add_subplot(1, 2, 2), P)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
 
 
 def plot_trial_file(rf, trial, png):

@@ -7,8 +7,10 @@ usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
 Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures).
-Exit codes: 0 done, 2 bad arguments or not a results file, 3 the file cannot be read or a
-needed Python module is missing.
+Exit codes: 0 done; 2 bad arguments, an unknown field or label, or not a results file; 3 the
+file cannot be read, an output (-o, --png) cannot be written, a needed Python module is
+missing, or an internal error (ATTNSWEEP_DEBUG=1 shows its traceback); 130 interrupted. Every
+failure is one line on stderr.
 """
 
 import argparse
@@ -62,7 +64,9 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- statistics
 def wilson(k, n, z=Z95):
     """Wilson score interval for k successes in n trials (vectorised): (p, lo, hi); NaN where
-    n = 0."""
+    n = 0. Always 0 <= lo <= p <= hi <= 1: at k = 0 or k = n the bound that equals p in exact
+    arithmetic can land one ulp on the wrong side of it (80/80 gives hi = 1 - 2^-53), so the
+    bounds are clamped to p as well as to [0, 1]."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -71,8 +75,8 @@ def wilson(k, n, z=Z95):
         den = 1.0 + z2 / n
         center = (p + z2 / (2 * n)) / den
         half = z / den * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-        lo = np.clip(center - half, 0.0, 1.0)
-        hi = np.clip(center + half, 0.0, 1.0)
+        lo = np.clip(np.minimum(center - half, p), 0.0, 1.0)
+        hi = np.clip(np.maximum(center + half, p), 0.0, 1.0)
     bad = n <= 0
     for a in (p, lo, hi):
         a[bad] = np.nan
@@ -610,8 +614,29 @@ def phase_series(axes, keys, s):
     return {"param": px.name, "series": series}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as a UsageError (one line, exit 2) instead of
+    printing the usage block and exiting by itself."""
+
+    def error(self, message):
+        raise UsageError("%s (attnsweep summarize --help lists the options)" % message)
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def _fail(msg, rc):
+    print("attnsweep summarize: %s" % _one_line(msg), file=sys.stderr)
+    return rc
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    """Entry point; returns the exit status (docs/analysis.md): 0 done, 2 bad arguments or not
+    a results file, 3 the file or an output cannot be read/written, a Python module is
+    missing, or an internal error (a bug; ATTNSWEEP_DEBUG=1 prints its traceback), 130
+    interrupted. Every failure is one line on stderr, never a traceback."""
+    ap = _Parser(
         prog="attnsweep summarize",
         description="Summary tables and figures from an attnsweep results file.")
     ap.add_argument("file", help="results file (OUT.h5)")
@@ -620,35 +645,51 @@ def main(argv=None):
     ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
     ap.add_argument("--format", choices=("md", "csv", "latex"), default="md")
     ap.add_argument("--table1", action="store_true",
-                    help="the paper's Table 1 with the measured columns beside it")
+                    help="the paper's Table 1 with the measured columns beside it (one table "
+                    "per value of --by)")
     ap.add_argument("--phase", metavar="PARAM",
                     help="phase diagram: verdict fractions against PARAM (eps, v_gap, gap...)")
     ap.add_argument("--bins", type=int, default=12,
                     help="bins for a continuous --phase parameter with more distinct values")
-    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here")
+    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here "
+                    "(PNG; PDF or SVG when FILE ends in .pdf or .svg)")
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the tables here, not stdout")
     try:
         args = ap.parse_args(argv)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    try:
         return _run(args)
-    except UsageError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 2
-    except schema.SchemaError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 2
+    except SystemExit as e:  # --help
+        return 2 if e.code else 0
+    except (UsageError, schema.SchemaError) as e:
+        return _fail(e, 2)
     except schema.FileAccessError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 3
+        return _fail(e, 3)
     except ImportError as e:
-        print("attnsweep summarize: a Python module is missing (%s): apt-get install "
-              "python3-numpy python3-h5py python3-matplotlib" % e, file=sys.stderr)
+        return _fail("a Python module is missing (%s): apt-get install python3-numpy "
+                     "python3-h5py python3-matplotlib (and run with /usr/bin/python3)" % e, 3)
+    except BrokenPipeError:
+        # the reader of stdout went away (| head): nothing more can be said there
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
         return 3
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except MemoryError:
+        return _fail("out of memory", 3)
+    except OSError as e:  # an I/O failure that no layer above named (HDF5 read, stdout)
+        return _fail("I/O failure: %s" % e, 3)
+    except Exception as e:  # a bug: say where, and how to get the whole story
+        if os.environ.get("ATTNSWEEP_DEBUG"):
+            raise
+        import traceback
+        tb = traceback.extract_tb(e.__traceback__)
+        where = " at %s:%d" % (os.path.basename(tb[-1].filename), tb[-1].lineno) if tb else ""
+        return _fail("internal error (a bug in the analysis, please report it): %s: %s%s; "
+                     "ATTNSWEEP_DEBUG=1 prints the traceback" % (type(e).__name__, e, where), 3)
 
 
 def _run(args):
@@ -688,5 +729,15 @@ def _run(args):
     return 0
 
 
+def _entry():
+    rc = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # keep the interpreter's exit flush from printing a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = rc or 3
+    return rc
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_entry())

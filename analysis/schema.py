@@ -354,12 +354,12 @@ class Results:
         occupies [offset[i], offset[i + 1]); an empty slab means "not stored for this trial".
         Slabs have no fill value: only trials whose outcome is not pending are returned."""
         out = {}
-        if BULK not in self._f:
-            return out
-        g = self._f[BULK]
         trial = int(trial)
         if trial < 0 or trial >= self.n_rows:
             raise SchemaError("trial %d is not in 0..%d" % (trial, self.n_rows - 1))
+        if BULK not in self._f:
+            return out
+        g = self._f[BULK]
         want = ["n", "d", "outcome"]
         cols = self.read(want)
         if self.has_code("outcome", "pending") and \

@@ -207,6 +207,22 @@ class SummarizeTest(unittest.TestCase):
         p, l, h = summ.wilson(np.array([0]), np.array([0]))
         self.assertTrue(math.isnan(p[0]) and math.isnan(l[0]) and math.isnan(h[0]))
 
+    def test_wilson_bounds_contain_p(self):
+        # lo <= p <= hi for every k <= n <= 300: at k = 0 and k = n the bound equal to p in
+        # exact arithmetic is one rounding away from it (80/80 gave hi = 1 - 2^-53 < p = 1)
+        n = np.repeat(np.arange(1, 301), np.arange(2, 302))
+        k = np.concatenate([np.arange(m + 1) for m in range(1, 301)])
+        p, lo, hi = summ.wilson(k, n)
+        self.assertTrue(np.all(lo <= p) and np.all(p <= hi), "an interval misses its p")
+        self.assertTrue(np.all(lo >= 0) and np.all(hi <= 1))
+        self.assertTrue(np.all(hi[k == n] == 1.0) and np.all(lo[k == 0] == 0.0))
+        # and away from the ends the interval is the textbook one (the clamp changes nothing)
+        mid = (k > 0) & (k < n)
+        for i in np.nonzero(mid)[0][::997]:
+            _, l, h = wilson_ref(int(k[i]), int(n[i]))
+            self.assertAlmostEqual(lo[i], l, places=12)
+            self.assertAlmostEqual(hi[i], h, places=12)
+
     def test_group_quantiles(self):
         rng = np.random.default_rng(3)
         vals = rng.normal(size=200)
@@ -421,6 +437,154 @@ class SummarizeTest(unittest.TestCase):
         p = subprocess.run([exe, "summarize", self.path, "--where", "d =="],
                            capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(p.returncode, 2)
+
+
+SCRIPT = os.path.join(SRC, "analysis", "attnsweep_summarize.py")
+
+
+class ExitPathTest(unittest.TestCase):
+    """Every way attnsweep summarize can fail ends in ONE line on stderr and a documented exit
+    status (2 bad arguments or fields, 3 I/O or a missing module or an internal error, 130
+    interrupted), never a traceback. Run as the user runs it: a subprocess of the script."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        t = cls.tmp.name
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a, _ = build_rows(dtype)
+        cls.path = os.path.join(t, "out.h5")
+        write_file(cls.path, a)
+        cls.big = os.path.join(t, "big.h5")  # tables larger than a pipe buffer
+        big = np.concatenate([a] * 40)
+        big["trial"] = np.arange(len(big))
+        write_file(cls.big, big)
+        cls.other = os.path.join(t, "other.h5")
+        with h5py.File(cls.other, "w") as f:
+            f.create_dataset("x", data=np.arange(3))
+        cls.text = os.path.join(t, "text.h5")
+        with open(cls.text, "w") as fh:
+            fh.write("not hdf5\n")
+        cls.cut = os.path.join(t, "cut.h5")
+        with open(cls.big, "rb") as fh:
+            data = fh.read()
+        with open(cls.cut, "wb") as fh:
+            fh.write(data[:len(data) // 3])
+        # Python modules that fail to import, shadowing the real ones
+        for mod in ("numpy", "h5py", "matplotlib"):
+            d = os.path.join(t, "no_" + mod, mod)
+            os.makedirs(d)
+            with open(os.path.join(d, "__init__.py"), "w") as fh:
+                fh.write("raise ImportError(\"No module named '%s' (test)\")\n" % mod)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_script(self, args, env=None):
+        p = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, **(env or {})))
+        return p.returncode, p.stdout, p.stderr
+
+    def check_failure(self, args, rc, needle=None, env=None):
+        got, out, err = self.run_script(args, env)
+        what = " ".join(args)
+        self.assertEqual(got, rc, "%s: rc %d, stderr %r" % (what, got, err))
+        self.assertNotIn("Traceback", err, what)
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, "%s: not one line: %r" % (what, err))
+        self.assertTrue(lines[0].startswith("attnsweep summarize: "), lines[0])
+        if needle:
+            self.assertIn(needle, lines[0], what)
+
+    def test_bad_arguments(self):
+        t = self.tmp.name
+        png = os.path.join(t, "f.png")
+        for args, needle in (
+                ([], "file"), ([self.path, "--bogus"], "--bogus"),
+                ([self.path, "--format", "xml"], "xml"), ([self.path, "--bins", "0"], "bins"),
+                ([self.path, "--bins", "x"], "bins"), ([self.path, "--plot", "x"], "plot"),
+                ([self.path, "--by", "nosuch"], "nosuch"), ([self.path, "--by", "message"], "text"),
+                ([self.path, "--where", "d =="], "cannot parse"),
+                ([self.path, "--where", "theorem == 'x'"], "one of"),
+                ([self.path, "--phase", "nosuch"], "nosuch"),
+                ([self.path, "--plot", "1"], "--png"), ([self.path, "--png", png], "--phase"),
+                ([self.path, "--plot", "9999", "--png", png], "9999"),
+                ([self.path, "--plot", "0", "--png", png], "no stored tokens"),
+                ([self.other], "/trials")):
+            self.check_failure(args, 2, needle)
+
+    def test_io_failures(self):
+        t = self.tmp.name
+        self.check_failure([os.path.join(t, "missing.h5")], 3, "no such file")
+        self.check_failure([self.text], 3, self.text)
+        self.check_failure([self.cut], 3, self.cut)
+        for dest in (os.path.join(t, "no", "such", "dir", "f.png"), t):
+            self.check_failure([self.path, "--phase", "eps", "--png", dest, "-o", os.devnull],
+                               3, dest)
+        self.check_failure([self.path, "-o", os.path.join(t, "no", "table.md")], 3,
+                           os.path.join(t, "no", "table.md"))
+
+    def test_missing_modules(self):
+        png = os.path.join(self.tmp.name, "m.png")
+        for mod, args in (("numpy", [self.path]), ("h5py", [self.path]),
+                          ("matplotlib", [self.path, "--phase", "eps", "--png", png])):
+            env = {"PYTHONPATH": os.path.join(self.tmp.name, "no_" + mod)}
+            self.check_failure(args, 3, "python3-" + mod, env=env)
+
+    def test_broken_pipe(self):
+        p = subprocess.Popen([sys.executable, SCRIPT, self.big, "--by", "trial"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()  # the reader went away (| head -0)
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        rc = p.wait(timeout=120)
+        self.assertNotIn("Traceback", err)
+        self.assertNotIn("Exception ignored", err)
+        self.assertEqual(rc, 3, err)
+
+    def test_internal_error_and_interrupt(self):
+        real = summ.summary_tables
+
+        def boom(*a, **k):
+            raise ValueError("synthetic bug")
+
+        def interrupted(*a, **k):
+            raise KeyboardInterrupt
+
+        try:
+            for fake, rc, needle in ((boom, 3, "internal error"), (interrupted, 130,
+                                                                   "interrupted")):
+                summ.summary_tables = fake
+                got, out, err = run_main([self.path])
+                self.assertEqual(got, rc, err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertIn(needle, lines[0])
+            summ.summary_tables = boom
+            got, out, err = run_main([self.path])
+            self.assertIn("synthetic bug", err)
+            self.assertRegex(err, r"test_summarize\.py:\d+")  # where the bug is
+        finally:
+            summ.summary_tables = real
+
+    def test_full_group_phase_png(self):
+        # the case of issue 20: a phase point with 80 of 80 consistent drew no error bars
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a = np.zeros(160, dtype=dtype)
+        a["theorem"] = code("theorem", "identity")
+        a["outcome"] = code("outcome", "reached_T")
+        a["eps"][80:] = 0.1
+        a["verdict"][:80] = code("verdict", "consistent")
+        a["verdict"][80:] = [code("verdict", "violated" if i % 3 else "consistent")
+                             for i in range(80)]
+        path = os.path.join(self.tmp.name, "full.h5")
+        write_file(path, a)
+        png = os.path.join(self.tmp.name, "full.png")
+        rc, out, err = self.run_script([path, "--phase", "eps", "--png", png])
+        self.assertEqual(rc, 0, err)
+        with open(png, "rb") as fh:
+            self.assertEqual(fh.read(8), b"\x89PNG\r\n\x1a\n")
 
 
 if __name__ == "__main__":
