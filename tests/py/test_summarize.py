@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -307,22 +308,25 @@ class SummarizeTest(unittest.TestCase):
                 self.assertGreater(ncol, 5)
                 self.assertIn("10 pending", out)
             else:
-                self.assertIn("\\begin{tabular}", out)
-                self.assertIn("\\end{tabular}", out)
-                body = out.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
-                lines = [l for l in body.splitlines() if l.endswith("\\\\")]
-                self.assertEqual(len(lines), 1 + 3)
+                self.assertIn("\\begin{tabularx}{\\linewidth}", out)
+                self.assertIn("\\end{tabularx}", out)
+                body = out.split("\\begin{tabularx}")[1].split("\\end{tabularx}")[0]
+                lines = [l for l in body.splitlines() if l.endswith("\\\\")
+                         and "multicolumn" not in l]
+                self.assertEqual(len(lines), 1 + 3)  # header + 3 groups
                 amp = {l.replace("\\&", "").count("&") for l in lines}
                 self.assertEqual(len(amp), 1, lines)
                 self.assertNotIn("_", body.replace("\\_", ""))
+                for rule in ("\\toprule", "\\midrule", "\\bottomrule"):
+                    self.assertIn(rule, body)
 
     def test_table1(self):
         rc, out, err = run_main([self.path, "--table1", "--format", "csv"])
         self.assertEqual(rc, 0, err)
         rows = csv_rows(out)
-        self.assertEqual([r["case"] for r in rows], [t[0] for t in summ.TABLE1])
-        by = {r["case"]: r for r in rows}
-        self.assertEqual(by["identity"]["theorem"], "Thm 3.1")
+        self.assertEqual([r["theorem"] for r in rows], [t[0] for t in summ.TABLE1])
+        by = {r["theorem"]: r for r in rows}
+        self.assertEqual(by["identity"]["reference"], "Thm 3.1")
         self.assertEqual(by["d1"]["trials"], "0")
         e = expected(self.ref, lambda x: x["theorem"] == "good")
         self.assertEqual(int(by["good"]["trials"]), e["trials"])
@@ -331,6 +335,76 @@ class SummarizeTest(unittest.TestCase):
         rc, out, err = run_main([self.path, "--table1"])
         self.assertEqual(rc, 0, err)
         self.assertIn("Q^T K SPD", out)
+
+    def test_table1_by(self):
+        # --table1 --by d: one Table 1 per value of d (md, LaTeX), one csv table with a d column
+        rc, out, err = run_main([self.path, "--table1", "--by", "d", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual(len(rows), 2 * len(summ.TABLE1))
+        self.assertEqual(sorted({r["d"] for r in rows}), ["2", "3"])
+        for r in rows:
+            e = expected(self.ref, lambda x, r=r: x["d"] == int(r["d"]) and
+                         x["theorem"] == r["theorem"])
+            self.assertEqual(int(r["trials"]), e["trials"], (r["d"], r["theorem"]))
+            self.assertEqual(int(r["judged"]), e["judged"], (r["d"], r["theorem"]))
+        rc, out, err = run_main([self.path, "--table1", "--by", "d"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("measured verdicts (d = 2)", out)
+        self.assertIn("measured verdicts (d = 3)", out)
+        rc, out, err = run_main([self.path, "--table1", "--by", "d", "--format", "latex"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.count("\\begin{tabularx}"), 2)
+        self.assertIn("{$d = 2$}", out)
+
+    def test_csv_rank_distribution_whole(self):
+        # nine distinct ranks: the display shows five and "+k", the csv all nine
+        a = self.a.copy()
+        done = np.nonzero(a["n_clusters"] > 0)[0]
+        ranks = (np.arange(len(done)) % 9) + 1
+        a["rank_p"][done] = ranks
+        path = os.path.join(self.tmp.name, "ranks.h5")
+        write_file(path, a)
+        rc, out, err = run_main([path, "--by", "", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        row = csv_rows(out)[0]
+        got = dict(tuple(int(x) for x in t.split(":")) for t in row["rank_p_dist"].split(";"))
+        want = {r: int((ranks == r).sum()) for r in range(1, 10)}
+        self.assertEqual(got, want)
+        rc, out, err = run_main([path, "--by", "", "--table1", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("+", "".join(r["rank_p_dist"] for r in csv_rows(out)))
+        rc, out, err = run_main([path, "--by", ""])
+        self.assertRegex(out, r"\+\d+ \|")  # md: the five most frequent and the rest
+
+    def test_settle_column_only_when_settling(self):
+        rc, out, err = run_main([self.path])
+        self.assertIn("settle time", out)  # some trials settled
+        a = self.a.copy()
+        a["settle_time"] = np.nan
+        path = os.path.join(self.tmp.name, "nosettle.h5")
+        write_file(path, a)
+        for fmt, needle in (("md", "settle time"), ("latex", "settle time")):
+            rc, out, err = run_main([path, "--format", fmt])
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn(needle, out, fmt)
+        rc, out, err = run_main([path, "--format", "csv"])
+        self.assertEqual([r["settled"] for r in csv_rows(out)], ["0", "0", "0"])  # csv keeps it
+        # a file that records settle_window: the key decides even when nothing settled
+        if "settle_window" in a.dtype.names:
+            b = a
+        else:
+            dt = np.dtype([(n, self.a.dtype[n]) for n in self.a.dtype.names] +
+                          [("settle_window", "<f8")])
+            b = np.zeros(len(a), dtype=dt)
+            for n in a.dtype.names:
+                b[n] = a[n]
+        b["settle_window"] = 0.5
+        path = os.path.join(self.tmp.name, "window.h5")
+        write_file(path, b)
+        rc, out, err = run_main([path])
+        self.assertIn("settle time", out)
+        self.assertIn("(0 settled)", out)
 
     def test_phase(self):
         png = os.path.join(self.tmp.name, "phase.png")
@@ -414,7 +488,7 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(out, "")
         with open(dest) as fh:
-            self.assertIn("\\begin{tabular}", fh.read())
+            self.assertIn("\\begin{tabularx}", fh.read())
 
     def test_cli(self):
         exe = os.environ.get("ATTNSWEEP")
@@ -440,6 +514,61 @@ class SummarizeTest(unittest.TestCase):
 
 
 SCRIPT = os.path.join(SRC, "analysis", "attnsweep_summarize.py")
+
+
+def figure_dir(tmp):
+    """Where the tests leave what they draw, for a person to look at: $AS_BUILD_DIR/figures
+    under ctest, else the test's temporary directory."""
+    b = os.environ.get("AS_BUILD_DIR")
+    if not b:
+        return tmp
+    d = os.path.join(b, "figures")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+@unittest.skipIf(shutil.which("pdflatex") is None, "pdflatex is not installed "
+                 "(tests/deps.sh --test installs texlive-latex-base, -recommended)")
+class LatexRenderTest(unittest.TestCase):
+    """The LaTeX tables compile in a plain article (with booktabs and tabularx) and fit its
+    text width: no error and no "Overfull \\hbox" in the log."""
+
+    def test_tables_fit_the_article(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a, _ = build_rows(dtype)
+        path = os.path.join(tmp.name, "out.h5")
+        write_file(path, a)
+        parts = []
+        for args in (["--table1"], ["--table1", "--by", "d"], ["--by", "theorem,d"],
+                     ["--by", "eps"], ["--by", "theorem,d,eps,flag_good"], ["--by", ""]):
+            rc, out, err = run_main([path, "--format", "latex"] + args)
+            self.assertEqual(rc, 0, err)
+            parts.append(out)
+        tex = "\n".join(parts)
+        # mathematics in math mode, not escaped text
+        self.assertIn(r"$Q^\top K$ SPD", tex)
+        self.assertIn(r"$\lambda_1$", tex)
+        for bad in (r"\^{}", r"lambda\_1", r"Q\^", "$<$="):
+            self.assertNotIn(bad, tex)
+        doc = os.path.join(tmp.name, "tables.tex")
+        with open(doc, "w") as fh:
+            fh.write("\\documentclass{article}\n\\usepackage{%s}\n\\begin{document}\n%s\n"
+                     "\\end{document}\n" % (",".join(summ.LATEX_PACKAGES), tex))
+        p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                            "tables.tex"], cwd=tmp.name, capture_output=True, text=True,
+                           timeout=300)
+        with open(os.path.join(tmp.name, "tables.log"), errors="replace") as fh:
+            log = fh.read()
+        self.assertEqual(p.returncode, 0, log[-3000:])
+        errors = [l for l in log.splitlines() if l.startswith("!")]
+        self.assertEqual(errors, [])
+        overfull = [l for l in log.splitlines() if "Overfull \\hbox" in l]
+        self.assertEqual(overfull, [], "tables wider than their column")
+        self.assertGreaterEqual(log.count("[1"), 1)  # a page was shipped out
+        shutil.copy(os.path.join(tmp.name, "tables.pdf"),
+                    os.path.join(figure_dir(tmp.name), "summarize_tables.pdf"))
 
 
 class ExitPathTest(unittest.TestCase):
