@@ -407,7 +407,7 @@ class SummarizeTest(unittest.TestCase):
         self.assertIn("(0 settled)", out)
 
     def test_phase(self):
-        png = os.path.join(self.tmp.name, "phase.png")
+        png = os.path.join(figure_dir(self.tmp.name), "summarize_phase_eps_good.png")
         rc, out, err = run_main([self.path, "--phase", "eps", "--where", "theorem == 'good'",
                                  "--format", "csv", "--png", png])
         self.assertEqual(rc, 0, err)
@@ -709,7 +709,7 @@ class ExitPathTest(unittest.TestCase):
                              for i in range(80)]
         path = os.path.join(self.tmp.name, "full.h5")
         write_file(path, a)
-        png = os.path.join(self.tmp.name, "full.png")
+        png = os.path.join(figure_dir(self.tmp.name), "summarize_phase_full_group.png")
         rc, out, err = self.run_script([path, "--phase", "eps", "--png", png])
         self.assertEqual(rc, 0, err)
         with open(png, "rb") as fh:
