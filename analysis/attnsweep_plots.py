@@ -98,56 +98,154 @@ def left_leading_eigvec(V):
     return float(np.real(w[k])), l1, phi
 
 
+def spectral_projector(V, k):
+    """The spectral projector pi_F of V onto the invariant subspace F of its k eigenvalues of
+    largest real part, along the invariant subspace G of the others (theory.md section 2: the
+    observable of Thm 5.1 and of the codimension conjecture; oblique unless V is normal).
+    Returns a dict: 'Pi' (d, d) real with Pi^2 = Pi, 'B' (d, k) an orthonormal basis of F (the
+    coordinates of pi_F z in F are B^T Pi z), 'w' the k eigenvalues, 'R_F', 'L_F' (right
+    eigenvectors of F as columns, the matching rows of the inverse eigenvector matrix, so
+    Pi = R_F L_F and pi_F e^{-tV} = R_F diag(e^{-t w}) L_F), 'cond' (condition number of the
+    eigenvector matrix: large means the projector is unreliable). ValueError when k splits a
+    complex-conjugate pair."""
+    V = np.asarray(V, dtype=float)
+    d = V.shape[0]
+    if not 1 <= k <= d:
+        raise ValueError("dim F = %d is not in 1..%d" % (k, d))
+    w, R = np.linalg.eig(V)
+    order = np.argsort(-w.real, kind="stable")
+    S = order[:k]
+    if k < d and abs(w[order[k - 1]].real - w[order[k]].real) <= 1e-12 * max(1, abs(w).max()) \
+            and abs(w[order[k - 1]].imag) > 0:
+        raise ValueError("dim F = %d splits a complex-conjugate pair of eigenvalues" % k)
+    L = np.linalg.inv(R)
+    Pi = R[:, S] @ L[S, :]
+    if np.abs(Pi.imag).max() > 1e-8 * max(1.0, np.abs(Pi.real).max()):
+        raise ValueError("the projector onto the top %d eigenvalues is not real" % k)
+    # an orthonormal basis of F: QR of a real basis of span(R_F), each column signed so that
+    # its largest entry is positive (F = span(e_1, e_2) gives e_1, e_2)
+    real = []
+    for j in S:
+        v = R[:, j]
+        real.append(v.real if np.abs(v.real).max() >= np.abs(v.imag).max() else v.imag)
+    Q, _ = np.linalg.qr(np.array(real).T)
+    for c in range(Q.shape[1]):
+        if Q[np.argmax(np.abs(Q[:, c])), c] < 0:
+            Q[:, c] = -Q[:, c]
+    return {"Pi": Pi.real, "B": Q, "w": w[S], "R_F": R[:, S], "L_F": L[S, :],
+            "cond": float(np.linalg.cond(R))}
+
+
+def observable_coords(proj, X, t=0.0):
+    """Coordinates in F (basis proj['B']) of pi_F z for tokens X (n, d): X are rescaled tokens
+    z when t = 0, original tokens x at time t otherwise (pi_F z = pi_F e^{-tV} x =
+    R_F diag(e^{-t w}) L_F x). Returns (n, k)."""
+    X = np.asarray(X, dtype=float)
+    if t == 0.0:
+        Y = X @ proj["Pi"].T
+    else:
+        E = proj["R_F"] @ np.diag(np.exp(-t * proj["w"])) @ proj["L_F"]
+        Y = np.real(X @ E.T)
+    return Y @ proj["B"]
+
+
 def leaders_from_p(P, threshold=0.9):
     """Tokens that receive a whole row of P: columns j with P_ij >= threshold for some i."""
     P = np.asarray(P, dtype=float)
     return sorted(int(j) for j in np.nonzero(P.max(axis=0) >= threshold)[0])
 
 
+# ---------------------------------------------------------------- output
+def save_figure(fig, path, dpi=110):
+    """Write fig to path and close it: PNG, or the format its extension names when matplotlib
+    knows it (pdf, svg, ...). An unwritable path raises schema.FileAccessError naming it
+    (exit 3 in attnsweep summarize)."""
+    ext = os.path.splitext(path)[1][1:].lower()
+    fmt = ext if ext in fig.canvas.get_supported_filetypes() else "png"
+    try:
+        fig.savefig(path, dpi=dpi, format=fmt)
+    except OSError as e:
+        raise schema.FileAccessError("cannot write the figure %s: %s" % (
+            path, e.strerror or e))
+    finally:
+        plt.close(fig)
+
+
 # ---------------------------------------------------------------- drawing
+#: gid of the trajectory lines (tests and users find them with ax.get_lines())
+TRAJECTORY = "trajectory"
+
+
+def coord_labels(var, d):
+    """Axis labels of the token coordinates: $z_1$, $z_2$ (rescaled tokens) or $x_1$, ..."""
+    return ["$%s_%d$" % (var, k + 1) for k in range(d)]
+
+
+def path_through(initial, snapshots, final):
+    """The states of a trajectory in order: the initial tokens, the snapshots, the final tokens
+    (each when given; a state equal to the one before it is not repeated). Returns (s, n, d)
+    or None."""
+    states = []
+    for part in ([initial] if initial is not None else []) + \
+            (list(np.asarray(snapshots, dtype=float)) if snapshots is not None else []) + \
+            ([final] if final is not None else []):
+        part = np.asarray(part, dtype=float)
+        if states and part.shape == states[-1].shape and np.array_equal(part, states[-1]):
+            continue
+        states.append(part)
+    return np.array(states) if len(states) >= 2 else None
+
+
 def plot_tokens(ax, tokens, trajectory=None, hull=True, leaders=(), normal=None, levels=(),
-                initial=None, title=None):
+                initial=None, title=None, var="z", labels=None):
     """Draw an end state in d = 2 (ax a 2-D axes) or d = 3 (ax with projection='3d').
-    tokens: (n, d) final tokens; trajectory: (s, n, d) snapshots (lines); initial: (n, d)
-    starting tokens (hollow markers); leaders: indices drawn as stars; normal, levels: the
-    hyperplanes normal^T z = level (lines in 2-D, translucent planes in 3-D)."""
+    tokens: (n, d) final tokens; trajectory: (s, n, d) snapshots: each token's path is drawn
+    from its initial token (when initial is given) through the snapshots to its final token;
+    initial: (n, d) starting tokens (hollow markers); leaders: indices drawn as stars; normal,
+    levels: the hyperplanes normal^T z = level (lines in 2-D, translucent planes in 3-D).
+    var names the coordinates on the axes ($z_1$, $z_2$ or $x_1$, ...), labels replaces those
+    names. Both axes use one scale (equal aspect)."""
     X = np.asarray(tokens, dtype=float)
     d = X.shape[1]
     if d not in (2, 3):
         raise ValueError("end states are drawn for d = 2 or 3, not %d" % d)
     coords = lambda A: [A[..., k] for k in range(d)]  # noqa: E731
-    if trajectory is not None:
-        T = np.asarray(trajectory, dtype=float)
-        for i in range(T.shape[1]):
-            ax.plot(*coords(T[:, i, :]), color="0.6", lw=0.7, zorder=1)
+    path = path_through(initial, trajectory, X) if trajectory is not None else None
+    if path is not None:
+        for i in range(path.shape[1]):
+            ax.plot(*coords(path[:, i, :]), color="0.6", lw=0.7, zorder=1, gid=TRAJECTORY,
+                    label="trajectories" if i == 0 else None)
     if initial is not None:
         ax.scatter(*coords(np.asarray(initial, dtype=float)), facecolors="none",
-                   edgecolors="0.5", s=18, label="initial")
-    ax.scatter(*coords(X), color="C0", s=22, zorder=3, label="tokens")
+                   edgecolors="0.45", s=18, lw=0.8, label="initial tokens")
+    ax.scatter(*coords(X), color="C0", s=22, zorder=3, label="final tokens")
     if hull and len(X) >= d + 1:
         if d == 2:
             h = convex_hull_2d(X)
             if len(h) >= 3:
                 loop = X[h + h[:1]]
-                ax.plot(loop[:, 0], loop[:, 1], color="C1", lw=1.2, label="hull")
+                ax.plot(loop[:, 0], loop[:, 1], color="C1", lw=1.2, label="convex hull")
         else:
             faces, _ = convex_hull_3d(X)
             if faces:
-                ax.add_collection3d(Poly3DCollection([X[list(f)] for f in faces], alpha=0.15,
+                ax.add_collection3d(Poly3DCollection([X[list(f)] for f in faces], alpha=0.07,
                                                      facecolor="C1", edgecolor="C1",
-                                                     linewidths=0.3))
+                                                     linewidths=0.4))
     if len(leaders):
         L = X[list(leaders)]
-        ax.scatter(*coords(L), marker="*", color="C3", s=120, zorder=4, label="leaders")
+        ax.scatter(*coords(L), marker="*", color="C3", s=110, zorder=4, label="leaders")
     if normal is not None and len(levels):
         nv = np.asarray(normal, dtype=float)
-        lo, hi = X.min(axis=0), X.max(axis=0)
+        drawn = [X] + ([np.asarray(initial, dtype=float)] if initial is not None else []) + \
+            ([path.reshape(-1, d)] if path is not None else [])
+        drawn = np.concatenate(drawn)  # the lines span everything drawn, and so do the limits
+        lo, hi = drawn.min(axis=0), drawn.max(axis=0)
         pad = 0.1 * max(float(np.max(hi - lo)), 1e-12)
         lo, hi = lo - pad, hi + pad
         for k, c in enumerate(levels):
             if not np.isfinite(c):
                 continue
-            lab = "l_1^T z = level" if k == 0 else None
+            lab = r"$l_1^\top z \in \{a, 0, b\}$" if k == 0 else None
             if d == 2:
                 if abs(nv[1]) >= abs(nv[0]):
                     xs = np.array([lo[0], hi[0]])
@@ -163,38 +261,81 @@ def plot_tokens(ax, tokens, trajectory=None, hull=True, leaders=(), normal=None,
                 gj = (c - nv[o[0]] * g1 - nv[o[1]] * g2) / nv[j]
                 grid = [None, None, None]
                 grid[o[0]], grid[o[1]], grid[j] = g1, g2, gj
-                ax.plot_surface(*grid, alpha=0.2, color="C2")
+                ax.plot_surface(*grid, alpha=0.15, color="C2")
         if d == 2:
             ax.set_xlim(lo[0], hi[0])
             ax.set_ylim(lo[1], hi[1])
-    if d == 2:
+    names = labels or coord_labels(var, d)
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[1])
+    if d == 3:
+        ax.set_zlabel(names[2])
+        ax.set_aspect("equal")
+    else:
         ax.set_aspect("equal", adjustable="datalim")
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=7, loc="best", framealpha=0.8)
 
 
-def plot_p(ax, P, title="attention matrix P"):
-    """Heat map of P (n, n) on [0, 1]."""
+def plot_lines_in_time(ax, times, values, var="z", leaders=None, title=None, ylabel=None,
+                       follow=None):
+    """Scalar token paths against time: values (s, n) at times (s,). follow: for each token
+    the leader it ends up attending to (its colour; leaders drawn as thick lines)."""
+    t = np.asarray(times, dtype=float)
+    Y = np.asarray(values, dtype=float)
+    colours = {}
+    for j in sorted(set(int(f) for f in follow)) if follow is not None else []:
+        colours[j] = "C%d" % (len(colours) % 10)
+    labelled = set()
+    for i in range(Y.shape[1]):
+        j = int(follow[i]) if follow is not None else None
+        col = colours.get(j, "0.5")
+        lead = leaders is not None and i in leaders
+        lab = None
+        if j is not None and j not in labelled:
+            lab = "attends to token %d" % j
+            labelled.add(j)
+        ax.plot(t, Y[:, i], color=col, lw=1.8 if lead else 0.8, gid=TRAJECTORY,
+                marker="o" if len(t) <= 2 else None, ms=3, label=lab)
+    if labelled and len(labelled) <= 8:
+        ax.legend(fontsize=7, loc="best", framealpha=0.8)
+    ax.set_xlabel("time $t$")
+    ax.set_ylabel(ylabel or "$%s$" % var)
+    ax.set_xlim(t.min(), t.max())
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+
+
+def plot_p(ax, P, title="final attention matrix $P$"):
+    """Heat map of P (n, n) on [0, 1]; token indices as integer ticks."""
+    from matplotlib.ticker import MaxNLocator
     im = ax.imshow(np.asarray(P, dtype=float), vmin=0.0, vmax=1.0, cmap="viridis",
                    interpolation="nearest")
-    ax.set_xlabel("j (key token)")
-    ax.set_ylabel("i (query token)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("key token $j$")
+    ax.set_ylabel("query token $i$")
     ax.set_title(title, fontsize=9)
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="$P_{ij}$")
     return im
 
 
 def plot_phase(phase, png):
     """Verdict fractions (with their Wilson 95% intervals as bars) against the parameter, one
-    panel per group. phase: {'param': name, 'series': {group: {'x', 'consistent': (f, lo, hi),
-    ...}}} as attnsweep_summarize.phase_series builds it."""
+    panel per group, the number of judged trials of each point written above it. phase:
+    {'param': name, 'xlabel': axis label, 'where': filter or None, 'series': {group: {'x',
+    'label', 'judged', 'consistent': (f, lo, hi), ...}}} as
+    attnsweep_summarize.phase_series builds it."""
     series = phase["series"]
+    where = phase.get("where")
     k = max(1, len(series))
     ncol = min(k, 3)
     nrow = (k + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.4 * ncol, 3.6 * nrow + (0.3 if where
+                                                                              else 0)),
+                             squeeze=False, sharey=True)
     flat = axes.ravel()
     for ax in flat[k:]:
         ax.set_visible(False)
@@ -210,21 +351,31 @@ def plot_phase(phase, png):
                 continue
             ax.errorbar(xs[ok], f[ok], yerr=[f[ok] - lo[ok], hi[ok] - f[ok]], color=col,
                         marker="o", ms=3, capsize=2, lw=1, label=v)
+        for xi, n in zip(xs, ser["judged"]):
+            ax.annotate("n=%d" % n, (xi, 1.0), xytext=(0, 6), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=6, color="0.35",
+                        rotation=90 if len(xs) > 8 else 0)
         if numeric and np.all(x > 0) and x.max() / x.min() > 100:
             ax.set_xscale("log")
+        elif numeric and len(x) > 1 and x.min() >= 0 and x.min() < 1e-3 * x.max() and \
+                np.sum(x > 0) >= 2 and x[x > 0].max() / x[x > 0].min() > 100:
+            ax.set_xscale("symlog", linthresh=x[x > 0].min())
         if not numeric:
             ax.set_xticks(xs)
             ax.set_xticklabels(ser["label"], rotation=45, fontsize=7)
-        ax.set_xlabel(phase["param"])
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(group or "all trials", fontsize=9)
+        ax.set_xlabel(phase.get("xlabel") or phase["param"])
+        ax.set_ylim(-0.02, 1.2 if len(xs) > 8 else 1.12)
+        ax.set_yticks(np.linspace(0, 1, 6))
+        ax.set_title(group or ("selected trials" if where else "all trials"), fontsize=9)
         ax.grid(alpha=0.3)
     for row in axes:
         row[0].set_ylabel("fraction of judged trials")
-    flat[0].legend(fontsize=7)
+    flat[0].legend(fontsize=7, loc="center left")
+    if where:
+        fig.suptitle("trials where %s" % where, fontsize=9)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
+    return fig
 
 
 def plot_end_state(png, tokens, P=None, **kw):
@@ -237,18 +388,67 @@ def plot_end_state(png, tokens, P=None, **kw):
     if P is not None:
         plot_p(fig.add_subplot(1, 2, 2), P)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
 
 
-def plot_trial_file(rf, trial, png):
-    """The figure of trial `trial` of an open results file (schema.Results): its stored final
-    tokens (and snapshots, initial tokens, V, final P when stored), hull, hyperplanes
-    l_1^T z in {level_a, 0, level_b} for good triples, leaders read off P."""
+# ---------------------------------------------------------------- one trial of a file
+def _trial_title(rf, rec, trial):
+    parts = ["trial %d" % trial]
+    if "case" in rec:
+        c = rec["case"]
+        parts.append("case %s" % (rf.label("case", c) if rf.is_enum("case") else
+                                  schema._text(c)))
+    elif "case_id" in rec:
+        parts.append("case %d" % int(rec["case_id"]))
+    for f in ("theorem", "observed", "verdict"):
+        if f in rec and rf.is_enum(f):
+            parts.append("%s %s" % (f, rf.label(f, rec[f])))
+    return ", ".join(parts)
+
+
+def _states_in_time(bulk, rec, times):
+    """(times, states) of a trial from t = 0 to t_final: the initial tokens, the snapshots at
+    their times (those not after t_final), the final tokens. times None: the snapshots are
+    spread evenly (their times are unknown)."""
+    t_final = float(rec.get("t_final", np.nan))
+    snaps = bulk.get("snapshots")
+    ts, xs = [], []
+    if "initial_tokens" in bulk:
+        ts.append(0.0)
+        xs.append(bulk["initial_tokens"])
+    if snaps is not None:
+        st = list(times) if times is not None and len(times) == len(snaps) else \
+            list(np.linspace(0, t_final if np.isfinite(t_final) else 1.0, len(snaps) + 1)[1:])
+        for t, x in zip(st, snaps):
+            if np.isfinite(t_final) and t > t_final * (1 + 1e-12):
+                break
+            ts.append(float(t))
+            xs.append(x)
+    if "final_tokens" in bulk and (not ts or not np.isfinite(t_final) or t_final > ts[-1]):
+        ts.append(t_final if np.isfinite(t_final) else (ts[-1] + 1 if ts else 1.0))
+        xs.append(bulk["final_tokens"])
+    return np.array(ts), (np.array(xs) if xs else None)
+
+
+def trial_figure(rf, trial):
+    """The figure (a matplotlib Figure, not saved) of trial `trial` of an open results file
+    (schema.Results), from its /bulk data:
+    * d = 1: z(t) (or x(t)) against time from the initial tokens through the snapshots to the
+      final tokens, each token coloured by the leader it attends to at the end;
+    * paranormal (Thm 5.1) and codim_k triples with V stored: the observable pi_F z (the
+      oblique projection onto F along G) in coordinates of F, its hull (the polytope of the
+      theorem) and its paths; without V the figure says why it shows raw tokens;
+    * otherwise d = 2, 3: the tokens with their paths from the initial tokens, the hull,
+      leaders read off P, and for a good triple the hyperplanes l_1^T z in {a, 0, b};
+    and the final P as a heat map beside it. SchemaError when the trial cannot be drawn."""
     bulk = rf.load_bulk(trial)
-    want = [f for f in ("d", "n", "theorem", "observed", "verdict", "level_a", "level_b")
+    want = [f for f in ("d", "n", "theorem", "observed", "verdict", "level_a", "level_b",
+                        "vars", "t_final", "dim_f", "kpos", "case", "case_id")
             if f in rf.fields]
     rec = {k: v[int(trial)] for k, v in rf.read(want).items()}
+    var = rf.label("vars", rec["vars"]) if "vars" in rec and rf.is_enum("vars") else "z"
+    if var not in ("x", "z"):
+        var = "z"
     tokens = bulk.get("final_tokens")
     if tokens is None and "snapshots" in bulk:
         tokens = bulk["snapshots"][-1]
@@ -258,20 +458,80 @@ def plot_trial_file(rf, trial, png):
             "final tokens or snapshots in the spec" % (trial, ", ".join(rf.bulk_names()) or
                                                         "nothing"))
     d = tokens.shape[1]
-    if d not in (2, 3):
-        raise schema.SchemaError("trial %d has d = %d: end-state figures are drawn for d = 2 "
-                                 "and 3" % (trial, d))
-    kw = {"trajectory": bulk.get("snapshots"), "initial": bulk.get("initial_tokens")}
-    if "final_attention" in bulk:
-        kw["leaders"] = leaders_from_p(bulk["final_attention"])
-    if "V" in bulk and rf.is_enum("theorem") and \
-            rf.label("theorem", rec.get("theorem", -1)) == "good":
-        _, l1, _ = left_leading_eigvec(bulk["V"])
-        kw["normal"] = l1
-        kw["levels"] = [rec.get("level_a", np.nan), 0.0, rec.get("level_b", np.nan)]
-    parts = ["trial %d" % trial]
-    for f in ("theorem", "observed", "verdict"):
-        if f in rec and rf.is_enum(f):
-            parts.append("%s %s" % (f, rf.label(f, rec[f])))
-    kw["title"] = ", ".join(parts)
-    plot_end_state(png, tokens, P=bulk.get("final_attention"), **kw)
+    theorem = rf.label("theorem", rec["theorem"]) if "theorem" in rec and \
+        rf.is_enum("theorem") else ""
+    title = _trial_title(rf, rec, trial)
+    P = bulk.get("final_attention")
+    leaders = leaders_from_p(P) if P is not None else []
+    k = 0
+    if theorem == "paranormal":
+        k = int(rec.get("dim_f", 0))
+    elif theorem == "codim_k":
+        k = int(rec.get("kpos", 0))
+    observable = 0 < k < d and theorem in ("paranormal", "codim_k")
+    if d not in (1, 2, 3) and not (observable and k <= 3 and "V" in bulk):
+        raise schema.SchemaError("trial %d has d = %d: end-state figures are drawn for d = 1, 2 "
+                                 "and 3 (and pi_F z of paranormal/codim_k triples with dim F "
+                                 "<= 3 and V stored)" % (trial, d))
+    fig = plt.figure(figsize=(10, 4.5) if P is not None else (5.5, 4.5))
+    ncol = 2 if P is not None else 1
+    note = None
+    if d == 1:
+        ax = fig.add_subplot(1, ncol, 1)
+        times, states = _states_in_time(bulk, rec, rf.snapshot_times())
+        follow = list(np.argmax(P, axis=1)) if P is not None else None
+        plot_lines_in_time(ax, times, states[:, :, 0], var=var, leaders=leaders,
+                           follow=follow, title="$%s(t)$ of each token" % var)
+        if "snapshots" not in bulk:
+            note = "no snapshots stored: start and end only"
+    elif observable and "V" in bulk:
+        proj = spectral_projector(bulk["V"], k)
+        times, states = _states_in_time(bulk, rec, rf.snapshot_times())
+        if var == "z":
+            obs = np.array([observable_coords(proj, X) for X in states])
+        else:
+            obs = np.array([observable_coords(proj, X, t) for X, t in zip(states, times)])
+        names = [r"$f_%d^\top \pi_F z$" % (j + 1) for j in range(k)]
+        for j in range(k):  # F spanned by coordinate axes: name them
+            e = np.nonzero(np.isclose(np.abs(proj["B"][:, j]), 1.0, atol=1e-12))[0]
+            if len(e) == 1:
+                names[j] = r"$(\pi_F z)_%d$" % (e[0] + 1)
+        sub = ("$\\pi_F z$ in $F$ (the top-%d eigenspace of $V$; $f_j$ an orthonormal basis)"
+               % k)
+        if proj["cond"] > 1e8:
+            note = "V's eigenvectors are ill-conditioned (cond %.1e): pi_F is unreliable" % \
+                proj["cond"]
+        if k == 1:
+            ax = fig.add_subplot(1, ncol, 1)
+            plot_lines_in_time(ax, times, obs[:, :, 0], leaders=leaders, title=sub,
+                               ylabel=names[0])
+        else:
+            ax = fig.add_subplot(1, ncol, 1, projection="3d" if k == 3 else None)
+            plot_tokens(ax, obs[-1], trajectory=obs[1:-1] if len(obs) > 2 else None,
+                        initial=obs[0] if "initial_tokens" in bulk else None,
+                        leaders=leaders, title=sub, labels=names)
+    else:
+        ax = fig.add_subplot(1, ncol, 1, projection="3d" if d == 3 else None)
+        kw = {"trajectory": bulk.get("snapshots"), "initial": bulk.get("initial_tokens"),
+              "leaders": leaders, "var": var,
+              "title": "rescaled tokens $z$" if var == "z" else "tokens $x$"}
+        if observable:
+            note = ("V not stored (output: {matrices: true}): the observable pi_F z of %s "
+                    "cannot be computed; raw %s tokens shown" % (theorem, var))
+        if "V" in bulk and theorem == "good" and var == "z":
+            _, l1, _ = left_leading_eigvec(bulk["V"])
+            kw["normal"] = l1
+            kw["levels"] = [rec.get("level_a", np.nan), 0.0, rec.get("level_b", np.nan)]
+        plot_tokens(ax, tokens, **kw)
+    if P is not None:
+        plot_p(fig.add_subplot(1, 2, 2), P)
+    fig.suptitle(title, fontsize=10)
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color="C3", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
+    return fig
+
+
+def plot_trial_file(rf, trial, png):
+    """Write trial_figure(rf, trial) to png (`attnsweep summarize OUT.h5 --plot TRIAL`)."""
+    save_figure(trial_figure(rf, trial), png)

@@ -7,8 +7,10 @@ usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
 Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures).
-Exit codes: 0 done, 2 bad arguments or not a results file, 3 the file cannot be read or a
-needed Python module is missing.
+Exit codes: 0 done; 2 bad arguments, an unknown field or label, or not a results file; 3 the
+file cannot be read, an output (-o, --png) cannot be written, a needed Python module is
+missing, or an internal error (ATTNSWEEP_DEBUG=1 shows its traceback); 130 interrupted. Every
+failure is one line on stderr.
 """
 
 import argparse
@@ -53,6 +55,24 @@ TABLE1 = [
     ("complex", "complex leading pair", "any", "no clustering expected", "-"),
     ("none", "otherwise", "-", "no prediction", "-"),
 ]
+#: The same rows typeset for LaTeX: (name, hypotheses on V and Q^T K, prediction).
+TABLE1_TEX = {
+    "d1": ("Thm~2.1", r"$d = 1$, $V > 0$; $QK > 0$", r"$P$ Boolean, $\mathrm{rank}\,P \le 3$"),
+    "identity": ("Thm~3.1", r"$V = I$; $Q^\top K$ SPD",
+                 r"polytope: clusters at its vertices, at $0$ or on its boundary"),
+    "good": ("Thm~4.1", r"good: $\lambda_1$ real, $> 0$, simple, dominant; "
+             r"$\langle Q\varphi_1,$ $K\varphi_1\rangle > 0$",
+             r"$\le 3$ parallel hyperplanes $l_1^\top z \in \{a, 0, b\}$"),
+    "paranormal": ("Thm~5.1", r"paranormal: $V = \lambda I$ on $F$, $\rho(V|_G) < \lambda$; "
+                   r"$Q^\top K$ SPD", r"$\pi_F z$ on a polytope in $F$ (or $0$); $G$ free"),
+    "minus_identity": ("Thm~C.5", r"$V = -I$; $Q^\top K = I$",
+                       r"collapse: $x \to 0$, $P \to J/n$"),
+    "codim_k": ("conjecture", r"$k$ eigenvalues of $V$ with $\mathrm{Re} > 0$",
+                r"$\le 3$ parallel affine subspaces of codimension $k$"),
+    "complex": ("complex", r"leading eigenvalues of $V$ a complex pair",
+                "no clustering expected"),
+    "none": ("none", "otherwise", "no prediction"),
+}
 
 
 class UsageError(Exception):
@@ -62,7 +82,9 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- statistics
 def wilson(k, n, z=Z95):
     """Wilson score interval for k successes in n trials (vectorised): (p, lo, hi); NaN where
-    n = 0."""
+    n = 0. Always 0 <= lo <= p <= hi <= 1: at k = 0 or k = n the bound that equals p in exact
+    arithmetic can land one ulp on the wrong side of it (80/80 gives hi = 1 - 2^-53), so the
+    bounds are clamped to p as well as to [0, 1]."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -71,8 +93,8 @@ def wilson(k, n, z=Z95):
         den = 1.0 + z2 / n
         center = (p + z2 / (2 * n)) / den
         half = z / den * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-        lo = np.clip(center - half, 0.0, 1.0)
-        hi = np.clip(center + half, 0.0, 1.0)
+        lo = np.clip(np.minimum(center - half, p), 0.0, 1.0)
+        hi = np.clip(np.maximum(center + half, p), 0.0, 1.0)
     bad = n <= 0
     for a in (p, lo, hi):
         a[bad] = np.nan
@@ -353,10 +375,14 @@ def compute_stats(rf, cols, mask, gid, ngroups):
 
 
 def rank_dist_text(counts_row, limit=5):
+    """The rank-P distribution as "value:count" pairs, in value order: the `limit` most
+    frequent values and "+k" for the k rows with other values (limit None: all of them)."""
     nz = [(r, int(c)) for r, c in enumerate(counts_row) if c > 0]
     if not nz:
         return "-"
     nz.sort(key=lambda t: (-t[1], t[0]))
+    if limit is None:
+        limit = len(nz)
     shown = sorted(nz[:limit])
     text = " ".join("%d:%d" % t for t in shown)
     if len(nz) > limit:
@@ -383,65 +409,206 @@ def _mid_cell(s, base, i):
                              _g(s[base + "_q3"][i]))
 
 
-class Table:
-    """A table with display cells (md, latex) and machine-readable cells (csv)."""
+# ---------------------------------------------------------------- LaTeX cells
+def latex_escape(t):
+    """Text for LaTeX: special characters escaped; a line may break after _ and /."""
+    rep = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+           "_": r"\_\allowbreak{}", "/": r"/\allowbreak{}", "{": r"\{", "}": r"\}",
+           "~": r"\textasciitilde{}", "^": r"\^{}", "<": r"$<$", ">": r"$>$"}
+    return "".join(rep.get(c, c) for c in str(t))
 
-    def __init__(self, title, header, rows, csv_header, csv_rows, notes=()):
+
+#: sweep axes typeset as the symbols of the paper (LaTeX tables)
+TEX_NAMES = {"d": "$d$", "n": "$n$", "T": "$T$", "dt": r"$\Delta t$", "eps": r"$\varepsilon$"}
+
+
+def tex_name(field):
+    return TEX_NAMES.get(field) or latex_escape(field)
+
+
+def tex_eq(field, value):
+    """"field = value" for LaTeX: all in math mode for a symbol and a number ($d = 2$)."""
+    sym = TEX_NAMES.get(field)
+    try:
+        float(value)
+        numeric = True
+    except ValueError:
+        numeric = False
+    if sym and numeric:
+        return "%s = %s$" % (sym[:-1], value)
+    return "%s = %s" % (tex_name(field), latex_escape(value))
+
+
+def _tex_p(x):
+    """A proportion in the style of journals: two decimals without the leading zero."""
+    t = "%.2f" % x
+    return t[1:] if t.startswith("0.") else t
+
+
+def _tex_frac(s, v, i):
+    if s["judged"][i] == 0:
+        return "--"
+    return r"%s\newline[%s,\,%s]" % (_tex_p(s[v + "_frac"][i]), _tex_p(s[v + "_lo"][i]),
+                                     _tex_p(s[v + "_hi"][i]))
+
+
+def _tex_mid(s, base, i):
+    if base + "_median" not in s or math.isnan(s[base + "_median"][i]):
+        return "--"
+    # two significant digits: the quartiles of counts interpolate (4.25), and the cell must
+    # stay within its column
+    return r"%s\newline[%s,\,%s]" % (_g(s[base + "_median"][i], 2), _g(s[base + "_q1"][i], 2),
+                                     _g(s[base + "_q3"][i], 2))
+
+
+def _tex_ranks(s, i):
+    if "rank_p_counts" not in s:
+        return "--"
+    t = rank_dist_text(s["rank_p_counts"][i], _TEX_RANKS)
+    return "--" if t == "-" else t
+
+
+def _tex_count(s, i):
+    done, n = int(s["done"][i]), int(s["n"][i])
+    return str(n) if done == n else r"%d/\allowbreak{}%d" % (done, n)
+
+
+#: LaTeX column types (tabularx, whose array package gives >{...}): text that wraps, and
+#: numbers set flush right in a fixed width (a value over its interval, one per line).
+_TEX_TEXT = r">{\raggedright\arraybackslash}X"
+
+
+def _tex_num(width):
+    return r">{\raggedleft\arraybackslash}p{%s}" % width
+
+
+#: The measured columns shared by Table 1 and the --by tables: (header, column type, cell).
+_TEX_ABBREV = {"consistent": "cons.", "violated": "viol.", "unresolved": "unres."}
+_TEX_FRACS = [(_TEX_ABBREV[v], _tex_num("4.1em"), lambda s, i, v=v: _tex_frac(s, v, i))
+              for v in JUDGED]
+#: the header over the fraction columns
+_TEX_SPAN = r"fraction [95\,\% CI]"
+#: rank-P values shown in LaTeX (the most frequent; the csv has all)
+_TEX_RANKS = 3
+
+
+class Table:
+    """A table with display cells (md), machine-readable cells (csv) and typeset cells (LaTeX:
+    tex_cols = [(header, column type)], tex_rows, tex_span = (first, last, header) for a
+    header over a run of columns)."""
+
+    def __init__(self, title, header, rows, csv_header, csv_rows, notes=(), tex_cols=None,
+                 tex_rows=None, tex_span=None, tex_heading=None):
         self.title, self.header, self.rows = title, header, rows
         self.csv_header, self.csv_rows, self.notes = csv_header, csv_rows, list(notes)
+        self.tex_cols, self.tex_rows, self.tex_span = tex_cols, tex_rows, tex_span
+        self.tex_heading = tex_heading  # a first line across the table (the group)
 
 
-def stats_table(title, key_names, key_labels, s, notes=()):
+def _num_getter(s, i):
+    def num(name):
+        if name not in s:
+            return ""
+        v = s[name][i]
+        if isinstance(v, (float, np.floating)):
+            return "" if math.isnan(v) else repr(float(v))
+        return str(int(v))
+    return num
+
+
+def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
+    """The table of --by groups. settle: show the settle-time column (md, LaTeX; the csv
+    columns are always there)."""
     header = list(key_names) + ["trials", "done", "consistent [95% CI]", "violated [95% CI]",
                                 "unresolved [95% CI]", "other", "clusters med [IQR]",
-                                "rank P (value:count)", "settle time med [IQR]",
-                                "wall s total", "wall s med"]
+                                "rank P (value:count)"] + \
+        (["settle time med [IQR]"] if settle else []) + ["wall s total", "wall s med"]
     csv_header = list(key_names) + ["trials", "done", "pending"] + list(VERDICTS) + \
         ["judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
         ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_median", "rank_p_dist",
          "settled", "settle_median", "settle_q1", "settle_q3", "wall_total", "wall_median"]
-    rows, crows = [], []
+    # one text column for the group: its key, or "key = value" lines for several keys
+    tex_cols = ([(tex_name(key_names[0]) if len(key_names) == 1 else "group",
+                  _TEX_TEXT)] if key_names else []) + \
+        [("trials", _tex_num("2.6em"))] + [(h, c) for h, c, _ in _TEX_FRACS] + \
+        [("other", r">{\raggedright\arraybackslash}p{4.2em}"),
+         (r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
+         (r"rank $P$:\newline count", _tex_num("3.4em"))] + \
+        ([(r"settle time\newline med.\ [IQR],\newline $n$ settled", _tex_num("4.1em"))]
+         if settle else [])
+    abbrev = {"no_prediction": "no pred.", "nonfinite": "non-finite", "failed": "failed"}
+    rows, crows, trows = [], [], []
     for i, keys in enumerate(key_labels):
-        other = []
+        other, tother = [], []
         for v in ("no_prediction", "nonfinite", "failed"):
             if s[v][i]:
                 other.append("%s %d" % (v, s[v][i]))
+                tother.append(r"%s\ %d" % (abbrev[v], s[v][i]))
         rdist = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
-        settle = _mid_cell(s, "settle", i)
+        rfull = rank_dist_text(s["rank_p_counts"][i], None) if "rank_p_counts" in s else "-"
+        settle_txt = _mid_cell(s, "settle", i)
         if "settled" in s and s["done"][i]:
-            settle += " (%d settled)" % s["settled"][i]
+            settle_txt += " (%d settled)" % s["settled"][i]
         rows.append(list(keys) + [
             str(s["n"][i]), str(s["done"][i]), _frac_cell(s, "consistent", i),
             _frac_cell(s, "violated", i), _frac_cell(s, "unresolved", i),
-            ", ".join(other) or "-", _mid_cell(s, "clusters", i), rdist, settle,
+            ", ".join(other) or "-", _mid_cell(s, "clusters", i), rdist] +
+            ([settle_txt] if settle else []) + [
             _g(s["wall_total"][i], 4) if "wall_total" in s else "-",
             _g(s["wall_median"][i]) if "wall_median" in s else "-"])
-
-        def num(name):
-            if name not in s:
-                return ""
-            v = s[name][i]
-            if isinstance(v, (float, np.floating)):
-                return "" if math.isnan(v) else repr(float(v))
-            return str(int(v))
+        tsettle = _tex_mid(s, "settle", i)
+        if "settled" in s and s["done"][i]:
+            tsettle += r"\newline$n = %d$" % s["settled"][i]
+        if len(keys) == 1:
+            tkeys = [latex_escape(keys[0])]
+        else:
+            tkeys = [r"\newline ".join(tex_eq(n, k) for n, k in zip(key_names, keys))] \
+                if keys else []
+        trows.append(tkeys + [_tex_count(s, i)] +
+                     [f(s, i) for _, _, f in _TEX_FRACS] +
+                     [", ".join(tother) or "--", _tex_mid(s, "clusters", i),
+                      _tex_ranks(s, i)] + ([tsettle] if settle else []))
+        num = _num_getter(s, i)
         crow = list(keys) + [num("n"), num("done"), num("pending")] + \
             [num(v) for v in VERDICTS] + [num("judged")] + \
             [num("%s_%s" % (v, x)) for v in JUDGED for x in ("frac", "lo", "hi")] + \
             [num("clusters_median"), num("clusters_q1"), num("clusters_q3"),
              num("rank_p_median"),
-             rdist.replace(" ", ";") if rdist != "-" else "", num("settled"),
+             rfull.replace(" ", ";") if rfull != "-" else "", num("settled"),
              num("settle_median"), num("settle_q1"), num("settle_q3"), num("wall_total"),
              num("wall_median")]
         crows.append(crow)
-    return Table(title, header, rows, csv_header, crows, notes)
+    first = min(len(key_names), 1) + 1
+    return Table(title, header, rows, csv_header, crows, notes, tex_cols, trows,
+                 (first, first + len(JUDGED) - 1, _TEX_SPAN))
 
 
 # ---------------------------------------------------------------- rendering
-def latex_escape(t):
-    rep = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-           "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
-           "<": r"$<$", ">": r"$>$"}
-    return "".join(rep.get(c, c) for c in str(t))
+#: The LaTeX of a table: packages it needs, and the layout that fits \linewidth of an article
+#: (footnotesize, narrow column gaps, text columns that share what the numbers leave).
+LATEX_PACKAGES = ("booktabs", "tabularx")
+
+
+def render_latex_table(t, out):
+    cols = t.tex_cols
+    out.write("%% %s\n" % t.title)
+    out.write("%% needs \\usepackage{%s}\n" % ",".join(LATEX_PACKAGES))
+    out.write("\\begingroup\\footnotesize\\setlength{\\tabcolsep}{2.5pt}%\n")
+    out.write("\\noindent\\begin{tabularx}{\\linewidth}{@{}%s@{}}\n\\toprule\n" %
+              "".join(c for _, c in cols))
+    if t.tex_heading:
+        out.write("\\multicolumn{%d}{@{}l}{%s} \\\\\n\\midrule\n" % (len(cols), t.tex_heading))
+    if t.tex_span:
+        a, b, text = t.tex_span
+        out.write(" & " * a + "\\multicolumn{%d}{c}{%s}" % (b - a + 1, text) +
+                  " & " * (len(cols) - 1 - b) + " \\\\\n")
+        out.write("\\cmidrule(lr){%d-%d}\n" % (a + 1, b + 1))
+    out.write(" & ".join(h for h, _ in cols) + " \\\\\n\\midrule\n")
+    for k, r in enumerate(t.tex_rows):
+        out.write(("\\addlinespace[2pt]\n" if k else "") + " & ".join(r) + " \\\\\n")
+    out.write("\\bottomrule\n\\end{tabularx}\n\\endgroup\n")
+    for n in t.notes:
+        out.write("% " + n + "\n")
 
 
 def render(tables, fmt, preamble):
@@ -449,10 +616,14 @@ def render(tables, fmt, preamble):
     if fmt == "csv":
         import csv
         w = csv.writer(out, lineterminator="\n")
-        for k, t in enumerate(tables):
-            if k:
-                out.write("\n")
-            w.writerow(t.csv_header)
+        last = None
+        for t in tables:
+            # tables with the same columns (Table 1 per --by group) are one csv table
+            if t.csv_header != last:
+                if last is not None:
+                    out.write("\n")
+                w.writerow(t.csv_header)
+                last = t.csv_header
             w.writerows(t.csv_rows)
         return out.getvalue()
     if fmt == "md":
@@ -471,14 +642,8 @@ def render(tables, fmt, preamble):
     for line in preamble:
         out.write("% " + line + "\n")
     for t in tables:
-        out.write("\n%% %s\n" % t.title)
-        out.write("\\begin{tabular}{%s}\n\\hline\n" % ("l" * len(t.header)))
-        out.write(" & ".join(latex_escape(h) for h in t.header) + " \\\\\n\\hline\n")
-        for r in t.rows:
-            out.write(" & ".join(latex_escape(c) for c in r) + " \\\\\n")
-        out.write("\\hline\n\\end{tabular}\n")
-        for n in t.notes:
-            out.write("% " + n + "\n")
+        out.write("\n")
+        render_latex_table(t, out)
     return out.getvalue()
 
 
@@ -520,20 +685,30 @@ def parse_by(text):
     return names
 
 
+def show_settle(cols, mask):
+    """Whether tables show the settle-time column: some selected trial has early stopping on
+    (settle_window > 0, when the file records the key) or a finite settle_time."""
+    if "settle_time" not in cols:
+        return False
+    if "settle_window" in cols and np.any(cols["settle_window"][mask] > 0):
+        return True
+    return bool(np.isfinite(cols["settle_time"][mask].astype(float)).any())
+
+
 def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     """Compute the tables. Returns (preamble lines, [Table], phase data or None)."""
     mask = where_mask(rf, where)
     axes_names = list(by)
     if phase:
         axes_names = [a for a in axes_names if a != phase] + [phase]
-    if table1:
-        axes_names = ["theorem"]
+    if table1:  # one Table 1 per combination of the --by axes
+        axes_names = [a for a in axes_names if a != "theorem"] + ["theorem"]
     for a in axes_names:
         try:
             rf.field_kind(a)
         except schema.SchemaError as e:
             raise UsageError("--by/--phase: %s" % e)
-    want = [f for f in STAT_FIELDS if f in rf.fields]
+    want = [f for f in STAT_FIELDS + ["settle_window"] if f in rf.fields]
     cols = rf.read(list(dict.fromkeys(want + axes_names)))
     pre = completeness(rf, cols)
     if where:
@@ -542,62 +717,94 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     gid, keys = make_groups(axes, mask)
     s = compute_stats(rf, cols, mask, gid, len(keys))
     key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
-    notes = ["Fractions are over the judged trials (consistent + violated + unresolved), with "
-             "Wilson score 95% intervals; clusters, rank P and settle time over classified "
-             "trials; 'other' counts no_prediction, nonfinite and failed trials."]
+    settle = show_settle(cols, mask) and not table1
+
+    notes = ["Fractions are over the judged trials (consistent + violated + unresolved), "
+             "with Wilson score 95% intervals; " +
+             ("clusters, rank P and settle time" if settle else "clusters and rank P") +
+             " over classified trials; 'other' "
+             "counts no_prediction, nonfinite and failed trials."]
     if table1:
-        return pre, [table1_table(rf, s, key_labels, notes)], None
+        return pre, table1_tables(axes, key_labels, s, notes), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
-    tables = [stats_table(title, axes_names, key_labels, s, notes)]
+    tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
     phase_data = None
     if phase:
-        phase_data = phase_series(axes, keys, s)
+        phase_data = phase_series(rf, axes, keys, s)
+        phase_data["where"] = where
     return pre, tables, phase_data
 
 
-def table1_table(rf, s, key_labels, notes):
-    pos = {k[0]: i for i, k in enumerate(key_labels)}
-    header = ["case", "V", "condition on Q^T K", "predicted geometry", "theorem", "trials",
-              "done", "consistent [95% CI]", "violated [95% CI]", "unresolved [95% CI]",
-              "clusters med [IQR]", "rank P (value:count)"]
-    csv_header = ["case", "V", "condition_QtK", "predicted", "theorem", "trials", "done",
-                  "judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] \
-        + ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist"]
-    rows, crows = [], []
+def table1_tables(axes, key_labels, s, notes):
+    """Table 1 of the paper with the measured columns, one table per combination of the
+    outer axes (the --by axes; the last axis is the theorem)."""
+    outer = [a.name for a in axes[:-1]]
+    groups = {}
+    for i, k in enumerate(key_labels):
+        groups.setdefault(k[:-1], {})[k[-1]] = i
+    if not groups:
+        groups = {(): {}}
+    header = ["theorem", "V", "condition on Q^T K", "predicted geometry", "reference",
+              "trials", "done", "consistent [95% CI]", "violated [95% CI]",
+              "unresolved [95% CI]", "clusters med [IQR]", "rank P (value:count)"]
+    csv_header = outer + ["theorem", "V", "condition_QtK", "predicted", "reference", "trials",
+                          "done", "judged"] + \
+        ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
+        ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist"]
+    tex_cols = [("case: hypotheses", _TEX_TEXT),
+                ("prediction", _TEX_TEXT), ("trials", _tex_num("2.6em"))] + \
+        [(h, c) for h, c, _ in _TEX_FRACS] + \
+        [(r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
+         (r"rank $P$:\newline count", _tex_num("3.4em"))]
     known = [t[0] for t in TABLE1]
-    extra = [(k, "?", "?", "?", "?") for k in pos if k not in known]
-    for label, v, m, geom, thm in TABLE1 + extra:
-        i = pos.get(label)
-        if i is None:
-            rows.append([label, v, m, geom, thm, "0", "0", "-", "-", "-", "-", "-"])
-            crows.append([label, v, m, geom, thm, "0", "0", "0"] + [""] * 13)
-            continue
-        rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
-        rows.append([label, v, m, geom, thm, str(s["n"][i]), str(s["done"][i]),
-                     _frac_cell(s, "consistent", i), _frac_cell(s, "violated", i),
-                     _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd])
-        fr = []
-        for vv in JUDGED:
-            for x in ("frac", "lo", "hi"):
-                val = s["%s_%s" % (vv, x)][i]
-                fr.append("" if math.isnan(val) else repr(float(val)))
-        cl = []
-        for x in ("median", "q1", "q3"):
-            val = s.get("clusters_" + x, [np.nan] * (i + 1))[i]
-            cl.append("" if math.isnan(val) else repr(float(val)))
-        crows.append([label, v, m, geom, thm, str(s["n"][i]), str(s["done"][i]),
-                      str(s["judged"][i])] + fr + cl + [rd.replace(" ", ";") if rd != "-"
-                                                        else ""])
-    return Table("Table 1 of the paper with the measured verdicts", header, rows, csv_header,
-                 crows, notes)
+    tables = []
+    for ok, pos in groups.items():
+        extra = [(k, "?", "?", "?", "?") for k in pos if k not in known]
+        rows, crows, trows = [], [], []
+        for label, v, m, geom, ref in TABLE1 + extra:
+            name, hyp, pred = TABLE1_TEX.get(label, (latex_escape(label), "?", "?"))
+            hyp = r"\textbf{%s}\newline %s" % (name, hyp)
+            i = pos.get(label)
+            if i is None:
+                rows.append([label, v, m, geom, ref, "0", "0", "-", "-", "-", "-", "-"])
+                crows.append(list(ok) + [label, v, m, geom, ref, "0", "0", "0"] +
+                             [""] * (len(csv_header) - len(ok) - 8))
+                trows.append([hyp, pred, "0"] + ["--"] * 5)
+                continue
+            rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
+            rfull = rank_dist_text(s["rank_p_counts"][i], None) if "rank_p_counts" in s \
+                else "-"
+            rows.append([label, v, m, geom, ref, str(s["n"][i]), str(s["done"][i]),
+                         _frac_cell(s, "consistent", i), _frac_cell(s, "violated", i),
+                         _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd])
+            num = _num_getter(s, i)
+            crows.append(list(ok) + [label, v, m, geom, ref, num("n"), num("done"),
+                                     num("judged")] +
+                         [num("%s_%s" % (vv, x)) for vv in JUDGED
+                          for x in ("frac", "lo", "hi")] +
+                         [num("clusters_median"), num("clusters_q1"), num("clusters_q3"),
+                          rfull.replace(" ", ";") if rfull != "-" else ""])
+            trows.append([hyp, pred, _tex_count(s, i)] +
+                         [f(s, i) for _, _, f in _TEX_FRACS] +
+                         [_tex_mid(s, "clusters", i), _tex_ranks(s, i)])
+        title = "Table 1 of the paper with the measured verdicts"
+        if ok:
+            title += " (%s)" % ", ".join("%s = %s" % nv for nv in zip(outer, ok))
+        heading = ", ".join(tex_eq(n, v) for n, v in zip(outer, ok)) or None
+        tables.append(Table(title, header, rows, csv_header, crows, notes, tex_cols, trows,
+                            (3, 2 + len(JUDGED), _TEX_SPAN), heading))
+    return tables
 
 
-def phase_series(axes, keys, s):
-    """Series of the phase diagram: {group label: (x values, {verdict: (frac, lo, hi)}, n)}."""
+def phase_series(rf, axes, keys, s):
+    """Series of the phase diagram: {'param': name, 'xlabel': its human label, 'series':
+    {group label: {'x', 'label' (x as text), 'judged' (the n of each point), verdict: (frac,
+    lo, hi)}}}."""
     px = axes[-1]
     series = {}
     for i, k in enumerate(keys):
-        glabel = ", ".join("%s=%s" % (a.name, a.labels[k[j]]) for j, a in enumerate(axes[:-1]))
+        glabel = ", ".join("%s = %s" % (a.name, a.labels[k[j]])
+                           for j, a in enumerate(axes[:-1]))
         x = px.values[k[-1]]
         ser = series.setdefault(glabel, {"x": [], "judged": [], "label": [],
                                          **{v: ([], [], []) for v in JUDGED}})
@@ -607,11 +814,32 @@ def phase_series(axes, keys, s):
         for v in JUDGED:
             for arr, key in zip(ser[v], ("frac", "lo", "hi")):
                 arr.append(float(s["%s_%s" % (v, key)][i]))
-    return {"param": px.name, "series": series}
+    return {"param": px.name, "xlabel": rf.axis_label(px.name), "series": series}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as a UsageError (one line, exit 2) instead of
+    printing the usage block and exiting by itself."""
+
+    def error(self, message):
+        raise UsageError("%s (attnsweep summarize --help lists the options)" % message)
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def _fail(msg, rc):
+    print("attnsweep summarize: %s" % _one_line(msg), file=sys.stderr)
+    return rc
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    """Entry point; returns the exit status (docs/analysis.md): 0 done, 2 bad arguments or not
+    a results file, 3 the file or an output cannot be read/written, a Python module is
+    missing, or an internal error (a bug; ATTNSWEEP_DEBUG=1 prints its traceback), 130
+    interrupted. Every failure is one line on stderr, never a traceback."""
+    ap = _Parser(
         prog="attnsweep summarize",
         description="Summary tables and figures from an attnsweep results file.")
     ap.add_argument("file", help="results file (OUT.h5)")
@@ -620,35 +848,51 @@ def main(argv=None):
     ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
     ap.add_argument("--format", choices=("md", "csv", "latex"), default="md")
     ap.add_argument("--table1", action="store_true",
-                    help="the paper's Table 1 with the measured columns beside it")
+                    help="the paper's Table 1 with the measured columns beside it (one table "
+                    "per value of --by)")
     ap.add_argument("--phase", metavar="PARAM",
                     help="phase diagram: verdict fractions against PARAM (eps, v_gap, gap...)")
     ap.add_argument("--bins", type=int, default=12,
                     help="bins for a continuous --phase parameter with more distinct values")
-    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here")
+    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here "
+                    "(PNG; PDF or SVG when FILE ends in .pdf or .svg)")
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the tables here, not stdout")
     try:
         args = ap.parse_args(argv)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    try:
         return _run(args)
-    except UsageError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 2
-    except schema.SchemaError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 2
+    except SystemExit as e:  # --help
+        return 2 if e.code else 0
+    except (UsageError, schema.SchemaError) as e:
+        return _fail(e, 2)
     except schema.FileAccessError as e:
-        print("attnsweep summarize: %s" % e, file=sys.stderr)
-        return 3
+        return _fail(e, 3)
     except ImportError as e:
-        print("attnsweep summarize: a Python module is missing (%s): apt-get install "
-              "python3-numpy python3-h5py python3-matplotlib" % e, file=sys.stderr)
+        return _fail("a Python module is missing (%s): apt-get install python3-numpy "
+                     "python3-h5py python3-matplotlib (and run with /usr/bin/python3)" % e, 3)
+    except BrokenPipeError:
+        # the reader of stdout went away (| head): nothing more can be said there
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
         return 3
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except MemoryError:
+        return _fail("out of memory", 3)
+    except OSError as e:  # an I/O failure that no layer above named (HDF5 read, stdout)
+        return _fail("I/O failure: %s" % e, 3)
+    except Exception as e:  # a bug: say where, and how to get the whole story
+        if os.environ.get("ATTNSWEEP_DEBUG"):
+            raise
+        import traceback
+        tb = traceback.extract_tb(e.__traceback__)
+        where = " at %s:%d" % (os.path.basename(tb[-1].filename), tb[-1].lineno) if tb else ""
+        return _fail("internal error (a bug in the analysis, please report it): %s: %s%s; "
+                     "ATTNSWEEP_DEBUG=1 prints the traceback" % (type(e).__name__, e, where), 3)
 
 
 def _run(args):
@@ -688,5 +932,15 @@ def _run(args):
     return 0
 
 
+def _entry():
+    rc = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # keep the interpreter's exit flush from printing a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = rc or 3
+    return rc
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_entry())

@@ -1,6 +1,6 @@
 """schema.py: the one place where the analysis knows the layout of an attnsweep results file.
 
-Everything else in analysis/ goes through this module. What it relies on (docs/results.md, the
+Everything else in analysis/ goes through this module. What it relies on (design.md, the
 results-file contract):
 
 * /trials: a 1-D compound dataset, one row per trial in plan order (row = trial index). Its
@@ -12,9 +12,14 @@ results-file contract):
   a missing attribute is reported as absent, never an error).
 * Optional bulk data under /bulk, stored flat with deterministic offsets (see load_bulk).
 
-The flag bits of the `flags` field are the one piece of the layout that the file does not
-describe itself; FLAG_BITS mirrors the AS_FLAG_* enum of record.h and the tests check that it
-still does (dtype_from_headers parses the headers).
+Self-description, used when the file carries it (newer writers) and replaced by the fallbacks
+below when it does not:
+* /trials attributes `description:<field>` (one line; a trailing "[units]" is the unit),
+  `units:<field>` (the unit alone), and `flag:<name>` (the bit number of flag <name> in
+  `flags`). Without `flag:` attributes FLAG_BITS (the AS_FLAG_* enum of record.h, checked by
+  the tests) is the legend; without descriptions FIELD_TEXT below, then the field name.
+* /bulk/snapshots attribute `times` (the snapshot times); otherwise they are read from the
+  spec text stored in /spec (`output: {snapshots: [...]}`).
 
 Only numpy and h5py (Debian's python3-numpy, python3-h5py) are needed.
 """
@@ -56,6 +61,29 @@ FLAG_BITS = {
     "v_diagonalisable": 14,
 }
 
+#: Short human names and units of the fields figures put on their axes, for files that do not
+#: describe their fields (/trials attributes description:<field>, units:<field>). Units: the
+#: file's units win when it has them.
+FIELD_TEXT = {
+    "d": ("dimension d", ""), "n": ("number of tokens n", ""),
+    "eps": ("perturbation size eps", ""), "T": ("horizon T", "time"),
+    "dt": ("time step dt", "time"), "v_scale": ("scale s of V", ""),
+    "v_lambda": ("lambda of V", ""), "v_gap": ("spectral gap of V (family parameter)", ""),
+    "v_radius": ("spectral radius of V on G", ""), "v_imag": ("imaginary part of lambda_1", ""),
+    "m_scale": ("scale s of M", ""), "m_cond": ("condition number of M", ""),
+    "margin_target": ("imposed <Q phi_1, K phi_1>", ""),
+    "init_scale": ("scale of the initial tokens", ""),
+    "gap": ("spectral gap lambda_1 - |lambda_2|", ""),
+    "margin": ("<Q phi_1, K phi_1>", ""), "m_min_sym_eig": ("min eigenvalue of sym(M)", ""),
+    "m_asym": ("asymmetry ||M - M^T|| / ||M||", ""),
+    "angle_l1_phi1": ("angle between l_1 and phi_1", "degrees"),
+    "eig_cond": ("condition number of V's eigenvectors", ""),
+    "settle_time": ("settle time", "time"), "t_final": ("time reached", "time"),
+    "wall_time": ("wall time", "s"), "n_clusters": ("number of clusters", ""),
+    "rank_p": ("rank of P", ""), "lambda1_re": ("Re lambda_1", ""),
+    "kpos": ("eigenvalues of V with Re > 0", ""),
+}
+
 #: Fields the summary needs; a /trials without them is not a results file.
 REQUIRED_FIELDS = ("verdict", "outcome")
 
@@ -73,6 +101,9 @@ ROOT_ATTRS = {
 
 #: The newest schema_version (root attribute) this analysis knows.
 SCHEMA_VERSION = 2
+
+
+_UNITS_SUFFIX = re.compile(r"\s*\[([^\[\]]*)\]\s*$")
 
 
 class SchemaError(Exception):
@@ -130,6 +161,23 @@ class Results:
                 for label, value in mapping.items():
                     labels[int(value)] = label
                 self.enums[name] = labels
+        self.descriptions, self.units, legend = {}, {}, {}
+        for k in ds.attrs.keys():
+            head, sep, tail = k.partition(":")
+            if not sep or not tail:
+                continue
+            try:
+                v = _text(ds.attrs[k])
+            except (OSError, TypeError, ValueError):
+                continue
+            if head == "description" and isinstance(v, str):
+                self.descriptions[tail] = v.strip()
+            elif head in ("units", "unit") and isinstance(v, str):
+                self.units[tail] = v.strip()
+            elif head == "flag" and isinstance(v, (int, np.integer)):
+                legend[tail] = int(v)
+        #: flag name -> bit of `flags`: the file's legend when it has one
+        self.flag_bits = legend or dict(FLAG_BITS)
         self.attrs = {}
         for key, names in ROOT_ATTRS.items():
             for n in names:
@@ -174,12 +222,13 @@ class Results:
     # ------------------------------------------------------------ rows
     def field_kind(self, field):
         """'enum', 'int', 'float', 'bytes' or 'flag' (a flag_<name> pseudo-field)."""
-        if field.startswith("flag_") and field[5:] in FLAG_BITS and field not in self.fields:
+        if field.startswith("flag_") and field[5:] in self.flag_bits and \
+                field not in self.fields and "flags" in self.fields:
             return "flag"
         if field not in self.fields:
             raise SchemaError("no field '%s' in /trials (fields: %s; flags: %s)" % (
                 field, ", ".join(self.fields),
-                ", ".join("flag_" + f for f in FLAG_BITS)))
+                ", ".join("flag_" + f for f in self.flag_bits)))
         if field in self.enums:
             return "enum"
         k = self._ds.dtype[field].kind
@@ -228,9 +277,67 @@ class Results:
             if nm in cols:
                 out[nm] = cols[nm]
             else:
-                bit = FLAG_BITS[nm[5:]]
+                bit = self.flag_bits[nm[5:]]
                 out[nm] = (cols["flags"].astype(np.int64) >> bit) & 1 == 1
         return out
+
+    # ------------------------------------------------------------ self-description
+    def description(self, field):
+        """One-line meaning of a field: the file's description:<field> attribute without its
+        "[units]" suffix, else FIELD_TEXT, else None. flag_<name> pseudo-fields: "flag <name>"."""
+        if field.startswith("flag_") and field not in self.fields:
+            return "flag %s" % field[5:]
+        text = self.descriptions.get(field)
+        if text:
+            return _UNITS_SUFFIX.sub("", text).strip() or None
+        if field in FIELD_TEXT:
+            return FIELD_TEXT[field][0]
+        return None
+
+    def unit(self, field):
+        """Unit of a field ("" when dimensionless or unknown): units:<field>, the "[units]" at
+        the end of description:<field>, else FIELD_TEXT."""
+        if field in self.units:
+            return self.units[field]
+        m = _UNITS_SUFFIX.search(self.descriptions.get(field, ""))
+        if m:
+            return m.group(1).strip()
+        return FIELD_TEXT.get(field, ("", ""))[1]
+
+    def axis_label(self, field):
+        """A human axis label: description and unit, e.g. "perturbation size eps" or
+        "wall time [s]"; the field name when nothing is known about it."""
+        text = self.description(field) or field
+        u = self.unit(field)
+        return "%s [%s]" % (text, u) if u else text
+
+    def spec_text(self):
+        """The spec text stored in /spec ("" when absent)."""
+        if "spec" not in self._f or not isinstance(self._f["spec"], h5py.Dataset):
+            return ""
+        v = _text(self._f["spec"][()])
+        if isinstance(v, np.ndarray):
+            v = "".join(_text(x) for x in v.ravel())
+        return v if isinstance(v, str) else ""
+
+    def snapshot_times(self):
+        """Times of the stored snapshots (a list of floats), or None when unknown: the `times`
+        attribute of /bulk/snapshots, else output.snapshots of the stored spec (needs
+        python3-yaml)."""
+        if BULK in self._f and "snapshots" in self._f[BULK]:
+            a = self._f[BULK]["snapshots"].attrs
+            if "times" in a:
+                return [float(t) for t in np.ravel(a["times"])]
+        text = self.spec_text()
+        if not text:
+            return None
+        try:
+            import yaml
+            doc = yaml.safe_load(text)
+            times = doc["output"]["snapshots"]
+            return [float(t) for t in times]
+        except Exception:  # no yaml module, no such key, odd values: unknown
+            return None
 
     # ------------------------------------------------------------ bulk data
     def bulk_names(self):
@@ -247,12 +354,12 @@ class Results:
         occupies [offset[i], offset[i + 1]); an empty slab means "not stored for this trial".
         Slabs have no fill value: only trials whose outcome is not pending are returned."""
         out = {}
-        if BULK not in self._f:
-            return out
-        g = self._f[BULK]
         trial = int(trial)
         if trial < 0 or trial >= self.n_rows:
             raise SchemaError("trial %d is not in 0..%d" % (trial, self.n_rows - 1))
+        if BULK not in self._f:
+            return out
+        g = self._f[BULK]
         want = ["n", "d", "outcome"]
         cols = self.read(want)
         if self.has_code("outcome", "pending") and \
@@ -291,13 +398,9 @@ def open_results(path):
 
 
 # ---------------------------------------------------------------- the C definition
-_KIND_TO_LIST = {
-    "VFAMILY": "AS_VFAMILY_LIST", "MFAMILY": "AS_MFAMILY_LIST", "INIT": "AS_INIT_LIST",
-    "PERTURB": "AS_PERTURB_LIST", "TSEED": "AS_TSEED_LIST",
-    "METHOD": "AS_METHOD_LIST", "VARS": "AS_VARS_LIST", "EXPM": "AS_EXPM_LIST",
-    "THEOREM": "AS_THEOREM_LIST", "GEOM": "AS_GEOM_LIST", "VERDICT": "AS_VERDICT_LIST",
-    "OUTCOME": "AS_OUTCOME_LIST",
-}
+_PLAIN_CT = {"uint64_t": "<u8", "int64_t": "<i8", "int32_t": "<i4", "double": "<f8"}
+#: kinds that are plain numbers even though their C type is an integer
+_PLAIN_KINDS = ("U64", "I64", "I32", "F64")
 
 
 def _macro_body(text, name, params="X"):
@@ -355,11 +458,31 @@ def parse_params(include_dir):
     return out
 
 
+def _field_kinds(rec):
+    """kind -> ('plain', numpy dtype string) | ('enum', None) | ('bytes', length), from the
+    AS_CT_<KIND> and AS_DIM_<KIND> macros of record.h."""
+    defines = dict(re.findall(r"#define\s+([A-Z0-9_]+)\s+(\d+)\s*$", rec, re.M))
+    kinds = {}
+    for kind, ct in re.findall(r"#define\s+AS_CT_([A-Z0-9_]+)\s+(\w+)", rec):
+        dim = re.search(r"#define\s+AS_DIM_%s[ \t]*(\[\s*(\w+)\s*\])?" % kind, rec)
+        if dim and dim.group(2):
+            n = dim.group(2)
+            kinds[kind] = ("bytes", int(defines.get(n, n)))
+        elif kind in _PLAIN_KINDS:
+            kinds[kind] = ("plain", _PLAIN_CT[ct])
+        elif ct in ("int32_t", "int"):
+            kinds[kind] = ("enum", None)
+        else:
+            kinds[kind] = ("plain", _PLAIN_CT[ct])
+    return kinds
+
+
 def parse_headers(include_dir):
     """Parse include/attnsweep/record.h and enums.h (for tests and benchmarks, which run from
     the source tree): returns (fields, enums, flags, msg_len) where fields is a list of
-    (kind, name), enums maps a list macro name to its labels in value order, and flags maps
-    a lower-case flag name to its bit."""
+    (kind, name), enums maps a field kind to its labels in value order (from the enums.h list
+    AS_<KIND>_LIST; kinds without such a list, e.g. per-spec case names, are absent), and
+    flags maps a lower-case flag name to its bit."""
     with open(os.path.join(include_dir, "attnsweep", "record.h")) as fh:
         rec = fh.read()
     with open(os.path.join(include_dir, "attnsweep", "enums.h")) as fh:
@@ -370,11 +493,13 @@ def parse_headers(include_dir):
     params = "".join(' X(%s, %s, "")' % (p["rkind"], p["rname"])
                      for p in parse_params(include_dir) if p["rkind"] != "NONE")
     body = re.sub(r"AS_PARAM_TABLE\(\s*AS_X_PARAM_RECORD\s*,\s*X\s*\)", params, body)
-    fields = re.findall(r"X\(\s*([A-Z0-9]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*,", body)
+    fields = re.findall(r"X\(\s*([A-Z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*,", body)
+    kinds = _field_kinds(rec)
     enums = {}
-    for lst in set(_KIND_TO_LIST.values()):
-        b = re.sub(r"/\*.*?\*/", " ", _macro_body(en, lst))
-        enums[lst] = re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*\"([^\"]*)\"", b)
+    for kind, (what, _) in kinds.items():
+        if what == "enum" and re.search(r"#define\s+AS_%s_LIST\(X\)" % kind, en):
+            b = re.sub(r"/\*.*?\*/", " ", _macro_body(en, "AS_%s_LIST" % kind))
+            enums[kind] = re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*\"([^\"]*)\"", b)
     flags = {}
     for name, bit in re.findall(r"AS_FLAG_([A-Z0-9_]+)\s*=\s*1\s*<<\s*(\d+)", rec):
         flags[name.lower()] = int(bit)
@@ -382,30 +507,34 @@ def parse_headers(include_dir):
     return fields, enums, flags, msg_len
 
 
-def dtype_from_headers(include_dir):
+def dtype_from_headers(include_dir, labels=None):
     """The numpy/h5py compound dtype of a /trials row as the C definition says (enum fields
     as HDF5 enums with the enums.h labels). For writing synthetic results files in tests and
-    benchmarks; the analysis itself reads the dtype from the file."""
-    fields, enums, _, msg_len = parse_headers(include_dir)
-    plain = {"U64": "<u8", "I64": "<i8", "I32": "<i4", "F64": "<f8", "HASH": "<u8"}
+    benchmarks; the analysis itself reads the dtype from the file. labels: field name ->
+    labels for enum fields whose labels come from the spec (the case names); default
+    ["case0"]."""
+    with open(os.path.join(include_dir, "attnsweep", "record.h")) as fh:
+        kinds = _field_kinds(fh.read())
+    fields, enums, _, _ = parse_headers(include_dir)
+    labels = labels or {}
     spec = []
     for kind, name in fields:
-        if kind in plain:
-            spec.append((name, np.dtype(plain[kind])))
-        elif kind == "LABEL":  # labels come from the spec; a synthetic file has only "-"
-            spec.append((name, h5py.enum_dtype({"-": -1}, basetype="i4")))
-        elif kind == "MSG":
-            spec.append((name, np.dtype("S%d" % msg_len)))
-        elif kind in _KIND_TO_LIST:
-            labels = enums[_KIND_TO_LIST[kind]]
-            spec.append((name, h5py.enum_dtype({l: i for i, l in enumerate(labels)},
-                                               basetype="i4")))
-        else:
+        if kind not in kinds:
             raise ValueError("unknown field kind %s of %s" % (kind, name))
+        what, arg = kinds[kind]
+        if what == "plain":
+            spec.append((name, np.dtype(arg)))
+        elif what == "bytes":
+            spec.append((name, np.dtype("S%d" % arg)))
+        else:
+            labs = labels.get(name) or enums.get(kind) or ["case0"]
+            spec.append((name, h5py.enum_dtype({l: i for i, l in enumerate(labs)},
+                                               basetype="i4")))
     return np.dtype(spec)
 
 
 def enum_labels_from_headers(include_dir):
-    """field name -> labels in value order, for the enum fields of the C definition."""
+    """field name -> labels in value order, for the enum fields of the C definition whose
+    labels enums.h fixes."""
     fields, enums, _, _ = parse_headers(include_dir)
-    return {name: enums[_KIND_TO_LIST[kind]] for kind, name in fields if kind in _KIND_TO_LIST}
+    return {name: enums[kind] for kind, name in fields if kind in enums}

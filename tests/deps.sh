@@ -10,7 +10,12 @@ pkgs=(build-essential cmake pkg-config git
       libyaml-dev librandom123-dev libglpk-dev
       python3 python3-h5py python3-numpy python3-matplotlib)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge)
+  pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge
+         # analysis tests: the LaTeX tables compile (pdflatex, booktabs, tabularx), the
+         # pandas/xarray loader (about 100 s to install on the CI machine, mostly format
+         # building by texlive-latex-base)
+         texlive-latex-base texlive-latex-recommended python3-pandas python3-xarray
+         python3-yaml)
 fi
 
 missing=()

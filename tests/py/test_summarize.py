@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -207,6 +208,22 @@ class SummarizeTest(unittest.TestCase):
         p, l, h = summ.wilson(np.array([0]), np.array([0]))
         self.assertTrue(math.isnan(p[0]) and math.isnan(l[0]) and math.isnan(h[0]))
 
+    def test_wilson_bounds_contain_p(self):
+        # lo <= p <= hi for every k <= n <= 300: at k = 0 and k = n the bound equal to p in
+        # exact arithmetic is one rounding away from it (80/80 gave hi = 1 - 2^-53 < p = 1)
+        n = np.repeat(np.arange(1, 301), np.arange(2, 302))
+        k = np.concatenate([np.arange(m + 1) for m in range(1, 301)])
+        p, lo, hi = summ.wilson(k, n)
+        self.assertTrue(np.all(lo <= p) and np.all(p <= hi), "an interval misses its p")
+        self.assertTrue(np.all(lo >= 0) and np.all(hi <= 1))
+        self.assertTrue(np.all(hi[k == n] == 1.0) and np.all(lo[k == 0] == 0.0))
+        # and away from the ends the interval is the textbook one (the clamp changes nothing)
+        mid = (k > 0) & (k < n)
+        for i in np.nonzero(mid)[0][::997]:
+            _, l, h = wilson_ref(int(k[i]), int(n[i]))
+            self.assertAlmostEqual(lo[i], l, places=12)
+            self.assertAlmostEqual(hi[i], h, places=12)
+
     def test_group_quantiles(self):
         rng = np.random.default_rng(3)
         vals = rng.normal(size=200)
@@ -291,22 +308,25 @@ class SummarizeTest(unittest.TestCase):
                 self.assertGreater(ncol, 5)
                 self.assertIn("10 pending", out)
             else:
-                self.assertIn("\\begin{tabular}", out)
-                self.assertIn("\\end{tabular}", out)
-                body = out.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
-                lines = [l for l in body.splitlines() if l.endswith("\\\\")]
-                self.assertEqual(len(lines), 1 + 3)
+                self.assertIn("\\begin{tabularx}{\\linewidth}", out)
+                self.assertIn("\\end{tabularx}", out)
+                body = out.split("\\begin{tabularx}")[1].split("\\end{tabularx}")[0]
+                lines = [l for l in body.splitlines() if l.endswith("\\\\")
+                         and "multicolumn" not in l]
+                self.assertEqual(len(lines), 1 + 3)  # header + 3 groups
                 amp = {l.replace("\\&", "").count("&") for l in lines}
                 self.assertEqual(len(amp), 1, lines)
                 self.assertNotIn("_", body.replace("\\_", ""))
+                for rule in ("\\toprule", "\\midrule", "\\bottomrule"):
+                    self.assertIn(rule, body)
 
     def test_table1(self):
         rc, out, err = run_main([self.path, "--table1", "--format", "csv"])
         self.assertEqual(rc, 0, err)
         rows = csv_rows(out)
-        self.assertEqual([r["case"] for r in rows], [t[0] for t in summ.TABLE1])
-        by = {r["case"]: r for r in rows}
-        self.assertEqual(by["identity"]["theorem"], "Thm 3.1")
+        self.assertEqual([r["theorem"] for r in rows], [t[0] for t in summ.TABLE1])
+        by = {r["theorem"]: r for r in rows}
+        self.assertEqual(by["identity"]["reference"], "Thm 3.1")
         self.assertEqual(by["d1"]["trials"], "0")
         e = expected(self.ref, lambda x: x["theorem"] == "good")
         self.assertEqual(int(by["good"]["trials"]), e["trials"])
@@ -316,8 +336,78 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("Q^T K SPD", out)
 
+    def test_table1_by(self):
+        # --table1 --by d: one Table 1 per value of d (md, LaTeX), one csv table with a d column
+        rc, out, err = run_main([self.path, "--table1", "--by", "d", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual(len(rows), 2 * len(summ.TABLE1))
+        self.assertEqual(sorted({r["d"] for r in rows}), ["2", "3"])
+        for r in rows:
+            e = expected(self.ref, lambda x, r=r: x["d"] == int(r["d"]) and
+                         x["theorem"] == r["theorem"])
+            self.assertEqual(int(r["trials"]), e["trials"], (r["d"], r["theorem"]))
+            self.assertEqual(int(r["judged"]), e["judged"], (r["d"], r["theorem"]))
+        rc, out, err = run_main([self.path, "--table1", "--by", "d"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("measured verdicts (d = 2)", out)
+        self.assertIn("measured verdicts (d = 3)", out)
+        rc, out, err = run_main([self.path, "--table1", "--by", "d", "--format", "latex"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.count("\\begin{tabularx}"), 2)
+        self.assertIn("{$d = 2$}", out)
+
+    def test_csv_rank_distribution_whole(self):
+        # nine distinct ranks: the display shows five and "+k", the csv all nine
+        a = self.a.copy()
+        done = np.nonzero(a["n_clusters"] > 0)[0]
+        ranks = (np.arange(len(done)) % 9) + 1
+        a["rank_p"][done] = ranks
+        path = os.path.join(self.tmp.name, "ranks.h5")
+        write_file(path, a)
+        rc, out, err = run_main([path, "--by", "", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        row = csv_rows(out)[0]
+        got = dict(tuple(int(x) for x in t.split(":")) for t in row["rank_p_dist"].split(";"))
+        want = {r: int((ranks == r).sum()) for r in range(1, 10)}
+        self.assertEqual(got, want)
+        rc, out, err = run_main([path, "--by", "", "--table1", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("+", "".join(r["rank_p_dist"] for r in csv_rows(out)))
+        rc, out, err = run_main([path, "--by", ""])
+        self.assertRegex(out, r"\+\d+ \|")  # md: the five most frequent and the rest
+
+    def test_settle_column_only_when_settling(self):
+        rc, out, err = run_main([self.path])
+        self.assertIn("settle time", out)  # some trials settled
+        a = self.a.copy()
+        a["settle_time"] = np.nan
+        path = os.path.join(self.tmp.name, "nosettle.h5")
+        write_file(path, a)
+        for fmt, needle in (("md", "settle time"), ("latex", "settle time")):
+            rc, out, err = run_main([path, "--format", fmt])
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn(needle, out, fmt)
+        rc, out, err = run_main([path, "--format", "csv"])
+        self.assertEqual([r["settled"] for r in csv_rows(out)], ["0", "0", "0"])  # csv keeps it
+        # a file that records settle_window: the key decides even when nothing settled
+        if "settle_window" in a.dtype.names:
+            b = a
+        else:
+            dt = np.dtype([(n, self.a.dtype[n]) for n in self.a.dtype.names] +
+                          [("settle_window", "<f8")])
+            b = np.zeros(len(a), dtype=dt)
+            for n in a.dtype.names:
+                b[n] = a[n]
+        b["settle_window"] = 0.5
+        path = os.path.join(self.tmp.name, "window.h5")
+        write_file(path, b)
+        rc, out, err = run_main([path])
+        self.assertIn("settle time", out)
+        self.assertIn("(0 settled)", out)
+
     def test_phase(self):
-        png = os.path.join(self.tmp.name, "phase.png")
+        png = os.path.join(figure_dir(self.tmp.name), "summarize_phase_eps_good.png")
         rc, out, err = run_main([self.path, "--phase", "eps", "--where", "theorem == 'good'",
                                  "--format", "csv", "--png", png])
         self.assertEqual(rc, 0, err)
@@ -398,7 +488,7 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(out, "")
         with open(dest) as fh:
-            self.assertIn("\\begin{tabular}", fh.read())
+            self.assertIn("\\begin{tabularx}", fh.read())
 
     def test_cli(self):
         exe = os.environ.get("ATTNSWEEP")
@@ -421,6 +511,209 @@ class SummarizeTest(unittest.TestCase):
         p = subprocess.run([exe, "summarize", self.path, "--where", "d =="],
                            capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(p.returncode, 2)
+
+
+SCRIPT = os.path.join(SRC, "analysis", "attnsweep_summarize.py")
+
+
+def figure_dir(tmp):
+    """Where the tests leave what they draw, for a person to look at: $AS_BUILD_DIR/figures
+    under ctest, else the test's temporary directory."""
+    b = os.environ.get("AS_BUILD_DIR")
+    if not b:
+        return tmp
+    d = os.path.join(b, "figures")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+@unittest.skipIf(shutil.which("pdflatex") is None, "pdflatex is not installed "
+                 "(tests/deps.sh --test installs texlive-latex-base, -recommended)")
+class LatexRenderTest(unittest.TestCase):
+    """The LaTeX tables compile in a plain article (with booktabs and tabularx) and fit its
+    text width: no error and no "Overfull \\hbox" in the log."""
+
+    def test_tables_fit_the_article(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a, _ = build_rows(dtype)
+        path = os.path.join(tmp.name, "out.h5")
+        write_file(path, a)
+        parts = []
+        for args in (["--table1"], ["--table1", "--by", "d"], ["--by", "theorem,d"],
+                     ["--by", "eps"], ["--by", "theorem,d,eps,flag_good"], ["--by", ""]):
+            rc, out, err = run_main([path, "--format", "latex"] + args)
+            self.assertEqual(rc, 0, err)
+            parts.append(out)
+        tex = "\n".join(parts)
+        # mathematics in math mode, not escaped text
+        self.assertIn(r"$Q^\top K$ SPD", tex)
+        self.assertIn(r"$\lambda_1$", tex)
+        for bad in (r"\^{}", r"lambda\_1", r"Q\^", "$<$="):
+            self.assertNotIn(bad, tex)
+        doc = os.path.join(tmp.name, "tables.tex")
+        with open(doc, "w") as fh:
+            fh.write("\\documentclass{article}\n\\usepackage{%s}\n\\begin{document}\n%s\n"
+                     "\\end{document}\n" % (",".join(summ.LATEX_PACKAGES), tex))
+        p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                            "tables.tex"], cwd=tmp.name, capture_output=True, text=True,
+                           timeout=300)
+        with open(os.path.join(tmp.name, "tables.log"), errors="replace") as fh:
+            log = fh.read()
+        self.assertEqual(p.returncode, 0, log[-3000:])
+        errors = [l for l in log.splitlines() if l.startswith("!")]
+        self.assertEqual(errors, [])
+        overfull = [l for l in log.splitlines() if "Overfull \\hbox" in l]
+        self.assertEqual(overfull, [], "tables wider than their column")
+        self.assertGreaterEqual(log.count("[1"), 1)  # a page was shipped out
+        shutil.copy(os.path.join(tmp.name, "tables.pdf"),
+                    os.path.join(figure_dir(tmp.name), "summarize_tables.pdf"))
+
+
+class ExitPathTest(unittest.TestCase):
+    """Every way attnsweep summarize can fail ends in ONE line on stderr and a documented exit
+    status (2 bad arguments or fields, 3 I/O or a missing module or an internal error, 130
+    interrupted), never a traceback. Run as the user runs it: a subprocess of the script."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        t = cls.tmp.name
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a, _ = build_rows(dtype)
+        cls.path = os.path.join(t, "out.h5")
+        write_file(cls.path, a)
+        cls.big = os.path.join(t, "big.h5")  # tables larger than a pipe buffer
+        big = np.concatenate([a] * 40)
+        big["trial"] = np.arange(len(big))
+        write_file(cls.big, big)
+        cls.other = os.path.join(t, "other.h5")
+        with h5py.File(cls.other, "w") as f:
+            f.create_dataset("x", data=np.arange(3))
+        cls.text = os.path.join(t, "text.h5")
+        with open(cls.text, "w") as fh:
+            fh.write("not hdf5\n")
+        cls.cut = os.path.join(t, "cut.h5")
+        with open(cls.big, "rb") as fh:
+            data = fh.read()
+        with open(cls.cut, "wb") as fh:
+            fh.write(data[:len(data) // 3])
+        # Python modules that fail to import, shadowing the real ones
+        for mod in ("numpy", "h5py", "matplotlib"):
+            d = os.path.join(t, "no_" + mod, mod)
+            os.makedirs(d)
+            with open(os.path.join(d, "__init__.py"), "w") as fh:
+                fh.write("raise ImportError(\"No module named '%s' (test)\")\n" % mod)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_script(self, args, env=None):
+        p = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, **(env or {})))
+        return p.returncode, p.stdout, p.stderr
+
+    def check_failure(self, args, rc, needle=None, env=None):
+        got, out, err = self.run_script(args, env)
+        what = " ".join(args)
+        self.assertEqual(got, rc, "%s: rc %d, stderr %r" % (what, got, err))
+        self.assertNotIn("Traceback", err, what)
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, "%s: not one line: %r" % (what, err))
+        self.assertTrue(lines[0].startswith("attnsweep summarize: "), lines[0])
+        if needle:
+            self.assertIn(needle, lines[0], what)
+
+    def test_bad_arguments(self):
+        t = self.tmp.name
+        png = os.path.join(t, "f.png")
+        for args, needle in (
+                ([], "file"), ([self.path, "--bogus"], "--bogus"),
+                ([self.path, "--format", "xml"], "xml"), ([self.path, "--bins", "0"], "bins"),
+                ([self.path, "--bins", "x"], "bins"), ([self.path, "--plot", "x"], "plot"),
+                ([self.path, "--by", "nosuch"], "nosuch"), ([self.path, "--by", "message"], "text"),
+                ([self.path, "--where", "d =="], "cannot parse"),
+                ([self.path, "--where", "theorem == 'x'"], "one of"),
+                ([self.path, "--phase", "nosuch"], "nosuch"),
+                ([self.path, "--plot", "1"], "--png"), ([self.path, "--png", png], "--phase"),
+                ([self.path, "--plot", "9999", "--png", png], "9999"),
+                ([self.path, "--plot", "0", "--png", png], "no stored tokens"),
+                ([self.other], "/trials")):
+            self.check_failure(args, 2, needle)
+
+    def test_io_failures(self):
+        t = self.tmp.name
+        self.check_failure([os.path.join(t, "missing.h5")], 3, "no such file")
+        self.check_failure([self.text], 3, self.text)
+        self.check_failure([self.cut], 3, self.cut)
+        for dest in (os.path.join(t, "no", "such", "dir", "f.png"), t):
+            self.check_failure([self.path, "--phase", "eps", "--png", dest, "-o", os.devnull],
+                               3, dest)
+        self.check_failure([self.path, "-o", os.path.join(t, "no", "table.md")], 3,
+                           os.path.join(t, "no", "table.md"))
+
+    def test_missing_modules(self):
+        png = os.path.join(self.tmp.name, "m.png")
+        for mod, args in (("numpy", [self.path]), ("h5py", [self.path]),
+                          ("matplotlib", [self.path, "--phase", "eps", "--png", png])):
+            env = {"PYTHONPATH": os.path.join(self.tmp.name, "no_" + mod)}
+            self.check_failure(args, 3, "python3-" + mod, env=env)
+
+    def test_broken_pipe(self):
+        p = subprocess.Popen([sys.executable, SCRIPT, self.big, "--by", "trial"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()  # the reader went away (| head -0)
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        rc = p.wait(timeout=120)
+        self.assertNotIn("Traceback", err)
+        self.assertNotIn("Exception ignored", err)
+        self.assertEqual(rc, 3, err)
+
+    def test_internal_error_and_interrupt(self):
+        real = summ.summary_tables
+
+        def boom(*a, **k):
+            raise ValueError("synthetic bug")
+
+        def interrupted(*a, **k):
+            raise KeyboardInterrupt
+
+        try:
+            for fake, rc, needle in ((boom, 3, "internal error"), (interrupted, 130,
+                                                                   "interrupted")):
+                summ.summary_tables = fake
+                got, out, err = run_main([self.path])
+                self.assertEqual(got, rc, err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertIn(needle, lines[0])
+            summ.summary_tables = boom
+            got, out, err = run_main([self.path])
+            self.assertIn("synthetic bug", err)
+            self.assertRegex(err, r"test_summarize\.py:\d+")  # where the bug is
+        finally:
+            summ.summary_tables = real
+
+    def test_full_group_phase_png(self):
+        # the case of issue 20: a phase point with 80 of 80 consistent drew no error bars
+        dtype = schema.dtype_from_headers(INCLUDE)
+        a = np.zeros(160, dtype=dtype)
+        a["theorem"] = code("theorem", "identity")
+        a["outcome"] = code("outcome", "reached_T")
+        a["eps"][80:] = 0.1
+        a["verdict"][:80] = code("verdict", "consistent")
+        a["verdict"][80:] = [code("verdict", "violated" if i % 3 else "consistent")
+                             for i in range(80)]
+        path = os.path.join(self.tmp.name, "full.h5")
+        write_file(path, a)
+        png = os.path.join(figure_dir(self.tmp.name), "summarize_phase_full_group.png")
+        rc, out, err = self.run_script([path, "--phase", "eps", "--png", png])
+        self.assertEqual(rc, 0, err)
+        with open(png, "rb") as fh:
+            self.assertEqual(fh.read(8), b"\x89PNG\r\n\x1a\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""attnsweep_frame.py: the /trials of an attnsweep results file as a pandas DataFrame, and the
+sweep as an xarray Dataset indexed by its swept axes.
+
+    import sys
+    sys.path.insert(0, "analysis")          # or PREFIX/share/attnsweep/analysis
+    from attnsweep_frame import load_trials, sweep_axes, to_xarray
+
+    df = load_trials("out.h5")               # one row per trial, index = trial
+    df.groupby(["theorem", "d"], observed=True)["verdict"].value_counts(normalize=True)
+    df[df.flag_good & (df.verdict == "violated")]
+    df.attrs["descriptions"]["margin"]       # what a column means, from the file
+    ds = to_xarray(df[df.case == "gap"])     # dims: the axes swept in that case
+
+The frame (docs/analysis.md, "pandas and xarray"):
+* one row per trial in plan order, index `trial`; every /trials field is a column;
+* enumeration fields (theorem, verdict, vfamily, ..., and `case` when the file has it) are
+  pandas Categoricals whose categories are the labels of the file's HDF5 enum type in value
+  order (unused labels included, so counts show zeros);
+* `case`: the case names. From the file's `case` field (an enum or a string) when it has one;
+  for older files from the stored spec when its sweep is a (nested) `concat` of cases, matched
+  by `case_id`; otherwise there is no `case` column;
+* each bit of `flags` as a boolean column `flag_<name>` (the file's `flag:<name>` attributes
+  of /trials when present, else schema.FLAG_BITS);
+* fixed-length strings (message, hashes) as Python str without their NUL padding;
+* df.attrs: `path`, `descriptions` and `units` (field -> text: the file's description:/units:
+  attributes, else the built-in table of schema.py), `flag_bits`, `coordinates` (the sweep
+  coordinate fields), `root` (tool version, spec SHA-256, seed, ... as schema reads them).
+
+Needs pandas (Debian: python3-pandas); to_xarray needs xarray (python3-xarray). Reads the file
+through schema.py only.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema  # noqa: E402
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("attnsweep_frame needs pandas: apt-get install python3-pandas (and "
+                          "run with /usr/bin/python3)")
+    return pd
+
+
+def _case_names_from_spec(text):
+    """Case names of a stored spec whose sweep is a concat of cases (nested concats joined
+    with '/', an unnamed case is case<i>), in case_id order; None when the spec has another
+    shape or cannot be read (then the case_id column is all there is)."""
+    try:
+        import yaml
+        doc = yaml.safe_load(text)
+    except Exception:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("sweep"), dict):
+        return None
+
+    def walk(node, prefix, out):
+        if not isinstance(node, dict):
+            return False
+        sub = node.get("concat")
+        if sub is None:
+            if "product" in node or "zip" in node:
+                return False  # a product or zip over cases: not read here
+            out.append(prefix)
+            return True
+        if not isinstance(sub, list):
+            return False
+        for i, child in enumerate(sub):
+            name = child.get("case") if isinstance(child, dict) else None
+            name = str(name) if name is not None else "case%d" % len(out)
+            if not walk(child, prefix + "/" + name if prefix else name, out):
+                return False
+        return True
+
+    top = doc["sweep"]
+    if "concat" not in top:
+        return None
+    names = []
+    return names if walk(top, str(top["case"]) if "case" in top else "", names) else None
+
+
+def _text_column(col):
+    return np.array([schema._text(bytes(v)).rstrip("\0 ") if isinstance(v, (bytes, np.bytes_))
+                     else v for v in col], dtype=object)
+
+
+def load_trials(path, fields=None, where=None):
+    """The /trials of the results file `path` as a pandas DataFrame (see the module doc).
+    fields: read only these fields (default all; flag_<name> columns come with `flags`).
+    where: keep the rows where this `attnsweep summarize --where` expression holds
+    (e.g. "theorem == 'good' and d == 3"). Raises schema.FileAccessError (unreadable),
+    schema.SchemaError (not a results file, unknown field), ImportError (no pandas)."""
+    pd = _pandas()
+    with schema.open_results(path) as rf:
+        names = list(rf.fields) if fields is None else list(dict.fromkeys(fields))
+        for nm in names:
+            if nm not in rf.fields:
+                rf.field_kind(nm)  # the SchemaError naming the valid fields
+                raise schema.SchemaError("'%s' is a flag: ask for 'flags'" % nm)
+        cols = rf.read(names)
+        keep = None
+        if where:
+            import attnsweep_summarize
+            try:
+                keep = attnsweep_summarize.where_mask(rf, where)
+            except attnsweep_summarize.UsageError as e:
+                raise schema.SchemaError(str(e))
+        data = {}
+        for nm in names:
+            col = cols[nm]
+            if rf.is_enum(nm):
+                values = np.array(sorted(rf.enums[nm]), dtype=np.int64)
+                v = col.astype(np.int64)
+                idx = np.clip(np.searchsorted(values, v), 0, len(values) - 1)
+                idx[values[idx] != v] = -1  # a value the type does not name: NaN
+                data[nm] = pd.Categorical.from_codes(idx, categories=rf.labels(nm))
+            elif col.dtype.kind in "SV":
+                data[nm] = _text_column(col)
+            else:
+                data[nm] = col
+        if "flags" in names:
+            f = cols["flags"].astype(np.int64)
+            for flag, bit in sorted(rf.flag_bits.items(), key=lambda t: t[1]):
+                data["flag_" + flag] = (f >> bit) & 1 == 1
+        trial = data.pop("trial") if "trial" in data else np.arange(rf.n_rows)
+        df = pd.DataFrame(data, index=pd.Index(np.asarray(trial, dtype=np.int64),
+                                               name="trial"))
+        if "case" in df.columns and not isinstance(df["case"].dtype, pd.CategoricalDtype):
+            df["case"] = pd.Categorical(df["case"])
+        if "case" not in df.columns and "case_id" in df.columns:
+            cases = _case_names_from_spec(rf.spec_text())
+            ids = df["case_id"].to_numpy()
+            if cases and len(ids) and ids.min() >= 0 and ids.max() < len(cases):
+                df.insert(0, "case", pd.Categorical.from_codes(ids, categories=cases))
+        coords = [f for f in rf.fields[:rf.fields.index("flags")] if f != "trial"] \
+            if "flags" in rf.fields else []
+        if "coordinates" in rf._ds.attrs:  # the writer's own list, when it gives one
+            coords = [schema._text(c) for c in np.ravel(rf._ds.attrs["coordinates"])]
+        if "case" in df.columns and "case" not in coords:
+            coords = ["case"] + coords
+        df.attrs.update({
+            "path": path,
+            "descriptions": {c: rf.description(c) for c in df.columns if rf.description(c)},
+            "units": {c: rf.unit(c) for c in df.columns if rf.unit(c)},
+            "flag_bits": dict(rf.flag_bits),
+            "coordinates": [c for c in coords if c in df.columns],
+            "root": dict(rf.attrs),
+        })
+        if keep is not None:
+            df = df[keep]
+        return df
+
+
+def sweep_axes(df):
+    """The swept axes of df: its sweep-coordinate columns (df.attrs['coordinates']) that take
+    more than one value in these rows (NaN counts as a value), with `case` standing for
+    `case_id` when both are there."""
+    coords = list(df.attrs.get("coordinates", []))
+    if "case" in coords and "case_id" in coords:
+        coords.remove("case_id")
+    out = []
+    for c in coords:
+        if c in df.columns and df[c].nunique(dropna=False) > 1:
+            out.append(c)
+    return out
+
+
+def to_xarray(df, dims=None, max_cells=None):
+    """An xarray Dataset of the rows of df with one dimension per swept axis (default:
+    sweep_axes(df)) and every other column as a data variable (enum columns as their labels);
+    variables carry `description` and `units` attributes, the Dataset the file's root
+    attributes. Cells of the grid that no trial fills are NaN.
+    ValueError when the axes do not identify the rows (name more dims), when an axis is NaN
+    ("not applicable") on some rows only (a concat of cases: select one case first,
+    df[df.case == NAME]), or when the grid would have more than max_cells cells (default
+    10 x rows + 10^6: a sparse sweep, select a case first). ImportError without xarray."""
+    try:
+        import xarray  # noqa: F401 (pandas' to_xarray needs it)
+    except ImportError:
+        raise ImportError("to_xarray needs xarray: apt-get install python3-xarray")
+    dims = list(sweep_axes(df) if dims is None else dims)
+    if not dims:
+        raise ValueError("no swept axis varies in these rows: give dims=")
+    for d in dims:
+        if d not in df.columns:
+            raise ValueError("'%s' is not a column (columns: %s)" % (d, ", ".join(df.columns)))
+        col = df[d]
+        if col.dtype.kind == "f" and col.isna().any() and not col.isna().all():
+            raise ValueError("axis '%s' is NaN (not applicable) on %d of %d rows: select one "
+                             "case first (df[df.case == NAME])" % (d, int(col.isna().sum()),
+                                                                    len(col)))
+    if df.duplicated(dims).any():
+        raise ValueError("the axes %s do not identify the trials (several rows share values); "
+                         "add the axes that tell them apart (varying columns: %s)" % (
+                             ", ".join(dims), ", ".join(
+                                 c for c in df.columns
+                                 if c not in dims and df[c].nunique(dropna=False) > 1)[:400]))
+    cells = 1
+    for d in dims:
+        cells *= int(df[d].nunique(dropna=False))
+    limit = max_cells if max_cells is not None else 10 * len(df) + 10 ** 6
+    if cells > limit:
+        raise ValueError("the grid of %s has %d cells for %d trials: select one case first "
+                         "(df[df.case == NAME]) or pass max_cells=" % (", ".join(dims), cells,
+                                                                       len(df)))
+    flat = df.reset_index()
+    for c in flat.columns:  # categoricals become their labels (xarray keeps no categories)
+        if hasattr(flat[c], "cat"):
+            flat[c] = flat[c].astype(object)
+    ds = flat.set_index(dims).to_xarray()
+    desc, units = df.attrs.get("descriptions", {}), df.attrs.get("units", {})
+    for name in list(ds.variables):
+        if name in desc:
+            ds[name].attrs["description"] = desc[name]
+        if name in units:
+            ds[name].attrs["units"] = units[name]
+    ds.attrs.update({k: (str(v) if not isinstance(v, (int, float, str)) else v)
+                     for k, v in df.attrs.get("root", {}).items()})
+    return ds

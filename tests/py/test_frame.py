@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""Tests of analysis/attnsweep_frame.py (pandas/xarray access to a results file): enum fields
+as Categoricals of the file's labels, case names, flag columns, strings without padding, the
+file's field descriptions in df.attrs, --where filters, and the xarray Dataset over the swept
+axes with its refusals. Skips what needs pandas or xarray when they are missing (tests/deps.sh
+--test installs python3-pandas and python3-xarray)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import h5py
+
+SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "analysis"))
+import schema  # noqa: E402
+import attnsweep_frame as frame  # noqa: E402
+
+try:
+    import pandas as pd
+except ImportError:
+    pd = None
+try:
+    import xarray as xr
+except ImportError:
+    xr = None
+
+INCLUDE = os.path.join(SRC, "include")
+LABELS = schema.enum_labels_from_headers(INCLUDE)
+CASES = ["alpha", "beta/x", "beta/y"]
+
+
+def synthetic(path, case_field=True, shuffle_verdict=False, spec=None):
+    """A grid d x eps x replicate (2 x 3 x 4 = 24 trials) in three cases, every field of the C
+    definition plus (case_field) a `case` enum and a fixed-string hash when record.h has none.
+    Returns the rows written."""
+    dt = schema.dtype_from_headers(INCLUDE, labels={"case": CASES})
+    extra = []
+    if case_field and "case" not in dt.names:
+        extra.append(("case", h5py.enum_dtype({c: i for i, c in enumerate(CASES)},
+                                              basetype="i4")))
+    if "v_hash" not in dt.names:
+        extra.append(("v_hash", np.dtype("S16")))
+    dt = np.dtype([(n, dt[n]) for n in dt.names] + extra)
+    n = 24
+    a = np.zeros(n, dtype=dt)
+    for f in dt.names:
+        if dt[f].kind == "f":
+            a[f] = np.nan
+    i = np.arange(n)
+    a["trial"] = i
+    a["d"] = 2 + i % 2
+    a["eps"] = np.array([0.0, 0.1, 0.3])[(i // 2) % 3]
+    a["replicate"] = i // 6
+    a["case_id"] = (i // 2) % 3
+    if "case" in dt.names:
+        a["case"] = a["case_id"]
+    verdicts = ["consistent", "violated", "unresolved", "failed"]
+    a["verdict"] = [LABELS["verdict"].index(verdicts[k % 4]) for k in i]
+    a["theorem"] = LABELS["theorem"].index("good")
+    a["outcome"] = LABELS["outcome"].index("reached_T")
+    a["flags"] = np.where(i % 3 == 0, (1 << 5) | (1 << 0), 1 << 7)
+    a["wall_time"] = 0.5 + i
+    a["message"] = [b"bad triple %d" % k if k % 4 == 3 else b"" for k in i]
+    a["v_hash"] = [b"%016x" % (k % 2) for k in i]
+    b = a
+    if shuffle_verdict:
+        mapping = {l: (k * 3 + 2) % 11 + 20 for k, l in enumerate(LABELS["verdict"])}
+        spec_ = [(f, h5py.enum_dtype(mapping, basetype="i4") if f == "verdict" else dt[f])
+                 for f in dt.names]
+        b = np.zeros(n, dtype=np.dtype(spec_))
+        for f in dt.names:
+            b[f] = a[f]
+        b["verdict"] = [mapping[LABELS["verdict"][v]] for v in a["verdict"]]
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("trials", data=b)
+        ds.attrs["description:eps"] = "size of the perturbation of V"
+        ds.attrs["description:wall_time"] = "seconds spent on the trial [s]"
+        f.attrs["tool_version"] = "0.1.0"
+        if spec is not None:
+            f["spec"] = spec
+    return a
+
+
+@unittest.skipIf(pd is None, "pandas is not installed (python3-pandas)")
+class FrameTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.path = os.path.join(cls.tmp.name, "grid.h5")
+        cls.a = synthetic(cls.path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_columns(self):
+        df = frame.load_trials(self.path)
+        a = self.a
+        self.assertEqual(len(df), len(a))
+        self.assertEqual(df.index.name, "trial")
+        np.testing.assert_array_equal(df.index.to_numpy(), a["trial"])
+        # enums: Categoricals of every label of the file's type, in value order
+        for f in ("theorem", "verdict", "vfamily"):
+            self.assertIsInstance(df[f].dtype, pd.CategoricalDtype, f)
+            self.assertEqual(list(df[f].cat.categories), LABELS[f], f)
+        self.assertEqual(list(df["verdict"].astype(str)),
+                         [LABELS["verdict"][v] for v in a["verdict"]])
+        self.assertEqual(df["verdict"].value_counts()["pending"], 0)  # unused labels count 0
+        # case names
+        self.assertEqual(list(df["case"].cat.categories), CASES)
+        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in a["case_id"]])
+        # flags
+        for name, bit in schema.FLAG_BITS.items():
+            np.testing.assert_array_equal(df["flag_" + name].to_numpy(),
+                                          (a["flags"] >> bit) & 1 == 1, name)
+            self.assertEqual(df["flag_" + name].dtype, bool)
+        # strings without NUL padding
+        self.assertEqual(list(df["message"]), [m.decode() for m in a["message"]])
+        self.assertTrue(all("\0" not in m for m in df["message"]))
+        self.assertEqual(df["v_hash"].iloc[1], "0000000000000001")
+        # numbers unchanged
+        np.testing.assert_array_equal(df["eps"].to_numpy(), a["eps"])
+        # what the columns mean: the file's descriptions win, the built-in table fills in
+        self.assertEqual(df.attrs["descriptions"]["eps"], "size of the perturbation of V")
+        self.assertEqual(df.attrs["units"]["wall_time"], "s")
+        self.assertEqual(df.attrs["descriptions"]["gap"], schema.FIELD_TEXT["gap"][0])
+        self.assertEqual(df.attrs["root"]["tool_version"], "0.1.0")
+        self.assertIn("eps", df.attrs["coordinates"])
+        self.assertNotIn("flags", df.attrs["coordinates"])
+
+    def test_labels_from_the_file(self):
+        path = os.path.join(self.tmp.name, "shuffled.h5")
+        a = synthetic(path, shuffle_verdict=True)
+        df = frame.load_trials(path)
+        self.assertEqual(list(df["verdict"].astype(str)),
+                         [LABELS["verdict"][v] for v in a["verdict"]])
+
+    def test_fields_and_where(self):
+        df = frame.load_trials(self.path, fields=["d", "eps", "verdict", "flags"],
+                               where="d == 3 and verdict != 'failed' and flag_good")
+        a = self.a
+        sel = (a["d"] == 3) & (a["verdict"] != LABELS["verdict"].index("failed")) & \
+            ((a["flags"] >> 5) & 1 == 1)
+        np.testing.assert_array_equal(df.index.to_numpy(), a["trial"][sel])
+        self.assertEqual(sorted(c for c in df.columns if not c.startswith("flag_")),
+                         ["d", "eps", "flags", "verdict"])
+        with self.assertRaises(schema.SchemaError):
+            frame.load_trials(self.path, fields=["nosuch"])
+        with self.assertRaises(schema.SchemaError):
+            frame.load_trials(self.path, where="theorem == 'godo'")
+
+    def test_case_names_from_the_spec(self):
+        spec = ("name: s\nsweep:\n  concat:\n    - {case: alpha, d: [2, 3]}\n"
+                "    - case: beta\n      concat:\n        - {case: x, eps: 0.1}\n"
+                "        - {case: y, eps: 0.3}\n")
+        path = os.path.join(self.tmp.name, "nocase.h5")
+        a = synthetic(path, case_field=False, spec=spec)
+        df = frame.load_trials(path)
+        self.assertEqual(list(df["case"].cat.categories), CASES)
+        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in a["case_id"]])
+        # a spec of another shape: no names invented
+        path = os.path.join(self.tmp.name, "product.h5")
+        synthetic(path, case_field=False, spec="sweep:\n  product:\n    - {d: [2, 3]}\n")
+        self.assertNotIn("case", frame.load_trials(path).columns)
+
+    @unittest.skipIf(xr is None, "xarray is not installed (python3-xarray)")
+    def test_xarray(self):
+        df = frame.load_trials(self.path)
+        self.assertEqual(frame.sweep_axes(df), ["case", "replicate", "d", "eps"])
+        # case and eps go together in this grid: the axes that index it are d, eps, replicate
+        ds = frame.to_xarray(df, dims=["d", "eps", "replicate"])
+        self.assertEqual(dict(ds.sizes), {"d": 2, "eps": 3, "replicate": 4})
+        a = self.a
+        for k in range(len(a)):
+            cell = ds.sel(d=a["d"][k], eps=a["eps"][k], replicate=a["replicate"][k])
+            self.assertEqual(int(cell["trial"]), k)
+            self.assertEqual(str(cell["verdict"].item()), LABELS["verdict"][a["verdict"][k]])
+        self.assertEqual(ds["eps"].attrs["description"], "size of the perturbation of V")
+        self.assertEqual(ds["wall_time"].attrs["units"], "s")
+        self.assertEqual(ds.attrs["tool_version"], "0.1.0")
+        # the default dims of one case
+        ds = frame.to_xarray(df[df.case == "beta/x"])
+        self.assertEqual(dict(ds.sizes), {"replicate": 4, "d": 2})
+        # refusals: rows the dims do not tell apart, NaN on some rows only, a sparse grid
+        with self.assertRaisesRegex(ValueError, "do not identify"):
+            frame.to_xarray(df, dims=["d", "eps"])
+        b = df.copy()
+        b.loc[b["eps"] == 0.0, "eps"] = np.nan
+        with self.assertRaisesRegex(ValueError, "NaN"):
+            frame.to_xarray(b, dims=["d", "eps", "replicate"])
+        with self.assertRaisesRegex(ValueError, "cells"):
+            frame.to_xarray(df, dims=["d", "eps", "replicate", "wall_time"], max_cells=100)
+
+    @unittest.skipIf(xr is None, "xarray is not installed (python3-xarray)")
+    def test_documented_example(self):
+        import re
+        with open(os.path.join(SRC, "docs", "analysis.md")) as fh:
+            doc = fh.read()
+        m = re.search(r"<!-- tested example: begin -->\s*```python\n(.*?)```", doc, re.S)
+        self.assertIsNotNone(m, "docs/analysis.md lost its tested example")
+        code = m.group(1).replace('"analysis"', repr(os.path.join(SRC, "analysis"))) \
+            .replace('"out.h5"', repr(self.path))
+        ns = {"__name__": "__main__"}
+        exec(compile(code, "docs/analysis.md (example)", "exec"), ns)
+        a = self.a
+        good = ((a["flags"] >> 5) & 1 == 1) & (a["verdict"] == LABELS["verdict"].index(
+            "violated"))
+        self.assertEqual(len(ns["bad"]), int(good.sum()))
+        self.assertEqual(ns["meaning"], schema.FIELD_TEXT["margin"][0])
+        sel = a["case_id"] == 0
+        want = {}
+        for k in np.nonzero(sel)[0]:
+            want.setdefault(int(a["d"][k]), []).append(
+                LABELS["verdict"][a["verdict"][k]] == "consistent")
+        for d, vals in want.items():
+            self.assertAlmostEqual(float(ns["consistent"].sel(d=d).item()), np.mean(vals))
+        self.assertAlmostEqual(float(ns["frac"].sum()), 2.0)  # two (theorem, d) groups
+
+    def test_real_run(self):
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        spec = os.path.join(self.tmp.name, "grid.yaml")
+        with open(spec, "w") as fh:
+            fh.write("name: grid\nseed: 4\nreplicates: 3\n"
+                     "defaults: {n: 8, T: 2, dt: 0.1, init: {kind: box, scale: 5}}\n"
+                     "sweep:\n  concat:\n"
+                     "    - {case: ident, vfamily: identity, mfamily: identity, d: [2, 3],"
+                     " eps: [0, 0.1]}\n"
+                     "    - {case: scalar, vfamily: scalar, mfamily: scalar, d: 1}\n")
+        out = os.path.join(self.tmp.name, "grid_run.h5")
+        p = subprocess.run([exe, "run", spec, "-o", out], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        df = frame.load_trials(out)
+        self.assertEqual(len(df), 3 * (4 + 1))
+        self.assertEqual(list(df["case"].cat.categories), ["ident", "scalar"])
+        self.assertEqual(int((df["case"] == "ident").sum()), 12)
+        self.assertFalse(df["verdict"].isna().any())
+        self.assertTrue(all("\0" not in m for m in df["message"]))
+        if xr is None:
+            return
+        ident = df[df.case == "ident"]
+        self.assertEqual(sorted(frame.sweep_axes(ident)), ["d", "eps", "replicate"])
+        ds = frame.to_xarray(ident)
+        self.assertEqual(dict(ds.sizes), {"replicate": 3, "d": 2, "eps": 2})
+        for trial, row in ident.iterrows():
+            cell = ds.sel(replicate=row["replicate"], d=row["d"], eps=row["eps"])
+            self.assertEqual(int(cell["trial"]), trial)
+            self.assertEqual(int(cell["n_clusters"]), row["n_clusters"])
+
+
+if __name__ == "__main__":
+    prog = unittest.main(exit=False, verbosity=1)
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
