@@ -1,6 +1,6 @@
 """schema.py: the one place where the analysis knows the layout of an attnsweep results file.
 
-Everything else in analysis/ goes through this module. What it relies on (design.md, the
+Everything else in analysis/ goes through this module. What it relies on (docs/results.md, the
 results-file contract):
 
 * /trials: a 1-D compound dataset, one row per trial in plan order (row = trial index). Its

@@ -2,7 +2,7 @@
 # Trained weights end to end (docs/weights.md): checkpoint -> triples -> census -> sweep.
 # usage: jobs/examples/imported_heads.sh DIR
 # Writes into DIR: the BERT-style test checkpoint of make_test_checkpoint.py (2 layers x 4 heads,
-# d = 64), imported_heads.h5 (import-weights), census.md and census.csv (census), and the sweep
+# d = 64), imported_heads.h5 (import-weights), the census tables (markdown, CSV), and the sweep
 # imported_small.yaml over the 8 heads -> imported_small.h5, then prints census and summary.
 # Environment: ATTNSWEEP (default: attnsweep on PATH), MPIEXEC (mpiexec), RANKS (2).
 # For a real checkpoint: `attnsweep import-weights CKPT -o heads.h5`, `attnsweep census heads.h5`,

@@ -199,7 +199,7 @@ static as_status load_triple(const census_opts *o, int index, int d, int m, as_t
   t.triple.vfamily = AS_V_FILE;
   t.triple.mfamily = AS_M_FILE;
   t.triple.m_rows = m;
-  t.triple.file = o->path;
+  t.triple.file.text = o->path;
   t.triple.file_index = index;
   t.triple.file_mscale = 1.0;
   AS_TRY(as_matfile_load(&t, &mf));

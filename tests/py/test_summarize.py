@@ -651,8 +651,8 @@ class ExitPathTest(unittest.TestCase):
         for dest in (os.path.join(t, "no", "such", "dir", "f.png"), t):
             self.check_failure([self.path, "--phase", "eps", "--png", dest, "-o", os.devnull],
                                3, dest)
-        self.check_failure([self.path, "-o", os.path.join(t, "no", "table.md")], 3,
-                           os.path.join(t, "no", "table.md"))
+        self.check_failure([self.path, "-o", os.path.join(t, "no", "table.txt")], 3,
+                           os.path.join(t, "no", "table.txt"))
 
     def test_missing_modules(self):
         png = os.path.join(self.tmp.name, "m.png")
