@@ -74,7 +74,7 @@ static void md_row(FILE *f, const census_row *r, const as_spectral *sp) {
   md_label(lay, sizeof lay, r->layer, r->index);
   md_label(head, sizeof head, r->head, r->index);
   if (!sp) {
-    fprintf(f, "| %s | %s | failed: %s |||||||||||||| - |\n", lay, head, r->failed);
+    fprintf(f, "| %s | %s | failed: %s ||||||||||||| - |\n", lay, head, r->failed);
     return;
   }
   char l1[64], l2[32], gap[32], mar[32], asym[32], mins[32], par[32];
