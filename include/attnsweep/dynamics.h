@@ -9,8 +9,8 @@
  * Scores are formed as S = c S~ with S~ bounded: the growing temperature e^{2 mu t} (mu the
  * largest real part of the spectrum of V; for layers rho^{2k}) and a power of two that
  * normalises the transformed tokens are factored out exactly, so the softmax
- * (as_attention_softmax) never overflows: rows whose gap times c exceeds ~745 are exact
- * one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
+ * (as_attention_softmax, attention.h) never overflows: rows whose gap times c exceeds ~745 are
+ * exact one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
  * the x variables themselves may overflow, which ends the run with outcome AS_OUT_NONFINITE.
  *
  * A workspace (as_dyn) is made once per shape (n, d); set_triple and run allocate nothing.
@@ -35,15 +35,6 @@
 #include "attnsweep/enums.h"
 #include "attnsweep/status.h"
 #include "attnsweep/trial.h"
-
-/* ---------------------------------------------------------------- attention */
-
-/* P = row softmax of c * S, c = exp(logc) (logc may exceed the range of a double: c = +inf
- * means pure hardmax), S n x m row-major with finite entries, P n x m (may alias S).
- * Max-subtracted; an entry with c (max - s) > 745 is exactly 0; exact ties at the maximum share
- * the row equally (deterministic). Returns the number of rows that are exactly one-hot.
- * For finite S the result is finite and every row sums to 1. */
-int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
 
 /* ---------------------------------------------------------------- workspace */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/hull.h"
 #include "linalg.h"
 
 struct as_classify_ws {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnsweep/classify.h"
+#include "attnsweep/hull.h"
 
 struct as_hull {
   int kmax, mmax;
@@ -84,9 +84,9 @@ static as_status check_args(const as_hull *h, int k, int m, const double *Q, con
   AS_CHECK(k >= 1 && k <= h->kmax && m >= 1 && m <= h->mmax, AS_ERR_ARG,
            "hull sizes k = %d, m = %d outside the object's %d x %d", k, m, h->kmax, h->mmax);
   for (int a = 0; a < k; a++)
-    AS_CHECK(isfinite(p[a]), AS_ERR_ARG, "point coordinate %d not finite", a);
+    AS_CHECK(isfinite(p[a]), AS_ERR_DATA, "point coordinate %d not finite", a);
   for (long e = 0; e < (long)k * m; e++)
-    AS_CHECK(isfinite(Q[e]), AS_ERR_ARG, "hull point %ld coordinate %ld not finite", e / k, e % k);
+    AS_CHECK(isfinite(Q[e]), AS_ERR_DATA, "hull point %ld coordinate %ld not finite", e / k, e % k);
 cleanup:
   return st;
 }

@@ -14,6 +14,7 @@
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
+#include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
 

@@ -7,7 +7,7 @@ cd "$src" || exit 1
 fail=0
 bad() { echo "FAIL: $1"; fail=1; }
 
-core_headers="status enums trial record rng triple spectral pipeline classify dynamics expm"
+core_headers="status enums trial record rng triple tokens spectral pipeline classify hull dynamics attention expm"
 io_headers="iocheck versions results journal spec sha256 matfile repair"
 par_headers="par sched signals sweep pspectral"
 
