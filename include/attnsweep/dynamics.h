@@ -48,7 +48,7 @@ void as_dyn_destroy(as_dyn **p);
 
 /* Set the triple: V (d x d) and M = Q^T K (d x d), row-major, copied. Chooses the e^{tV} path
  * (expm.h) and reports it in *path (may be NULL): AS_EXPM_EIGEN or AS_EXPM_PADE.
- * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_LAPACK (a bug). */
+ * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_INTERNAL (a bug). */
 as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path);
 
 typedef struct as_dyn_stats {
@@ -72,7 +72,7 @@ typedef void (*as_dyn_snapshot_fn)(double t, const double *Z, void *ctx);
  * On AS_OUT_NONFINITE the final state is the last finite one (t_final its time).
  * Outcomes go to stats; the status is an error only for bad arguments or data
  * (AS_ERR_ARG / AS_ERR_SPEC / AS_ERR_DATA with a message: non-finite X0, T <= 0, dt <= 0,
- * unsorted snapshots, z-layers with a singular I + dt V) or a bug (AS_ERR_LAPACK).
+ * unsorted snapshots, z-layers with a singular I + dt V) or a bug (AS_ERR_INTERNAL).
  * Requires as_dyn_set_triple first. */
 as_status as_dyn_run(as_dyn *w, const as_integ_spec *integ, const double *X0,
                      const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,
