@@ -130,7 +130,9 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
- * finite; outcome pending), AS_ERR_LAPACK / AS_ERR_INTERNAL if LAPACK or GLPK fails.
+ * finite; outcome pending: the caller's bug), AS_ERR_DATA when the analysis or the end state
+ * cannot be read (a non-finite projector, left eigenvector or token speed), AS_ERR_LAPACK when
+ * dgesvd does not converge, AS_ERR_INTERNAL for a LAPACK illegal argument or a GLPK failure.
  * Not collective. Allocates nothing itself (GLPK does, inside each LP solve). */
 as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec);
 

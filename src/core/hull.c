@@ -110,6 +110,7 @@ static int scale_to_integers(as_hull *h, int k, int m, const double *Q, const do
   if (emax != INT_MIN && E > 1020 - emax) E = 1020 - emax;
   if (E > 1000) E = 1000;
   if (E < 0) E = 0;
+  AS_ASSERT(E >= 0 && E <= 1000);
   for (size_t e = 0; e < len; e++) h->qs[e] = ldexp(Q[e], E);
   for (int a = 0; a < k; a++) h->ps[a] = ldexp(p[a], E);
   return E;
@@ -386,6 +387,7 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
     memcpy(h->other + (size_t)mo * k, q, (size_t)k * sizeof *q);
     mo++;
   }
+  AS_ASSERT(mo < m); /* row i itself is never among the others */
   double dd = INFINITY;
   if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, &dd))
     AS_TRY(as_hull_dist_inf(h, k, mo, h->other, p, &dd));

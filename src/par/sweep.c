@@ -105,6 +105,7 @@ static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, 
   as_triple *tr = NULL;
   as_matfile *mf = NULL;
   AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  as_error_context_set(rank, -1);
   if (rank == 0) {
     list = malloc((n_todo ? n_todo : 1) * sizeof *list);
     AS_CHECK_ALLOC(list);
@@ -138,22 +139,27 @@ static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, 
     AS_TRY(as_spec_trial(c->spec, b->trial[i], &t));
     /* Every rank builds the same triple from (spec, index): no matrix travels but V and M,
      * which as_pspectral_analyze broadcasts from rank 0 anyway. */
+    as_error_context_set(rank, (int64_t)b->trial[i]);
     as_status ts = as_matfile_load(&t, &mf);
+    int reading = ts != AS_OK;
     if (ts == AS_OK) ts = as_triple_create(t.d, t.triple.m_rows > 0 ? t.triple.m_rows : t.d, &tr);
     if (ts == AS_OK) ts = as_triple_build(&t, tr);
     if (ts == AS_OK) ts = as_spectral_create(t.d, &b->sp[i]);
-    /* The build is deterministic, so every rank reaches the same verdict here. */
+    /* The build is deterministic, so every rank reaches the same verdict here: a problem of
+     * the trial's data is its failure (recorded when it runs), anything else stops the run
+     * on every rank alike. */
     if (ts == AS_OK) ts = as_pspectral_analyze(ps, tr, 1e-10, b->sp[i]);
     if (ts != AS_OK) {
-      if (ts == AS_ERR_NOMEM || ts == AS_ERR_MPI) AS_TRY(ts);
+      as_record fr;
+      AS_TRY(as_trial_failure(&t, ts, reading, &fr));
       b->failed[i] = 1;
-      snprintf(b->msg[i], AS_RECORD_MSG, "%.150s", as_error_get()->message);
-      as_error_clear();
+      memcpy(b->msg[i], fr.message, AS_RECORD_MSG);
     }
     as_triple_destroy(&tr);
     as_matfile_destroy(&mf);
   }
 cleanup:
+  as_error_context_set(rank, -1);
   as_pspectral_destroy(&ps);
   as_triple_destroy(&tr);
   as_matfile_destroy(&mf);
@@ -177,19 +183,14 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
   c->current = trial;
 
   /* Matrices and tokens from files, read once for a run of trials that use the same ones; a
-   * bad file is this trial's failure, with its message. */
+   * missing or bad file is this trial's failure, with its message (as_trial_failure). */
   as_status ls = AS_OK;
   if (!as_matfile_reuse(c->mf, &t)) {
     as_matfile_destroy(&c->mf);
     ls = as_matfile_load(&t, &c->mf);
   }
   if (ls != AS_OK) {
-    if (ls == AS_ERR_NOMEM) AS_TRY(ls);
-    as_record_init(rec, &t);
-    rec->outcome = AS_OUT_FAILED;
-    rec->verdict = AS_VERDICT_FAILED;
-    snprintf(rec->message, sizeof rec->message, "%.150s", as_error_get()->message);
-    as_error_clear();
+    AS_TRY(as_trial_failure(&t, ls, 1, rec));
     rec->rank = c->rank;
     goto cleanup;
   }
