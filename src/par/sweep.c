@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/cost.h"
 #include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
 #include "attnsweep/matfile.h"
@@ -162,7 +163,7 @@ static double cost_cb(uint64_t trial, void *vctx) {
   sweep_ctx *c = vctx;
   as_trial t;
   if (as_spec_trial(c->spec, trial, &t) != AS_OK) return NAN;
-  return as_trial_work(&t);
+  return as_cost_work(&t);
 }
 
 static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
