@@ -18,6 +18,7 @@
 #include "attnsweep/pipeline.h"
 #include "attnsweep/record.h"
 #include "attnsweep/spectral.h"
+#include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 
 static double cpu_now(void) {

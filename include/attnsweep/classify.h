@@ -1,9 +1,8 @@
 /* attnsweep/classify.h: the end state of a trial, its geometry and its verdict.
  *
- * Two modules:
- *   hull.c      exact convex-hull predicates (linear programs solved by GLPK's rational simplex)
- *   classify.c  observables of the final state, the observed geometry, and the verdict against
- *               the theorem the spectral analysis selected (docs/theory.md sections 2 and 3).
+ * classify.c: observables of the final state, the observed geometry, and the verdict against
+ * the theorem the spectral analysis selected (docs/theory.md sections 2 and 3). The vertex and
+ * interior tests below are the exact convex-hull predicates of hull.h.
  *
  * ------------------------------------------------------------------ coordinates
  * Every theorem is read in its own coordinates ("classified coordinates" Y, n x k), never on
@@ -101,52 +100,6 @@
 #define AS_CLASSIFY_STALL 1e-3
 #define AS_CLASSIFY_SEP 3.912 /* ln(1 / AS_CLASSIFY_TOL_MAX): e^{-sep t} <= 2% */
 
-/* ================================================================== hull.c */
-
-/* Exact convex-hull predicates. Each is one small LP built from the given doubles (which are
- * exact rationals) and solved by glp_simplex followed by glp_exact (rational arithmetic), so the
- * answer is exact for the data given; only the returned optimum is rounded to double.
- * The object keeps the GLPK problem and index arrays; GLPK allocates internally per solve. */
-typedef struct as_hull as_hull;
-
-/* Object for up to kmax coordinates and mmax points (kmax, mmax >= 1). *out set on success.
- * Switches GLPK terminal output off (glp_term_out(GLP_OFF)). AS_ERR_ARG, AS_ERR_NOMEM. */
-as_status as_hull_create(int kmax, int mmax, as_hull **out);
-/* Free; accepts NULL and *p == NULL; sets *p to NULL. */
-void as_hull_destroy(as_hull **p);
-
-/* L-infinity distance from p (k) to the convex hull of the m rows of Q (m x k, row-major):
- * min over convex weights w of max_a |p_a - sum_j w_j Q_ja|. *dist = 0 exactly iff p lies in
- * the hull. AS_ERR_ARG for sizes beyond the object or non-finite data, AS_ERR_INTERNAL if GLPK
- * fails. Not collective. */
-as_status as_hull_dist_inf(as_hull *h, int k, int m, const double *Q, const double *p,
-                           double *dist);
-
-/* Largest r >= 0 with p + sign * r * e_axis inside the hull of the rows of Q; -1 when p is not
- * in the hull. sign is +1 or -1, 0 <= axis < k. Statuses as as_hull_dist_inf. */
-as_status as_hull_ray(as_hull *h, int k, int m, const double *Q, const double *p, int axis,
-                      int sign, double *r);
-
-/* Radius of the largest L1 ball centred at p inside the hull of the rows of Q (the minimum of
- * the 2k rays); 0 when p is on the boundary (always when the hull is not full-dimensional);
- * -1 when p is outside. Statuses as as_hull_dist_inf. */
-as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const double *p,
-                           double *depth);
-
-/* Is row i of Q a vertex of the hull of the rows of Q, at resolution tol >= 0? Tested against
- * the rows different from row i (exact duplicates of row i are left out, so both copies of a
- * repeated vertex count): vertex iff the L-infinity distance from row i to their hull is > tol
- * (tol = 0: the exact extreme-point test). A single distinct point is a vertex.
- * Fast path: a separating direction found in floating point and checked with a rigorous bound
- * on its rounding errors proves "vertex" without the rational solver; anything it cannot prove
- * goes to the exact LP. *dist receives the exact distance when the LP decided, the certified
- * lower bound (> tol) when the fast path did, +inf when no other distinct row exists; dist may
- * be NULL. */
-as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
-                            int *is_vertex, double *dist);
-
-/* ================================================================== classify.c */
-
 /* What the integration leaves for the classifier (all arrays row-major, borrowed). */
 typedef struct as_classify_input {
   int n, d;
@@ -177,7 +130,9 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
- * finite; outcome pending), AS_ERR_LAPACK / AS_ERR_INTERNAL if LAPACK or GLPK fails.
+ * finite; outcome pending: the caller's bug), AS_ERR_DATA when the analysis or the end state
+ * cannot be read (a non-finite projector, left eigenvector or token speed), AS_ERR_LAPACK when
+ * dgesvd does not converge, AS_ERR_INTERNAL for a LAPACK illegal argument or a GLPK failure.
  * Not collective. Allocates nothing itself (GLPK does, inside each LP solve). */
 as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec);
 

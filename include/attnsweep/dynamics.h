@@ -9,8 +9,8 @@
  * Scores are formed as S = c S~ with S~ bounded: the growing temperature e^{2 mu t} (mu the
  * largest real part of the spectrum of V; for layers rho^{2k}) and a power of two that
  * normalises the transformed tokens are factored out exactly, so the softmax
- * (as_attention_softmax) never overflows: rows whose gap times c exceeds ~745 are exact
- * one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
+ * (as_attention_softmax, attention.h) never overflows: rows whose gap times c exceeds ~745 are
+ * exact one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
  * the x variables themselves may overflow, which ends the run with outcome AS_OUT_NONFINITE.
  *
  * A workspace (as_dyn) is made once per shape (n, d); set_triple and run allocate nothing.
@@ -36,15 +36,6 @@
 #include "attnsweep/status.h"
 #include "attnsweep/trial.h"
 
-/* ---------------------------------------------------------------- attention */
-
-/* P = row softmax of c * S, c = exp(logc) (logc may exceed the range of a double: c = +inf
- * means pure hardmax), S n x m row-major with finite entries, P n x m (may alias S).
- * Max-subtracted; an entry with c (max - s) > 745 is exactly 0; exact ties at the maximum share
- * the row equally (deterministic). Returns the number of rows that are exactly one-hot.
- * For finite S the result is finite and every row sums to 1. */
-int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
-
 /* ---------------------------------------------------------------- workspace */
 
 typedef struct as_dyn as_dyn; /* workspace for shape (n, d) */
@@ -57,7 +48,7 @@ void as_dyn_destroy(as_dyn **p);
 
 /* Set the triple: V (d x d) and M = Q^T K (d x d), row-major, copied. Chooses the e^{tV} path
  * (expm.h) and reports it in *path (may be NULL): AS_EXPM_EIGEN or AS_EXPM_PADE.
- * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_LAPACK (a bug). */
+ * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_INTERNAL (a bug). */
 as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path);
 
 typedef struct as_dyn_stats {
@@ -81,7 +72,7 @@ typedef void (*as_dyn_snapshot_fn)(double t, const double *Z, void *ctx);
  * On AS_OUT_NONFINITE the final state is the last finite one (t_final its time).
  * Outcomes go to stats; the status is an error only for bad arguments or data
  * (AS_ERR_ARG / AS_ERR_SPEC / AS_ERR_DATA with a message: non-finite X0, T <= 0, dt <= 0,
- * unsorted snapshots, z-layers with a singular I + dt V) or a bug (AS_ERR_LAPACK).
+ * unsorted snapshots, z-layers with a singular I + dt V) or a bug (AS_ERR_INTERNAL).
  * Requires as_dyn_set_triple first. */
 as_status as_dyn_run(as_dyn *w, const as_integ_spec *integ, const double *X0,
                      const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,

@@ -39,7 +39,7 @@ void as_expm_destroy(as_expm_plan **p);
  * AS_EXPM_EIGEN or AS_EXPM_PADE imposes it (tests). *path (may be NULL) receives the path.
  * Statuses: AS_ERR_DATA (non-finite V; eigen path forced on a numerically singular eigenvector
  * matrix, kappa_1(W) > 1e12),
- * AS_ERR_LAPACK (illegal LAPACK argument: a bug). */
+ * AS_ERR_INTERNAL (illegal LAPACK argument: a bug). */
 as_status as_expm_set(as_expm_plan *p, const double *V, as_expm force, as_expm *path);
 
 as_expm as_expm_path(const as_expm_plan *p); /* path chosen by the last set */
@@ -48,7 +48,7 @@ double as_expm_cond(const as_expm_plan *p);  /* kappa_1(W); +inf when W is singu
 int as_expm_dim(const as_expm_plan *p);      /* d */
 
 /* E = e^{t (V - shift I)}, d x d row-major (caller's buffer). Statuses: AS_OK;
- * AS_ERR_LAPACK for an illegal argument (a bug); a singular Pade denominator (not
+ * AS_ERR_INTERNAL for an illegal argument (a bug); a singular Pade denominator (not
  * possible for finite input in exact arithmetic) fills E with NaN and returns AS_OK. */
 as_status as_expm_eval(as_expm_plan *p, double t, double shift, double *E);
 

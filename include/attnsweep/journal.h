@@ -1,8 +1,9 @@
-/* attnsweep/journal.h: the journal of finished records and the run lock.
+/* attnsweep/journal.h: the journal of finished records (one file).
  *
  * The journal is the ground truth of a run: `attnsweep repair` rebuilds /trials from it after
  * a hard kill. Each writer (one per rank) appends to its own file OUT.h5.journal.<rank>, so no
- * two processes ever write the same file. A journal file is
+ * two processes ever write the same file (the names, the run lock and the rules of the whole
+ * set of files are outset.h's). A journal file is
  *   header (64 bytes): magic "ASJRNL\0\1", version, entry size, record size, a CRC of the
  *                      record layout (AS_RECORD_FIELDS), rank, creation time, header CRC
  *   entries (fixed size): magic "ASJE", trial index, the as_record bytes, CRC-32 of all that
@@ -13,10 +14,6 @@
  * CRC does not match is skipped and counted. A later entry for the same trial supersedes an
  * earlier one. The layout CRC makes a journal written by a build with a different record
  * layout fail with AS_ERR_MISMATCH instead of being misread.
- *
- * The run lock OUT.h5.lock (POSIX fcntl write lock, released by the kernel when the process
- * dies) keeps two runs from writing the same results file: the second gets AS_ERR_BUSY
- * "OUT.h5 is in use by another run (pid P on host H)". Rank 0 takes it for the whole run.
  *
  * None of these functions is collective; none uses MPI.
  */
@@ -34,9 +31,6 @@
 #define AS_JOURNAL_ENTRY_BYTES (16 + sizeof(as_record) + 8)
 
 typedef struct as_journal as_journal;
-
-/* "<results_path>.journal.<rank>" into buf (len bytes). AS_ERR_ARG when it does not fit. */
-as_status as_journal_path(const char *results_path, int rank, char *buf, size_t len);
 
 /* Open (creating if needed) the journal file `path` for appending. An existing file must have
  * a valid header with this build's record layout (AS_ERR_MISMATCH otherwise; AS_ERR_DATA when
@@ -82,23 +76,5 @@ typedef as_status (*as_journal_visit_fn)(const as_record *rec, void *ctx);
  * or what visit returned. */
 as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
                           as_journal_scan *scan);
-
-/* ---------------------------------------------------------------- run lock */
-
-typedef struct as_run_lock as_run_lock;
-
-/* Take the lock file "<results_path>.lock" (created if needed) and write "pid P host H" into
- * it. AS_ERR_BUSY with "RESULTS is in use by another run (pid P on host H)" when another
- * process holds it; AS_ERR_IO when the lock file cannot be created (unwritable directory).
- * *out is set on success only. */
-as_status as_run_lock_acquire(const char *results_path, as_run_lock **out);
-/* Release the lock (the file stays); accepts NULL; sets *l to NULL. */
-void as_run_lock_release(as_run_lock **l);
-/* Whether another process holds the lock of results_path: *held = 1 and its pid and host
- * (from the lock file; host may be "?") or *held = 0 (also when there is no lock file).
- * AS_ERR_IO only when an existing lock file cannot be opened. A lock held by the calling
- * process itself is not reported (POSIX locks). */
-as_status as_run_lock_probe(const char *results_path, int *held, long *pid, char *host,
-                            size_t hostlen);
 
 #endif /* ATTNSWEEP_JOURNAL_H */

@@ -6,6 +6,20 @@
  * A trial is a pure function of its as_trial: the record (timing fields aside) and the bulk
  * data are bitwise identical whichever process runs it, in whatever order.
  * Workspaces are kept per shape (n, d) and reused; the pipeline owns them.
+ *
+ * Bugs are not data (status.h). A failure inside a trial is either the trial's own problem
+ * (as_status_is_trial_problem: bad explicit or file data, a family that cannot be built at
+ * this d, a LAPACK routine that did not converge) and becomes the trial's record with outcome
+ * and verdict "failed" and the message, or it stops the run: a bug (AS_ERR_INTERNAL: a LAPACK
+ * illegal argument; an invalid argument, AS_ERR_ARG, promoted to internal) or the machine
+ * (out of memory). A status that stops the run carries file:line of the failing check and
+ * the trial's index and parameters in its message; no record is made for that trial.
+ *
+ * Test hook: with the environment variable ATTNSWEEP_TEST_INTERNAL_ERROR=<trial index> the
+ * pipeline meets a real bug in that trial (a core function called with an invalid argument);
+ * with ATTNSWEEP_TEST_INTERNAL_ERROR=<trial index>:lapack, a LAPACK call with an illegal
+ * argument. Read once by as_pipeline_create. For the tests of the internal-error path only;
+ * unset in normal use (any other value is ignored).
  */
 #ifndef ATTNSWEEP_PIPELINE_H
 #define ATTNSWEEP_PIPELINE_H
@@ -34,16 +48,31 @@ typedef struct as_bulk {
 
 typedef struct as_pipeline as_pipeline;
 
-/* Create a pipeline; spectral may be NULL (LAPACK everywhere). *out set on success. */
+/* Create a pipeline; spectral may be NULL (LAPACK everywhere; spectral_ctx is passed to it,
+ * borrowed). Reads the test hook (above). *out set on success. AS_ERR_ARG, AS_ERR_NOMEM. */
 as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pipeline **out);
+/* Free the pipeline and its workspaces; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_pipeline_destroy(as_pipeline **p);
 
-/* Run trial t and fill rec (as_record_init is applied first). Problems of the trial itself
- * (bad explicit data, a d = 1 family asked for d > 1, a LAPACK convergence failure) are
- * recorded as outcome AS_OUT_FAILED with the message and return AS_OK; numerical outcomes
- * (non-finite, max steps, interrupted by *stop) are recorded likewise. Only system failures
- * (out of memory, internal bugs) return an error. Not collective (the spectral hook may be). */
+/* Run trial t (borrowed) and fill rec (as_record_init is applied first). Problems of the
+ * trial itself are recorded as outcome AS_OUT_FAILED with the message and return AS_OK;
+ * numerical outcomes (non-finite, max steps, interrupted by *stop) are recorded likewise.
+ * Returns an error only when the run must stop (see the top): AS_ERR_INTERNAL for a bug,
+ * AS_ERR_NOMEM, or what the spectral hook returned that is not the trial's problem (e.g.
+ * AS_ERR_MPI); rec is then unspecified. bulk (may be NULL) receives the bulk data the caller
+ * asked for. Not collective (the spectral hook may be). */
 as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
                        as_record *rec, as_bulk *bulk);
+
+/* The one decision for a failure met while running trial t (t may be NULL outside a trial),
+ * with status st and its error recorded (status.h), also for steps outside as_trial_run (the
+ * io layer reading a trial's matrix or token file: reading_input = 1, so that an HDF5 or I/O
+ * failure there counts as the file's problem, AS_ERR_DATA).
+ *   the trial's problem (as_status_is_trial_problem) and rec != NULL: rec is initialised from
+ *       t and marked failed with the recorded message, the error is cleared, returns AS_OK;
+ *   otherwise the run must stop: AS_ERR_ARG is promoted to AS_ERR_INTERNAL, the trial's index
+ *       and parameters are appended to the message, and the status is returned.
+ * AS_OK passes through. Not collective. */
+as_status as_trial_failure(const as_trial *t, as_status st, int reading_input, as_record *rec);
 
 #endif

@@ -55,8 +55,8 @@ void as_pspectral_destroy(as_pspectral **p);
 /* Collective: every rank of the grid calls it with the same d and tol. tr: read on rank 0
  * only (V and M are broadcast); on other ranks it must have the same d (its matrices are
  * ignored). sp (created for d) is filled identically on every rank. Statuses: AS_ERR_DATA for
- * non-finite entries, AS_ERR_LAPACK for a ScaLAPACK failure (named), AS_ERR_NOMEM, AS_ERR_MPI;
- * all ranks return the same status. */
+ * non-finite entries, AS_ERR_LAPACK for a ScaLAPACK numerical failure (named), AS_ERR_INTERNAL
+ * for an illegal argument (a bug), AS_ERR_NOMEM, AS_ERR_MPI; all ranks return the same status. */
 as_status as_pspectral_analyze(as_pspectral *ps, const as_triple *tr, double tol, as_spectral *sp);
 
 /* The as_spectral_fn of pipeline.h: d >= threshold -> as_pspectral_analyze (collective: every

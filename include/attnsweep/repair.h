@@ -7,6 +7,7 @@
  *                           by the run that creates OUT.h5, before OUT.h5 itself. The same
  *                           text as the /spec dataset, kept outside the HDF5 file so that a
  *                           file damaged beyond reading can still be rebuilt.
+ * Every name and rule of these files is the set's (outset.h); repair uses them like `run`.
  *
  * as_repair_run handles both states a SIGKILL can leave:
  *   readable file   every journaled record is put into its row when the row is pending or
@@ -25,8 +26,8 @@
  * Afterwards `attnsweep run SPEC -o OUT.h5 --resume` completes the sweep.
  *
  * Nothing here is collective: repair runs in one process (MPI must be initialised; the new
- * file is created on MPI_COMM_SELF). It holds the run lock (journal.h) while it works, so it
- * refuses a file that a running sweep is writing (AS_ERR_BUSY).
+ * file is created on MPI_COMM_SELF). It claims the set (outset.h: the run lock) while it works, so
+ * it refuses a file that a running sweep is writing (AS_ERR_BUSY).
  */
 #ifndef ATTNSWEEP_REPAIR_H
 #define ATTNSWEEP_REPAIR_H
@@ -34,37 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attnsweep/results.h"
-#include "attnsweep/spec.h"
+#include "attnsweep/record.h"
 #include "attnsweep/status.h"
-#include "attnsweep/trial.h"
-
-/* ---------------------------------------------------------------- the spec side file */
-
-/* "<results_path>.spec" into buf. AS_ERR_ARG when it does not fit. */
-as_status as_repair_spec_path(const char *results_path, char *buf, size_t len);
-
-/* Write text (len bytes) to "<results_path>.spec" durably and atomically (a temporary file in
- * the same directory, fdatasync, rename, fsync of the directory). AS_ERR_IO (names the path
- * and errno) on failure; an existing side file is replaced. */
-as_status as_repair_spec_save(const char *results_path, const char *text, size_t len);
-
-/* Read "<results_path>.spec": *text allocated (NUL terminated; caller frees), *len its length
- * (len may be NULL). AS_ERR_DATA "... no such file" when it does not exist, AS_ERR_IO. */
-as_status as_repair_spec_load(const char *results_path, char **text, size_t *len);
-
-/* ---------------------------------------------------------------- plan -> file layout */
-
-/* Doubles of each bulk kind that trial t stores (0: not stored). Pure function of t. */
-void as_repair_bulk_counts(const as_trial *t, uint64_t counts[AS_BULK_COUNT]);
-
-/* Fill info for as_results_create from spec: n_trials, seed, SHA-256, text, name and the bulk
- * counts per trial. bulk[k] receive arrays owned by the caller (NULL for kinds not stored):
- * free them with as_repair_info_free. overwrite is set to 0. AS_ERR_NOMEM. Not collective. */
-as_status as_repair_info_from_spec(const as_spec *spec, as_results_info *info,
-                                   uint64_t *bulk[AS_BULK_COUNT]);
-/* Free the arrays of as_repair_info_from_spec and set them to NULL. */
-void as_repair_info_free(uint64_t *bulk[AS_BULK_COUNT]);
 
 /* ---------------------------------------------------------------- repair */
 

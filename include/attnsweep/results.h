@@ -172,33 +172,4 @@ as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value)
 /* The spec text stored in /spec (allocated, NUL terminated; caller frees). Independent. */
 as_status as_results_spec_text(as_results *rf, char **text);
 
-/* ---------------------------------------------------------------- record sink
- * What a worker loop calls per finished trial: the record goes to the journal and into a
- * buffer; the buffer goes to /trials when it holds `batch` records or when its oldest record
- * is older than max_delay_s seconds. So a record reaches the file at most max_delay_s after
- * the trial finished, provided the worker calls as_record_sink_put or as_record_sink_poll at
- * least that often (a worker waiting for work should poll, e.g. between MPI_Iprobe calls).
- * At each flush the journal is made durable (fdatasync) before the rows are written, so a row
- * in /trials is always also in the journal. Not collective; one sink per writing rank.
- */
-typedef struct as_record_sink as_record_sink;
-
-/* rf: open writable results (borrowed); journal: this rank's journal (borrowed, may be NULL);
- * open it with a batch >= `batch` and a long delay so that the sink decides when it syncs.
- * batch >= 1, max_delay_s >= 0 (0: every record is written at once). *out set on success. */
-struct as_journal;
-as_status as_record_sink_create(as_results *rf, struct as_journal *journal, int batch,
-                                double max_delay_s, as_record_sink **out);
-/* Journal the record and buffer it; flushes when full or late. AS_ERR_ARG for a trial out of
- * range; I/O failures as as_results_write_records / as_journal_flush. */
-as_status as_record_sink_put(as_record_sink *s, const as_record *rec);
-/* Flush if the oldest buffered record is older than the delay (cheap when nothing is due). */
-as_status as_record_sink_poll(as_record_sink *s);
-/* Journal flush (durable), then write the buffered rows. */
-as_status as_record_sink_flush(as_record_sink *s);
-/* Records buffered and not yet in the file. */
-int as_record_sink_pending(const as_record_sink *s);
-/* Flush and free; accepts NULL; *s set to NULL. Returns the flush status. */
-as_status as_record_sink_close(as_record_sink **s);
-
 #endif /* ATTNSWEEP_RESULTS_H */

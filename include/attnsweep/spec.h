@@ -124,14 +124,4 @@ const char *as_spec_sha256(const as_spec *s);
 /* The spec text as given (NUL terminated; *len its length if len != NULL). Borrowed. */
 const char *as_spec_text(const as_spec *s, size_t *len);
 
-/* ---------------------------------------------------------------- cost */
-
-/* Relative cost of a trial (for longest-first scheduling and the plan):
- * steps * (n^2 d + n d^2) + d^3, steps = min(T/dt, max_steps). Units: "work"; the plan's
- * cost model converts it to seconds. Pure function of t. */
-double as_trial_work(const as_trial *t);
-/* Bytes written to the results file for trial t: the record plus the bulk data its output
- * options ask for. */
-double as_trial_bytes(const as_trial *t);
-
 #endif /* ATTNSWEEP_SPEC_H */

@@ -33,8 +33,4 @@ void as_triple_destroy(as_triple **p);
  * (a d = 1 family with d > 1, k > d, NaN entries...). Not collective. */
 as_status as_triple_build(const as_trial *t, as_triple *tr);
 
-/* Initial tokens X0 (n x d) of trial t from its init spec and stream (master_seed,
- * token_key, AS_PURPOSE_TOKENS); explicit and file kinds copy t->init.data. */
-as_status as_tokens_init(const as_trial *t, double *X0);
-
 #endif

@@ -1,5 +1,6 @@
 /* cli.h: the subcommands of the attnsweep executable (private to src/cli).
- * Each returns a process exit code (0, 2 bad input, 3 I/O failure, 99 resumable). */
+ * Each returns a process exit code (0, 2 bad input, 3 I/O failure, 70 internal error,
+ * 99 resumable). */
 #ifndef AS_CLI_H
 #define AS_CLI_H
 

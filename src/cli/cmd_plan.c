@@ -1,10 +1,9 @@
 /* cmd_plan.c: attnsweep plan SPEC: trial counts per case and per axis, cost and size estimate,
  * suggested ranks and walltime for a target duration.
  *
- * Cost model: seconds(trial) = a * work + b, work = as_trial_work (steps x stages x
- * (n^2 d + n d^2) + d^3). The default (a, b) is a conservative figure for one core of this
- * machine kind; --cost A,B sets it; --calibrate runs a sample of the spec's own trials and fits
- * (a, b) by least squares.
+ * The cost model is cost.h's (seconds = a * work + b, the bytes of the layout, the estimate
+ * per case, the calibration): this file only reads options and prints. --cost A,B sets (a, b);
+ * --calibrate runs a sample of the spec's own trials and fits it by least squares.
  *
  * --sbatch [-o OUT.h5] prints a ready Slurm job script on stdout (the tables go to stderr): the
  * template jobs/attnsweep.sbatch (docs/slurm.md) with --ntasks, --time and --job-name from the
@@ -19,15 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attnsweep/matfile.h"
-#include "attnsweep/pipeline.h"
+#include "attnsweep/cost.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
 
-#define DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
-#define DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
-#define MAX_EXACT_POINTS 4000000u
 #define TEMPLATE_NAME "attnsweep.sbatch"
 #define PATH_CAP 4096
 
@@ -37,13 +32,6 @@
 #ifndef AS_INSTALL_ANALYSIS_DIR
 #define AS_INSTALL_ANALYSIS_DIR ""
 #endif
-
-typedef struct plan_case {
-  double work;  /* sum over the case's points (one replicate) */
-  double bytes; /* idem */
-  double maxw;  /* largest work of a point */
-  uint64_t visited;
-} plan_case;
 
 static void human_bytes(double b, char *buf, size_t len) {
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -59,75 +47,6 @@ static void hms(double s, char *buf, size_t len) {
   long t = 60 * (long)ceil(s / 60.0); /* whole minutes */
   if (t < 60) t = 60;
   snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
-}
-
-/* Run a sample of trials (spread over the cases, small and large) and fit (a, b). */
-static int calibrate(const as_spec *spec, int samples, double *a, double *b, FILE *rep) {
-  as_pipeline *pl = NULL;
-  as_status st = as_pipeline_create(NULL, NULL, &pl);
-  if (st != AS_OK) return as_cli_report("plan", st);
-  uint64_t N = as_spec_trial_count(spec);
-  uint64_t S = (uint64_t)samples < N ? (uint64_t)samples : N;
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  int m = 0, failed = 0;
-  for (uint64_t k = 0; k <= S; k++) {
-    /* Distinct trials spread over the whole sweep; k = 0 warms the workspaces up untimed. */
-    uint64_t idx = k == 0 ? 0 : (uint64_t)((double)(k - 1) * (double)N / (double)S);
-    as_trial t;
-    as_record rec;
-    if (as_spec_trial(spec, idx, &t) != AS_OK) break;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    /* Matrices and tokens from files are part of a trial's cost, as in `run`. */
-    as_matfile *mf = NULL;
-    st = as_matfile_load(&t, &mf);
-    if (st == AS_OK) {
-      st = as_trial_run(pl, &t, NULL, &rec, NULL);
-    } else if (st != AS_ERR_NOMEM) {
-      as_record_init(&rec, &t);
-      rec.outcome = AS_OUT_FAILED;
-      as_error_clear();
-      st = AS_OK;
-    }
-    as_matfile_destroy(&mf);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (st != AS_OK) {
-      as_pipeline_destroy(&pl);
-      return as_cli_report("plan", st);
-    }
-    if (k == 0) continue;
-    if (rec.outcome == AS_OUT_FAILED) failed++;
-    double x = as_trial_work(&t);
-    double y = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
-    m++;
-  }
-  as_pipeline_destroy(&pl);
-  double den = m * sxx - sx * sx;
-  if (m >= 2 && den > 1e-12 * m * sxx) {
-    *a = (m * sxy - sx * sy) / den;
-    *b = (sy - *a * sx) / m;
-  } else if (m > 0) { /* all trials alike: a pure proportional model */
-    *a = 0;
-  }
-  if (!(*a > 0) && m > 0) { /* alike or noisy: a pure proportional model */
-    *a = sx > 0 ? sy / sx : DEFAULT_A;
-    *b = 0;
-  }
-  if (*b < 0) *b = 0;
-  if (failed)
-    fprintf(stderr,
-            "attnsweep plan: %d of the %d calibration trials failed to set up (see "
-            "`attnsweep run`); the fit may be off\n",
-            failed, m);
-  fprintf(rep,
-          "calibrated on %d trials: %.3g s per unit of work + %.3g s per trial"
-          " (reuse with --cost %.3g,%.3g)\n",
-          m, *a, *b, *a, *b);
-  return 0;
 }
 
 /* Writes DIR/REL/TEMPLATE_NAME into out; returns 1 when that file is readable. */
@@ -309,7 +228,9 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
 int as_cmd_plan(int argc, char **argv) {
   const char *path = NULL, *out_path = NULL;
   int sbatch = 0;
-  double target_h = 1.0, a = DEFAULT_A, b = DEFAULT_B;
+  double target_h = 1.0;
+  as_cost_model model;
+  as_cost_model_default(&model);
   int cal = 0, cost_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
@@ -325,7 +246,8 @@ int as_cmd_plan(int argc, char **argv) {
       if (*end || !(target_h > 0) || !isfinite(target_h))
         return as_cli_usage_error("plan", "--target-hours needs a positive number");
     } else if (strcmp(o, "--cost") == 0 && i + 1 < argc) {
-      if (sscanf(argv[++i], "%lg,%lg", &a, &b) != 2 || !(a > 0) || !(b >= 0))
+      if (sscanf(argv[++i], "%lg,%lg", &model.a, &model.b) != 2 || !(model.a > 0) ||
+          !(model.b >= 0))
         return as_cli_usage_error("plan", "--cost needs A,B with A > 0, B >= 0");
       cost_given = 1;
     } else if (strcmp(o, "--sbatch") == 0) {
@@ -347,7 +269,8 @@ int as_cmd_plan(int argc, char **argv) {
 
   as_spec_diags diags = {0, 0, NULL};
   as_spec *spec = NULL;
-  plan_case *pc = NULL;
+  as_cost_estimate est;
+  memset(&est, 0, sizeof est);
   int code = 0;
   as_status st = as_spec_load(path, &diags, &spec);
   if (st != AS_OK) {
@@ -362,44 +285,31 @@ int as_cmd_plan(int argc, char **argv) {
     goto done;
   }
   if (cal) {
-    code = calibrate(spec, cal, &a, &b, rep);
-    if (code) goto done;
+    as_cost_calibration ci;
+    st = as_cost_calibrate(spec, cal, &model, &ci);
+    if (st != AS_OK) {
+      code = as_cli_report("plan", st);
+      goto done;
+    }
+    if (ci.failed)
+      fprintf(stderr,
+              "attnsweep plan: %d of the %d calibration trials failed to set up (see "
+              "`attnsweep run`); the fit may be off\n",
+              ci.failed, ci.trials);
+    fprintf(rep,
+            "calibrated on %d trials: %.3g s per unit of work + %.3g s per trial"
+            " (reuse with --cost %.3g,%.3g)\n",
+            ci.trials, model.a, model.b, model.a, model.b);
   }
-  (void)cost_given;
 
   int nc = as_spec_case_count(spec);
   uint64_t R = as_spec_replicates(spec), P = as_spec_point_count(spec);
-  pc = calloc((size_t)nc, sizeof *pc);
-  if (!pc) {
-    code = 3;
+  st = as_cost_estimate_spec(spec, &model, &est);
+  if (st != AS_OK) {
+    code = as_cli_report("plan", st);
     goto done;
   }
-  /* Work and bytes do not depend on the replicate: sum over the points, times R. Very large
-   * sweeps are sampled evenly within each case. */
-  int sampled = 0;
-  for (int c = 0; c < nc; c++) {
-    uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
-    uint64_t step = L > MAX_EXACT_POINTS / (uint64_t)nc ? L / (MAX_EXACT_POINTS / (uint64_t)nc) : 1;
-    if (step > 1) sampled = 1;
-    for (uint64_t q = 0; q < L; q += step) {
-      as_trial t;
-      if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
-      double w = as_trial_work(&t);
-      pc[c].work += w;
-      pc[c].bytes += as_trial_bytes(&t);
-      if (w > pc[c].maxw) pc[c].maxw = w;
-      pc[c].visited++;
-    }
-    double scale = pc[c].visited ? (double)L / (double)pc[c].visited : 0;
-    pc[c].work *= scale;
-    pc[c].bytes *= scale;
-  }
-  double tot_s = 0, tot_bytes = 0, maxw = 0;
-  for (int c = 0; c < nc; c++) {
-    tot_s += (double)R * (a * pc[c].work + b * (double)as_spec_case_points(spec, c));
-    tot_bytes += (double)R * pc[c].bytes;
-    if (pc[c].maxw > maxw) maxw = pc[c].maxw;
-  }
+  const double tot_s = est.seconds, tot_bytes = est.bytes;
 
   fprintf(rep, "spec %s: %s, sha256 %s\n", path, as_spec_name(spec), as_spec_sha256(spec));
   fprintf(rep, "%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
@@ -408,8 +318,8 @@ int as_cmd_plan(int argc, char **argv) {
   fprintf(rep, "\n| case | points | trials | core-hours | output |\n|---|---:|---:|---:|---:|\n");
   for (int c = 0; c < nc; c++) {
     char hb[32];
-    double s = (double)R * (a * pc[c].work + b * (double)as_spec_case_points(spec, c));
-    human_bytes((double)R * pc[c].bytes, hb, sizeof hb);
+    double s = as_cost_case_seconds(&est, spec, &model, c);
+    human_bytes((double)R * est.cases[c].bytes, hb, sizeof hb);
     fprintf(rep, "| %s | %llu | %llu | %.3g | %s |\n", as_spec_case_name(spec, c),
             (unsigned long long)as_spec_case_points(spec, c),
             (unsigned long long)(R * as_spec_case_points(spec, c)), s / 3600.0, hb);
@@ -439,13 +349,13 @@ int as_cmd_plan(int argc, char **argv) {
   }
   char hb[32], wall[32];
   human_bytes(tot_bytes, hb, sizeof hb);
-  fprintf(rep, "\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", a, b,
+  fprintf(rep, "\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", model.a, model.b,
           cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
   fprintf(rep, "estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
-          sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
+          est.sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
   /* Ranks: enough workers to finish in the target time at 85% efficiency;
    * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
-  double target_s = target_h * 3600.0, longest_s = a * maxw + b;
+  double target_s = target_h * 3600.0, longest_s = est.max_seconds;
   double workers = ceil(tot_s / (0.85 * target_s));
   if (workers < 1) workers = 1;
   if (workers > (double)as_spec_trial_count(spec)) workers = (double)as_spec_trial_count(spec);
@@ -464,7 +374,7 @@ int as_cmd_plan(int argc, char **argv) {
   if (sbatch)
     code = render_sbatch(spec, path, out_path, ranks, expect_s, tot_s, as_spec_trial_count(spec));
 done:
-  free(pc);
+  as_cost_estimate_free(&est);
   as_spec_diags_free(&diags);
   as_spec_destroy(&spec);
   return code;

@@ -184,6 +184,12 @@ int as_cmd_run(int argc, char **argv) {
       code = as_status_exit_code(st);
     } else {
       code = as_cli_report("run", st);
+      if (st == AS_ERR_INTERNAL)
+        fprintf(stderr,
+                "attnsweep run: this is a bug in attnsweep, not a property of the trial: nothing "
+                "was recorded for it; the records written so far are kept and `--resume` "
+                "continues once it is fixed (exit %d)\n",
+                code);
       if (opts.resume && (st == AS_ERR_HDF5 || st == AS_ERR_DATA))
         fprintf(stderr,
                 "attnsweep run: if %s was damaged by a hard kill, `attnsweep repair %s` rebuilds "

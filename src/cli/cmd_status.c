@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "attnsweep/iocheck.h"
-#include "attnsweep/journal.h"
+#include "attnsweep/outset.h"
 #include "attnsweep/results.h"
 #include "cli.h"
 
@@ -103,7 +103,7 @@ int as_cmd_status(int argc, char **argv) {
   int held = 0;
   long pid = -1;
   char host[256] = "";
-  AS_TRY(as_run_lock_probe(path, &held, &pid, host, sizeof host));
+  AS_TRY(as_outset_probe(path, &held, &pid, host, sizeof host));
 
   printf("results: %s\n", path);
   printf("written by: attnsweep %s (git %s)\n", tool, git);

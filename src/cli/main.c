@@ -25,7 +25,8 @@ static const as_command commands[] = {
      "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume]\n\n"
      "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems)\n"
      "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 99 when stopped\n"
-     "early by a signal (resumable with --resume), 2 for bad input, 3 for I/O failures.\n"},
+     "early by a signal (resumable with --resume), 2 for bad input, 3 for I/O failures,\n"
+     "70 for an internal error (a bug: file:line and the trial are named; resumable).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
      "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
      "sweep.\n"},
@@ -85,7 +86,8 @@ static void print_help(void) {
     printf("  %-14s %s\n", commands[i].name, commands[i].synopsis);
   printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
          "sweep keys, `attnsweep help fields` the fields of /trials.\n"
-         "Exit codes: 0 done, 2 bad input, 3 I/O failure, 99 stopped early (resumable).\n");
+         "Exit codes: 0 done, 2 bad input, 3 I/O failure, 70 internal error (a bug),\n"
+         "99 stopped early (resumable).\n");
 }
 
 static void print_version(void) {

@@ -1,10 +1,10 @@
-/* attention.c: the row softmax with the temperature factored out (see dynamics.h). */
+/* attention.c: the row softmax with the temperature factored out (attention.h). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "attnsweep/dynamics.h"
+#include "attnsweep/attention.h"
 #include "linalg_dyn.h"
 
 /* exp(a) for a < -AS_CUT is below the smallest subnormal: exactly 0, and skipping it avoids

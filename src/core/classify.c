@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/hull.h"
 #include "linalg.h"
 
 struct as_classify_ws {
@@ -170,7 +171,7 @@ static as_status reading_f(const as_spectral *sp, as_classify_ws *ws, int *k) {
   int d = sp->d, kf = sp->dim_f, info = 0;
   AS_CHECK(kf >= 1 && kf <= d && sp->proj_f != NULL, AS_ERR_ARG,
            "spectral analysis gives dim F = %d (d = %d) without a projector", kf, d);
-  AS_CHECK(all_finite(sp->proj_f, (size_t)d * d), AS_ERR_ARG, "projector onto F not finite");
+  AS_CHECK(all_finite(sp->proj_f, (size_t)d * d), AS_ERR_DATA, "projector onto F not finite");
   /* Row-major proj_f read column-major is proj_f^T; its right singular vectors are the left
    * singular vectors of proj_f, whose first dim_f span range(proj_f) = F. */
   memcpy(ws->fcopy, sp->proj_f, (size_t)d * d * sizeof *ws->fcopy);
@@ -458,7 +459,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   const double *S = in->Z; /* the state read (z, or x for minus_identity) */
   switch (thm) {
   case AS_THM_GOOD:
-    AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_ARG,
+    AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
              "good triple without a finite left eigenvector");
     memcpy(ws->W, sp->l1, (size_t)d * sizeof *ws->W);
     cl.k = 1;
@@ -509,7 +510,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     ws->r[i] = u / cl.rho;
     if (!(u <= vmax)) vmax = u;
   }
-  AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_ARG, "token speeds not finite (V not finite?)");
+  AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_DATA, "token speeds not finite (V not finite?)");
 
   /* ---- spread, resolution, clusters */
   cl.s0 = diameter(ws->Y0, n, k);

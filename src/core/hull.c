@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnsweep/classify.h"
+#include "attnsweep/hull.h"
 
 struct as_hull {
   int kmax, mmax;
@@ -84,9 +84,9 @@ static as_status check_args(const as_hull *h, int k, int m, const double *Q, con
   AS_CHECK(k >= 1 && k <= h->kmax && m >= 1 && m <= h->mmax, AS_ERR_ARG,
            "hull sizes k = %d, m = %d outside the object's %d x %d", k, m, h->kmax, h->mmax);
   for (int a = 0; a < k; a++)
-    AS_CHECK(isfinite(p[a]), AS_ERR_ARG, "point coordinate %d not finite", a);
+    AS_CHECK(isfinite(p[a]), AS_ERR_DATA, "point coordinate %d not finite", a);
   for (long e = 0; e < (long)k * m; e++)
-    AS_CHECK(isfinite(Q[e]), AS_ERR_ARG, "hull point %ld coordinate %ld not finite", e / k, e % k);
+    AS_CHECK(isfinite(Q[e]), AS_ERR_DATA, "hull point %ld coordinate %ld not finite", e / k, e % k);
 cleanup:
   return st;
 }
@@ -110,6 +110,7 @@ static int scale_to_integers(as_hull *h, int k, int m, const double *Q, const do
   if (emax != INT_MIN && E > 1020 - emax) E = 1020 - emax;
   if (E > 1000) E = 1000;
   if (E < 0) E = 0;
+  AS_ASSERT(E >= 0 && E <= 1000);
   for (size_t e = 0; e < len; e++) h->qs[e] = ldexp(Q[e], E);
   for (int a = 0; a < k; a++) h->ps[a] = ldexp(p[a], E);
   return E;
@@ -386,6 +387,7 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
     memcpy(h->other + (size_t)mo * k, q, (size_t)k * sizeof *q);
     mo++;
   }
+  AS_ASSERT(mo < m); /* row i itself is never among the others */
   double dd = INFINITY;
   if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, &dd))
     AS_TRY(as_hull_dist_inf(h, k, mo, h->other, p, &dd));

@@ -2,9 +2,13 @@
  *
  * Workspaces are sized for the shape (n, d, m) of the last trial and rebuilt only when the
  * shape changes: a sweep of many trials of one shape allocates once.
+ * Every failure inside a trial goes through as_trial_failure: the trial's own data problems
+ * become its failed record, bugs and machine failures stop the run (status.h).
  */
 #include "attnsweep/pipeline.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,7 @@
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
+#include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
 
@@ -25,13 +30,52 @@ struct as_pipeline {
   as_spectral *sp;
   as_dyn *dyn;
   as_classify_ws *cws;
-  as_expm_plan *expm; /* z from x when the x variables were integrated */
-  double *X0;         /* n x d initial tokens */
-  double *X;          /* n x d final x */
-  double *Z;          /* n x d final z (x variables only) */
-  double *E;          /* d x d e^{-tV} */
-  int *ipiv;          /* d pivots */
+  as_expm_plan *expm;  /* z from x when the x variables were integrated */
+  double *X0;          /* n x d initial tokens */
+  double *X;           /* n x d final x */
+  double *Z;           /* n x d final z (x variables only) */
+  double *E;           /* d x d e^{-tV} */
+  int *ipiv;           /* d pivots */
+  int64_t fault_trial; /* test hook (pipeline.h): trial that meets an injected bug, -1 none */
+  int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
+                          argument to a core function */
 };
+
+/* The test hook ATTNSWEEP_TEST_INTERNAL_ERROR=<trial>[:lapack] (pipeline.h). Anything else
+ * in the variable leaves the hook off. */
+static void read_fault_hook(as_pipeline *pl) {
+  pl->fault_trial = -1;
+  pl->fault_lapack = 0;
+  const char *v = getenv("ATTNSWEEP_TEST_INTERNAL_ERROR");
+  if (!v || !*v) return;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long k = strtoull(v, &end, 10);
+  if (errno || end == v || k > INT64_MAX) return;
+  if (strcmp(end, ":lapack") == 0)
+    pl->fault_lapack = 1;
+  else if (*end != '\0')
+    return;
+  pl->fault_trial = (int64_t)k;
+}
+
+/* The injected bug: a real one, so it travels the real path (its own file:line). */
+static as_status inject_fault(as_pipeline *pl) {
+  as_status st = AS_OK;
+  if (pl->fault_lapack) {
+    /* dgesv with lda = 0 < n: LAPACK reports argument 4 illegal (AS_LAPACK_CHECK). */
+    int one = 1, zero = 0, info = 0;
+    double a = 1.0, b = 1.0;
+    dgesv_(&one, &one, &a, &zero, pl->ipiv, &b, &one, &info);
+    AS_LAPACK_CHECK("dgesv (test hook ATTNSWEEP_TEST_INTERNAL_ERROR)", info);
+  } else {
+    /* A core function called with an invalid argument: AS_ERR_ARG, promoted to internal. */
+    AS_TRY(as_tokens_init(NULL, pl->X0));
+  }
+  AS_CHECK(0, AS_ERR_INTERNAL, "test hook: the injected fault was not detected");
+cleanup:
+  return st;
+}
 
 /* Relative tolerance of the spectral tests (symmetry, simplicity, identity). */
 #define AS_PIPELINE_SPECTRAL_TOL 1e-10
@@ -60,6 +104,7 @@ as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pip
   AS_CHECK_ALLOC(pl);
   pl->spectral = spectral;
   pl->spectral_ctx = spectral_ctx;
+  read_fault_hook(pl);
   *out = pl;
   pl = NULL;
 cleanup:
@@ -102,12 +147,6 @@ cleanup:
   return st;
 }
 
-/* Statuses that describe the trial's own data rather than the machine: recorded, not raised. */
-static int is_trial_problem(as_status st) {
-  return st == AS_ERR_DATA || st == AS_ERR_SPEC || st == AS_ERR_ARG || st == AS_ERR_LAPACK ||
-         st == AS_ERR_UNSUPPORTED;
-}
-
 static void record_failure(as_record *rec, as_status st) {
   const as_error *e = as_error_get();
   rec->outcome = AS_OUT_FAILED;
@@ -119,6 +158,42 @@ static void record_failure(as_record *rec, as_status st) {
   memcpy(rec->message, msg, len);
   rec->message[len] = '\0';
   as_error_clear();
+}
+
+static const char *label(const as_enum_table *tab, int v) {
+  const char *l = as_enum_label(tab, v);
+  return l ? l : "?";
+}
+
+/* The trial's index and parameters, for the message of an error that stops the run. */
+static void describe_trial(const as_trial *t, char *buf, size_t len) {
+  snprintf(buf, len,
+           "trial %" PRIu64 " (case '%s', replicate %" PRIu32 ", d %d, n %d, V %s, M %s, "
+           "init %s, method %s, vars %s, T %g, dt %g)",
+           t->index, t->case_name ? t->case_name : "?", t->replicate, t->d, t->n,
+           label(&as_vfamily_table, (int)t->triple.vfamily),
+           label(&as_mfamily_table, (int)t->triple.mfamily),
+           label(&as_init_table, (int)t->init.kind), label(&as_method_table, (int)t->integ.method),
+           label(&as_vars_table, (int)t->integ.vars), t->integ.T, t->integ.dt);
+}
+
+as_status as_trial_failure(const as_trial *t, as_status st, int reading_input, as_record *rec) {
+  if (st == AS_OK) return AS_OK;
+  /* A matrix or token file that HDF5 cannot read is the trial's input, not the machine. */
+  if (reading_input && (st == AS_ERR_HDF5 || st == AS_ERR_IO)) st = as_error_promote(AS_ERR_DATA);
+  if (as_status_is_trial_problem(st) && t && rec) {
+    as_record_init(rec, t);
+    record_failure(rec, st);
+    return AS_OK;
+  }
+  /* An invalid argument inside a trial is a bug of the caller: internal, like LAPACK's. */
+  if (st == AS_ERR_ARG) st = as_error_promote(AS_ERR_INTERNAL);
+  if (t) {
+    char what[400];
+    describe_trial(t, what, sizeof what);
+    as_error_append("; in %s", what);
+  }
+  return st;
 }
 
 static void copy_spectral(const as_spectral *sp, as_expm path, as_record *rec) {
@@ -177,11 +252,16 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
     goto trial_failed;
   }
   AS_TRY(ensure_shape(pl, n, d, m));
+  AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 
   /* The triple and its analysis. */
   ts = as_triple_build(t, pl->tr);
   if (ts != AS_OK) goto trial_failed;
+  if ((int64_t)t->index == pl->fault_trial) {
+    ts = inject_fault(pl);
+    goto trial_failed;
+  }
   if (bulk && bulk->V) memcpy(bulk->V, pl->tr->V, dd * sizeof(double));
   if (bulk && bulk->M) memcpy(bulk->M, pl->tr->M, dd * sizeof(double));
   ts = pl->spectral ? pl->spectral(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp, pl->spectral_ctx)
@@ -255,7 +335,9 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   goto done;
 
 trial_failed:
-  if (!is_trial_problem(ts)) {
+  /* The rule of as_trial_failure, applied here so that a recorded failure keeps what the
+   * record already holds (the spectral fields copied before a later step failed). */
+  if (!as_status_is_trial_problem(ts)) {
     st = ts;
     goto cleanup;
   }
@@ -263,5 +345,7 @@ trial_failed:
 done:
   rec->wall_time = now_seconds() - t0;
 cleanup:
+  /* Whatever stops the run says where (the error record) and in which trial. */
+  if (st != AS_OK) st = as_trial_failure(t, st, 0, NULL);
   return st;
 }

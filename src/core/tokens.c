@@ -1,4 +1,4 @@
-/* tokens.c: initial tokens X0 (n x d, rows are tokens) from the trial's init spec.
+/* tokens.c: initial tokens X0 (n x d, rows are tokens) from the trial's init spec (tokens.h).
  *
  * Random kinds draw from the Philox stream (master_seed, token_key, AS_PURPOSE_TOKENS), row
  * by row: token i's numbers do not depend on n beyond the first i rows, so a larger n extends
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "attnsweep/rng.h"
-#include "attnsweep/triple.h"
+#include "attnsweep/tokens.h"
 
 as_status as_tokens_init(const as_trial *t, double *X0) {
   as_status st = AS_OK;

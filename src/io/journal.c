@@ -1,4 +1,4 @@
-/* journal.c: append-only, checksummed journal of finished records; the run lock. */
+/* journal.c: append-only, checksummed journal of finished records (journal.h). */
 #include "attnsweep/journal.h"
 
 #include <errno.h>
@@ -57,15 +57,6 @@ static double now_monotonic(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-as_status as_journal_path(const char *results_path, int rank, char *buf, size_t len) {
-  as_status st = AS_OK;
-  AS_CHECK(results_path && buf && rank >= 0, AS_ERR_ARG, "journal path: bad arguments");
-  int k = snprintf(buf, len, "%s.journal.%d", results_path, rank);
-  AS_CHECK(k > 0 && (size_t)k < len, AS_ERR_ARG, "journal path of %s is too long", results_path);
-cleanup:
-  return st;
 }
 
 static as_status check_header(const journal_header *h, const char *path) {
@@ -316,107 +307,5 @@ as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx
 cleanup:
   if (fd >= 0) close(fd);
   if (scan) *scan = local;
-  return st;
-}
-
-/* ---------------------------------------------------------------- run lock */
-
-struct as_run_lock {
-  int fd;
-};
-
-static as_status lock_path(const char *results_path, char *buf, size_t len) {
-  as_status st = AS_OK;
-  int k = snprintf(buf, len, "%s.lock", results_path);
-  AS_CHECK(k > 0 && (size_t)k < len, AS_ERR_ARG, "lock path of %s is too long", results_path);
-cleanup:
-  return st;
-}
-
-/* Reads "pid P host H" from the lock file. */
-static void read_owner(int fd, long *pid, char *host, size_t hostlen) {
-  char text[512] = "";
-  ssize_t k = pread(fd, text, sizeof text - 1, 0);
-  if (k < 0) k = 0;
-  text[k] = '\0';
-  long p = -1;
-  char h[256] = "?";
-  if (sscanf(text, "pid %ld host %255s", &p, h) < 1) p = -1;
-  if (pid) *pid = p;
-  if (host && hostlen) snprintf(host, hostlen, "%s", h);
-}
-
-as_status as_run_lock_acquire(const char *results_path, as_run_lock **out) {
-  as_status st = AS_OK;
-  as_run_lock *l = NULL;
-  char path[4096];
-  AS_CHECK(results_path && out, AS_ERR_ARG, "as_run_lock_acquire: NULL argument");
-  AS_TRY(lock_path(results_path, path, sizeof path));
-  l = calloc(1, sizeof *l);
-  AS_CHECK_ALLOC(l);
-  l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  AS_CHECK(l->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
-  struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  if (fcntl(l->fd, F_SETLK, &fl) != 0) {
-    int err = errno;
-    if (err == EACCES || err == EAGAIN) {
-      long pid = -1;
-      char host[256];
-      read_owner(l->fd, &pid, host, sizeof host);
-      AS_CHECK(0, AS_ERR_BUSY, "%s is in use by another run (pid %ld on host %s)", results_path,
-               pid, host);
-    }
-    AS_CHECK(0, AS_ERR_IO, "cannot lock %s: %s", path, strerror(err));
-  }
-  char host[256] = "?";
-  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
-  host[sizeof host - 1] = '\0';
-  char text[400];
-  int k = snprintf(text, sizeof text, "pid %ld host %s\n", (long)getpid(), host);
-  AS_CHECK(ftruncate(l->fd, 0) == 0 && pwrite(l->fd, text, (size_t)k, 0) == k, AS_ERR_IO,
-           "cannot write the lock file %s: %s", path, strerror(errno));
-  *out = l;
-  l = NULL;
-cleanup:
-  if (l) as_run_lock_release(&l);
-  return st;
-}
-
-void as_run_lock_release(as_run_lock **lp) {
-  if (!lp || !*lp) return;
-  if ((*lp)->fd >= 0) close((*lp)->fd); /* closing drops the fcntl lock */
-  free(*lp);
-  *lp = NULL;
-}
-
-as_status as_run_lock_probe(const char *results_path, int *held, long *pid, char *host,
-                            size_t hostlen) {
-  as_status st = AS_OK;
-  int fd = -1;
-  char path[4096];
-  AS_CHECK(results_path && held, AS_ERR_ARG, "as_run_lock_probe: NULL argument");
-  *held = 0;
-  if (pid) *pid = -1;
-  if (host && hostlen) host[0] = '\0';
-  AS_TRY(lock_path(results_path, path, sizeof path));
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) goto cleanup;
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open the lock file %s: %s", path, strerror(errno));
-  struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  AS_CHECK(fcntl(fd, F_GETLK, &fl) == 0, AS_ERR_IO, "cannot query the lock %s: %s", path,
-           strerror(errno));
-  if (fl.l_type != F_UNLCK) {
-    *held = 1;
-    read_owner(fd, pid, host, hostlen);
-    if (pid && *pid < 0) *pid = (long)fl.l_pid;
-  }
-cleanup:
-  if (fd >= 0) close(fd);
   return st;
 }

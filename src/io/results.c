@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "attnsweep/iocheck.h"
-#include "attnsweep/journal.h"
 #include "attnsweep/sha256.h"
 #include "attnsweep/versions.h"
 
@@ -1284,90 +1283,5 @@ cleanup:
   if (mt >= 0) H5Tclose(mt);
   if (t >= 0) H5Tclose(t);
   if (d >= 0) H5Dclose(d);
-  return st;
-}
-
-/* ---------------------------------------------------------------- record sink */
-
-struct as_record_sink {
-  as_results *rf;      /* borrowed */
-  as_journal *journal; /* borrowed, may be NULL */
-  int batch;           /* capacity of buf */
-  double max_delay;    /* seconds */
-  as_record *buf;      /* buffered records */
-  int n;               /* records in buf */
-  double oldest;       /* monotonic time of buf[0] */
-};
-
-static double sink_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-as_status as_record_sink_create(as_results *rf, struct as_journal *journal, int batch,
-                                double max_delay_s, as_record_sink **out) {
-  as_status st = AS_OK;
-  as_record_sink *s = NULL;
-  AS_CHECK(rf && out && batch >= 1 && max_delay_s >= 0, AS_ERR_ARG,
-           "as_record_sink_create: bad arguments (batch %d, max delay %g s)", batch, max_delay_s);
-  AS_CHECK(rf->writable, AS_ERR_ARG, "as_record_sink_create: results file is read-only");
-  s = calloc(1, sizeof *s);
-  AS_CHECK_ALLOC(s);
-  s->buf = malloc((size_t)batch * sizeof *s->buf);
-  AS_CHECK_ALLOC(s->buf);
-  s->rf = rf;
-  s->journal = journal;
-  s->batch = batch;
-  s->max_delay = max_delay_s;
-  *out = s;
-  s = NULL;
-cleanup:
-  if (s) free(s->buf);
-  free(s);
-  return st;
-}
-
-as_status as_record_sink_flush(as_record_sink *s) {
-  as_status st = AS_OK;
-  AS_CHECK(s, AS_ERR_ARG, "as_record_sink_flush: NULL sink");
-  if (s->n == 0) return AS_OK;
-  if (s->journal) AS_TRY(as_journal_flush(s->journal));
-  AS_TRY(as_results_write_records(s->rf, s->buf, (size_t)s->n));
-  s->n = 0;
-cleanup:
-  return st;
-}
-
-as_status as_record_sink_put(as_record_sink *s, const as_record *rec) {
-  as_status st = AS_OK;
-  AS_CHECK(s && rec, AS_ERR_ARG, "as_record_sink_put: NULL argument");
-  AS_CHECK(rec->trial < s->rf->n_trials, AS_ERR_ARG,
-           "record of trial %llu, beyond the %llu rows of /trials", (unsigned long long)rec->trial,
-           (unsigned long long)s->rf->n_trials);
-  if (s->n == s->batch) AS_TRY(as_record_sink_flush(s)); /* an earlier flush failed */
-  if (s->journal) AS_TRY(as_journal_append(s->journal, rec));
-  if (s->n == 0) s->oldest = sink_now();
-  s->buf[s->n++] = *rec;
-  if (s->n >= s->batch || sink_now() - s->oldest >= s->max_delay) AS_TRY(as_record_sink_flush(s));
-cleanup:
-  return st;
-}
-
-as_status as_record_sink_poll(as_record_sink *s) {
-  if (!s || s->n == 0 || sink_now() - s->oldest < s->max_delay) return AS_OK;
-  return as_record_sink_flush(s);
-}
-
-int as_record_sink_pending(const as_record_sink *s) {
-  return s ? s->n : 0;
-}
-
-as_status as_record_sink_close(as_record_sink **sp) {
-  if (!sp || !*sp) return AS_OK;
-  as_status st = as_record_sink_flush(*sp);
-  free((*sp)->buf);
-  free(*sp);
-  *sp = NULL;
   return st;
 }

@@ -1486,36 +1486,3 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
 cleanup:
   return st;
 }
-
-/* ---------------------------------------------------------------- cost */
-
-double as_trial_work(const as_trial *t) {
-  double n = t->n, d = t->d;
-  double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
-  if (steps < 1) steps = 1;
-  if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
-  double stages = 1;
-  switch (t->integ.method) {
-  case AS_METHOD_RK4:
-    stages = 4;
-    break;
-  case AS_METHOD_DOPRI5:
-    stages = 6;
-    break;
-  default:
-    stages = 1;
-    break;
-  }
-  return stages * steps * (n * n * d + n * d * d) + d * d * d;
-}
-
-double as_trial_bytes(const as_trial *t) {
-  double n = t->n, d = t->d, b = (double)sizeof(as_record);
-  const as_output_spec *o = &t->output;
-  if (o->initial) b += 8 * n * d;
-  if (o->final) b += 8 * n * d;
-  if (o->attention) b += 8 * n * n;
-  if (o->matrices) b += 16 * d * d;
-  b += 8.0 * o->n_snapshots * n * d;
-  return b;
-}

@@ -148,6 +148,7 @@ static void flush_if_due(sched *s) {
 /* Run one trial into the batch. Returns the callback's failure (the record is dropped). */
 static as_status run_one(sched *s, uint64_t trial) {
   as_status st = AS_OK;
+  AS_ASSERT(s->nbatch < s->h.batch_max); /* a full batch is flushed before the next trial */
   as_record *rec = &s->batch[s->nbatch];
   memset(rec, 0, sizeof *rec);
   as_error_context_set(s->rank, (int64_t)trial);
@@ -384,6 +385,7 @@ static uint64_t gss_chunk(const sched *s, const coord *c) {
   if (ch < (uint64_t)s->h.min_chunk) ch = (uint64_t)s->h.min_chunk;
   if (ch > (uint64_t)s->h.max_chunk) ch = (uint64_t)s->h.max_chunk;
   if (ch > rem) ch = rem;
+  AS_ASSERT(ch >= 1); /* called only while trials remain (c->next < c->n) */
   return ch;
 }
 
@@ -599,23 +601,37 @@ cleanup:
   return st;
 }
 
-/* Relay the first error (lowest failing rank) to every rank; returns its status. */
+/* Relay the first error (lowest failing rank) to every rank; returns its status. The other
+ * ranks record it with its own place, rank, trial and message (as_error_relay), so whichever
+ * rank reports it (rank 0) prints what the failing rank would have printed. */
 static as_status relay_error(sched *s, int first) {
   as_status st = AS_OK;
   struct {
-    int32_t status;
-    char text[AS_ERRMSG_MAX + 256];
+    int32_t status, line, rank, pad;
+    int64_t trial;
+    char file[256], func[128], message[AS_ERRMSG_MAX];
   } e;
   memset(&e, 0, sizeof e);
   if (s->rank == first) {
+    const as_error *mine = as_error_get();
     e.status = (int32_t)s->err;
-    as_error_format(e.text, sizeof e.text);
+    if (mine->status != AS_OK) {
+      e.line = mine->line;
+      e.rank = mine->rank;
+      e.trial = mine->trial;
+      snprintf(e.file, sizeof e.file, "%s", mine->file ? mine->file : "?");
+      snprintf(e.func, sizeof e.func, "%s", mine->func ? mine->func : "?");
+      snprintf(e.message, sizeof e.message, "%s", mine->message);
+    } else {
+      e.rank = s->rank;
+      e.trial = -1;
+      snprintf(e.message, sizeof e.message, "%s", as_status_message(s->err));
+    }
   }
   AS_MPI_CHECK(MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, s->comm));
-  e.text[sizeof e.text - 1] = '\0';
+  e.file[sizeof e.file - 1] = e.func[sizeof e.func - 1] = e.message[sizeof e.message - 1] = '\0';
   if (s->rank != first)
-    as_error_set((as_status)e.status, __FILE__, __LINE__, __func__, "rank %d failed: %s", first,
-                 e.text);
+    as_error_relay((as_status)e.status, e.file, e.line, e.func, e.rank, e.trial, e.message);
   st = (as_status)e.status;
 cleanup:
   return st;

@@ -1,20 +1,17 @@
 /* sweep.c: a whole sweep, from a parsed spec to a complete results file (sweep.h). */
 #include "attnsweep/sweep.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "attnsweep/cost.h"
 #include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
 #include "attnsweep/matfile.h"
+#include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/pspectral.h"
-#include "attnsweep/repair.h"
 #include "attnsweep/results.h"
 #include "attnsweep/signals.h"
 
@@ -49,14 +46,9 @@ typedef struct sweep_ctx {
   as_journal *journal;
   as_pipeline *pl;
   int rank;
-  as_record batch[SWEEP_BATCH]; /* records of one sink call that go to the file */
-  double *buf[AS_BULK_COUNT];   /* bulk buffers, grown to the largest trial seen */
-  size_t cap[AS_BULK_COUNT];    /* their capacities [doubles] */
+  double *buf[AS_BULK_COUNT]; /* bulk buffers, grown to the largest trial seen */
+  size_t cap[AS_BULK_COUNT];  /* their capacities [doubles] */
 } sweep_ctx;
-
-/* Doubles of each bulk kind that trial t stores (0: not stored): the same function builds the
- * file's layout here and in `attnsweep repair`. */
-#define bulk_counts_of as_repair_bulk_counts
 
 static int64_t big_find(const big_cache *b, uint64_t trial) {
   uint64_t lo = 0, hi = b->count;
@@ -105,6 +97,7 @@ static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, 
   as_triple *tr = NULL;
   as_matfile *mf = NULL;
   AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  as_error_context_set(rank, -1);
   if (rank == 0) {
     list = malloc((n_todo ? n_todo : 1) * sizeof *list);
     AS_CHECK_ALLOC(list);
@@ -138,22 +131,27 @@ static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, 
     AS_TRY(as_spec_trial(c->spec, b->trial[i], &t));
     /* Every rank builds the same triple from (spec, index): no matrix travels but V and M,
      * which as_pspectral_analyze broadcasts from rank 0 anyway. */
+    as_error_context_set(rank, (int64_t)b->trial[i]);
     as_status ts = as_matfile_load(&t, &mf);
+    int reading = ts != AS_OK;
     if (ts == AS_OK) ts = as_triple_create(t.d, t.triple.m_rows > 0 ? t.triple.m_rows : t.d, &tr);
     if (ts == AS_OK) ts = as_triple_build(&t, tr);
     if (ts == AS_OK) ts = as_spectral_create(t.d, &b->sp[i]);
-    /* The build is deterministic, so every rank reaches the same verdict here. */
+    /* The build is deterministic, so every rank reaches the same verdict here: a problem of
+     * the trial's data is its failure (recorded when it runs), anything else stops the run
+     * on every rank alike. */
     if (ts == AS_OK) ts = as_pspectral_analyze(ps, tr, 1e-10, b->sp[i]);
     if (ts != AS_OK) {
-      if (ts == AS_ERR_NOMEM || ts == AS_ERR_MPI) AS_TRY(ts);
+      as_record fr;
+      AS_TRY(as_trial_failure(&t, ts, reading, &fr));
       b->failed[i] = 1;
-      snprintf(b->msg[i], AS_RECORD_MSG, "%.150s", as_error_get()->message);
-      as_error_clear();
+      memcpy(b->msg[i], fr.message, AS_RECORD_MSG);
     }
     as_triple_destroy(&tr);
     as_matfile_destroy(&mf);
   }
 cleanup:
+  as_error_context_set(rank, -1);
   as_pspectral_destroy(&ps);
   as_triple_destroy(&tr);
   as_matfile_destroy(&mf);
@@ -165,7 +163,7 @@ static double cost_cb(uint64_t trial, void *vctx) {
   sweep_ctx *c = vctx;
   as_trial t;
   if (as_spec_trial(c->spec, trial, &t) != AS_OK) return NAN;
-  return as_trial_work(&t);
+  return as_cost_work(&t);
 }
 
 static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
@@ -177,25 +175,20 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
   c->current = trial;
 
   /* Matrices and tokens from files, read once for a run of trials that use the same ones; a
-   * bad file is this trial's failure, with its message. */
+   * missing or bad file is this trial's failure, with its message (as_trial_failure). */
   as_status ls = AS_OK;
   if (!as_matfile_reuse(c->mf, &t)) {
     as_matfile_destroy(&c->mf);
     ls = as_matfile_load(&t, &c->mf);
   }
   if (ls != AS_OK) {
-    if (ls == AS_ERR_NOMEM) AS_TRY(ls);
-    as_record_init(rec, &t);
-    rec->outcome = AS_OUT_FAILED;
-    rec->verdict = AS_VERDICT_FAILED;
-    snprintf(rec->message, sizeof rec->message, "%.150s", as_error_get()->message);
-    as_error_clear();
+    AS_TRY(as_trial_failure(&t, ls, 1, rec));
     rec->rank = c->rank;
     goto cleanup;
   }
 
   uint64_t counts[AS_BULK_COUNT];
-  bulk_counts_of(&t, counts);
+  as_outset_bulk_counts(&t, counts);
   int any = 0;
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (counts[k] > c->cap[k]) {
@@ -226,29 +219,12 @@ cleanup:
   return st;
 }
 
-/* Finished records: journal first (durable), then /trials. An interrupted trial is not a
- * result: it stays pending, so a resume runs it again. */
+/* The scheduler's sink: a plain call of the one path of records into the set (outset.h:
+ * journal, durable, then /trials; an interrupted trial stays pending). The scheduler already
+ * decides when (batch_max records, flush_interval seconds), so no second buffer sits here. */
 static as_status sink_cb(const as_record *recs, int count, void *vctx) {
-  as_status st = AS_OK;
   sweep_ctx *c = vctx;
-  int kept = 0;
-  for (int i = 0; i < count; i++) {
-    if (recs[i].outcome == AS_OUT_INTERRUPTED || recs[i].outcome == AS_OUT_PENDING) continue;
-    if (kept == SWEEP_BATCH) {
-      AS_TRY(as_journal_flush(c->journal));
-      AS_TRY(as_results_write_records(c->rf, c->batch, (size_t)kept));
-      kept = 0;
-    }
-    c->batch[kept] = recs[i];
-    AS_TRY(as_journal_append(c->journal, &recs[i]));
-    kept++;
-  }
-  if (kept) {
-    AS_TRY(as_journal_flush(c->journal));
-    AS_TRY(as_results_write_records(c->rf, c->batch, (size_t)kept));
-  }
-cleanup:
-  return st;
+  return as_outset_store(c->rf, c->journal, recs, (size_t)count);
 }
 
 /* The same status on every rank: the first failure (most negative code) wins. A rank that
@@ -262,113 +238,12 @@ static as_status agree(MPI_Comm comm, as_status st) {
   return (as_status)all;
 }
 
-typedef struct recover_ctx {
-  as_results *rf;
-  uint8_t *done;
-  uint64_t n_trials;
-  as_record batch[SWEEP_BATCH];
-  int count;
-  uint64_t recovered;
-} recover_ctx;
-
-static as_status recover_flush(recover_ctx *r) {
-  as_status st = AS_OK;
-  if (r->count) AS_TRY(as_results_write_records(r->rf, r->batch, (size_t)r->count));
-  r->count = 0;
-cleanup:
-  return st;
-}
-
-static as_status recover_visit(const as_record *rec, void *vctx) {
-  as_status st = AS_OK;
-  recover_ctx *r = vctx;
-  if (rec->trial >= r->n_trials || r->done[rec->trial]) return AS_OK;
-  if (rec->outcome == AS_OUT_PENDING || rec->outcome == AS_OUT_INTERRUPTED) return AS_OK;
-  r->done[rec->trial] = 1;
-  r->batch[r->count++] = *rec;
-  r->recovered++;
-  if (r->count == SWEEP_BATCH) AS_TRY(recover_flush(r));
-cleanup:
-  return st;
-}
-
-/* Splits path into its directory and the prefix "NAME.journal." of its journals. */
-static void journal_glob(const char *path, char *dir, size_t dlen, char *prefix, size_t plen) {
-  const char *slash = strrchr(path, '/');
-  if (slash) {
-    snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
-    if (!dir[0]) snprintf(dir, dlen, "/");
-    snprintf(prefix, plen, "%s.journal.", slash + 1);
-  } else {
-    snprintf(dir, dlen, ".");
-    snprintf(prefix, plen, "%s.journal.", path);
-  }
-}
-
-/* Delete the journals of path (rank 0, under the run lock), also those an earlier repair
- * moved aside (OUT.h5.damaged.journal.*: a rebuild reads them, see repair.h). */
-static as_status remove_journals(const char *path) {
-  as_status st = AS_OK;
-  char dirname[4096], prefix[4096], dprefix[4200];
-  journal_glob(path, dirname, sizeof dirname, prefix, sizeof prefix);
-  snprintf(dprefix, sizeof dprefix, "%.*sdamaged.journal.",
-           (int)(strlen(prefix) - strlen("journal.")), prefix);
-  DIR *dir = opendir(dirname);
-  AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(dir)) != NULL) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 &&
-        strncmp(e->d_name, dprefix, strlen(dprefix)) != 0)
-      continue;
-    char jpath[8300];
-    snprintf(jpath, sizeof jpath, "%s/%s", dirname, e->d_name);
-    if (unlink(jpath) != 0 && errno != ENOENT) {
-      st = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
-                        "%s: cannot remove the journal of a replaced sweep: %s", jpath,
-                        strerror(errno));
-      break;
-    }
-  }
-  closedir(dir);
-cleanup:
-  return st;
-}
-
-/* Put back into /trials every journaled record whose row is still pending (rank 0 only). */
-static as_status recover_journals(const char *path, as_results *rf, uint8_t *done,
-                                  uint64_t n_trials, uint64_t *recovered) {
-  as_status st = AS_OK;
-  DIR *dir = NULL;
-  recover_ctx *r = calloc(1, sizeof *r);
-  AS_CHECK_ALLOC(r);
-  r->rf = rf;
-  r->done = done;
-  r->n_trials = n_trials;
-  char dirname[4096], prefix[4096];
-  journal_glob(path, dirname, sizeof dirname, prefix, sizeof prefix);
-  dir = opendir(dirname);
-  AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dirname, strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(dir)) != NULL) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
-    char jpath[8300];
-    snprintf(jpath, sizeof jpath, "%s/%s", dirname, e->d_name);
-    AS_TRY(as_journal_read(jpath, recover_visit, r, NULL));
-  }
-  AS_TRY(recover_flush(r));
-  *recovered = r->recovered;
-cleanup:
-  if (dir) closedir(dir);
-  free(r);
-  return st;
-}
-
 as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
                        const as_sweep_opts *opts_in, as_sweep_result *res) {
   as_status st = AS_OK;
   int rank = 0, size = 1;
   as_sweep_opts opts;
-  as_run_lock *lock = NULL;
+  as_outset *claim = NULL;
   as_results *rf = NULL;
   as_journal *journal = NULL;
   as_pipeline *pl = NULL;
@@ -392,24 +267,15 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   const uint64_t n_trials = as_spec_trial_count(spec);
   r.total = n_trials;
 
-  /* One run per results file: rank 0 holds the lock for the whole sweep. */
+  /* One run per results file: rank 0 claims the set (the lock, and for a new sweep no journal
+   * of a replaced one) for the whole sweep. */
   as_status lst = AS_OK;
-  if (rank == 0) {
-    struct stat sb;
-    int exists = stat(path, &sb) == 0;
-    if (exists && !opts.resume && !opts.force)
-      lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
-                         "%s already exists: pass --resume to continue that sweep or --force "
-                         "to replace it",
-                         path);
-    else if (!exists && opts.resume)
-      lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
-                         "%s does not exist: nothing to resume", path);
-    if (lst == AS_OK) lst = as_run_lock_acquire(path, &lock);
-    /* A new sweep starts with no journals: records of a replaced file must never be put back
-     * into this one by a later resume. */
-    if (lst == AS_OK && !opts.resume) lst = remove_journals(path);
-  }
+  if (rank == 0)
+    lst = as_outset_claim(path,
+                          opts.resume  ? AS_OUTSET_RESUME
+                          : opts.force ? AS_OUTSET_REPLACE
+                                       : AS_OUTSET_NEW,
+                          &claim);
   AS_TRY(agree(comm, lst));
 
   if (!opts.resume) {
@@ -417,13 +283,13 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
      * file, before the file exists: `attnsweep repair` rebuilds from it when a hard kill left
      * OUT.h5 unreadable (docs/robustness.md). */
     as_results_info info;
-    AS_TRY(as_repair_info_from_spec(spec, &info, bulk));
+    AS_TRY(as_outset_layout(spec, &info, bulk));
     info.overwrite = opts.force;
     as_status sst_ = AS_OK;
     if (rank == 0) {
       size_t len = 0;
       const char *text = as_spec_text(spec, &len);
-      sst_ = as_repair_spec_save(path, text, len);
+      sst_ = as_outset_spec_save(path, text, len);
     }
     AS_TRY(agree(comm, sst_));
     AS_TRY(as_results_create(comm, path, &info, &rf));
@@ -445,14 +311,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
                            "%s has %llu trials, the spec %llu: cannot resume", path,
                            (unsigned long long)rows, (unsigned long long)n_trials);
       /* A file from before the spec side file existed: give it one, from /spec. */
-      char spath[4200];
-      if (cst == AS_OK && as_repair_spec_path(path, spath, sizeof spath) == AS_OK &&
-          access(spath, F_OK) != 0) {
-        char *stext = NULL;
-        cst = as_results_spec_text(rf, &stext);
-        if (cst == AS_OK) cst = as_repair_spec_save(path, stext, strlen(stext));
-        free(stext);
-      }
+      if (cst == AS_OK) cst = as_outset_spec_ensure(path, rf);
     }
     AS_TRY(agree(comm, cst));
   }
@@ -469,7 +328,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
       dst = as_results_count(rf, &counts, done);
       if (dst == AS_OK) {
         for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i];
-        dst = recover_journals(path, rf, done, n_trials, &r.recovered);
+        dst = as_outset_recover(path, rf, done, n_trials, &r.recovered);
       }
     }
     if (dst == AS_OK)
@@ -479,10 +338,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   AS_TRY(agree(comm, dst));
 
   /* This rank's journal and pipeline. */
-  as_status wst = AS_OK;
-  char jpath[4200];
-  wst = as_journal_path(path, rank, jpath, sizeof jpath);
-  if (wst == AS_OK) wst = as_journal_open(jpath, rank, SWEEP_BATCH, 3600.0, &journal);
+  as_status wst = as_outset_journal_open(path, rank, SWEEP_BATCH, 3600.0, &journal);
   if (wst == AS_OK) {
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
@@ -523,7 +379,7 @@ cleanup:
       if (st == AS_OK && cst != AS_OK) st = cst;
     }
   }
-  as_run_lock_release(&lock);
+  as_outset_release(&claim);
   as_pipeline_destroy(&pl);
   if (ctx) {
     for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
@@ -531,7 +387,7 @@ cleanup:
     as_matfile_destroy(&ctx->mf);
   }
   free(ctx);
-  for (int k = 0; k < AS_BULK_COUNT; k++) free(bulk[k]);
+  as_outset_layout_free(bulk);
   free(done);
   free(todo);
   as_sched_summary_clear(&sum);
@@ -569,7 +425,7 @@ as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_
   AS_TRY(run_cb(trial, rec, ctx));
   as_trial t;
   AS_TRY(as_spec_trial(spec, trial, &t));
-  bulk_counts_of(&t, counts);
+  as_outset_bulk_counts(&t, counts);
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (!counts[k]) continue;
     bulk[k] = ctx->buf[k];

@@ -7,8 +7,8 @@ cd "$src" || exit 1
 fail=0
 bad() { echo "FAIL: $1"; fail=1; }
 
-core_headers="status enums trial record rng triple spectral pipeline classify dynamics expm"
-io_headers="iocheck versions results journal spec sha256 matfile repair"
+core_headers="status enums trial record rng triple tokens spectral pipeline classify hull dynamics attention expm"
+io_headers="iocheck versions results journal spec sha256 matfile repair outset cost"
 par_headers="par sched signals sweep pspectral"
 
 for f in src/core/*.c src/core/*.h; do

@@ -10,6 +10,7 @@
 
 #include "as_test.h"
 #include "attnsweep/matfile.h"
+#include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 
 static void write_ds(hid_t fid, const char *name, int rank, const hsize_t *dims,

@@ -17,7 +17,7 @@
 
 #include "as_test.h"
 #include "attnsweep/iocheck.h"
-#include "attnsweep/journal.h"
+#include "attnsweep/outset.h"
 #include "attnsweep/par.h"
 #include "attnsweep/results.h"
 
@@ -189,9 +189,10 @@ static int exists_in(const char *dir, const char *name) {
 
 /* A running sweep for the status test (see the file comment). */
 static int hold_mode(const char *path, const char *dir) {
-  as_run_lock *lock = NULL;
+  as_outset *lock = NULL;
   as_results *rf = NULL;
-  if (as_run_lock_acquire(path, &lock) != AS_OK || create_file(path, 1, &rf) != AS_OK) {
+  if (as_outset_claim(path, AS_OUTSET_REPLACE, &lock) != AS_OK ||
+      create_file(path, 1, &rf) != AS_OK) {
     fprintf(stderr, "hold: %s\n", as_error_get()->message);
     return 1;
   }
@@ -203,62 +204,9 @@ static int hold_mode(const char *path, const char *dir) {
   uint64_t rest[] = {5, 6, 7, 8, 9};
   write_rows(rf, rest, 5);
   as_status st = as_results_close(&rf);
-  as_run_lock_release(&lock);
+  as_outset_release(&lock);
   touch(dir, "closed");
   return st == AS_OK ? 0 : 1;
-}
-
-/* The sink: rows reach the file when the batch is full or the oldest is older than the delay,
- * and are in the journal (durably) before they are in the file. */
-static void test_sink(const char *dir) {
-  char path[4200], jpath[4300];
-  snprintf(path, sizeof path, "%s/sink.h5", dir);
-  as_results *rf = NULL;
-  as_journal *j = NULL;
-  as_record_sink *s = NULL;
-  AS_EXPECT(create_file(path, 1, &rf) == AS_OK, "create: %s", as_error_get()->message);
-  AS_EXPECT(as_journal_path(path, 0, jpath, sizeof jpath) == AS_OK, "journal path");
-  AS_EXPECT(as_journal_open(jpath, 0, 64, 1e9, &j) == AS_OK, "journal");
-  AS_EXPECT(as_record_sink_create(rf, j, 3, 0.3, &s) == AS_OK, "sink");
-  if (!rf || !j || !s) return;
-  as_record r, back;
-  as_journal_scan sc;
-  for (uint64_t i = 0; i < 2; i++) {
-    make_record(i, &r);
-    AS_EXPECT(as_record_sink_put(s, &r) == AS_OK, "put %llu", (unsigned long long)i);
-  }
-  as_results_read_records(rf, 0, 1, &back);
-  AS_EXPECT(as_record_sink_pending(s) == 2 && back.outcome == AS_OUT_PENDING,
-            "2 buffered, not yet in the file");
-  AS_EXPECT(as_journal_read(jpath, NULL, NULL, &sc) == AS_OK && sc.entries_ok == 0,
-            "nor in the journal file");
-  make_record(2, &r);
-  as_record_sink_put(s, &r); /* batch full */
-  as_results_read_records(rf, 2, 1, &back);
-  AS_EXPECT(as_record_sink_pending(s) == 0 && back.outcome == r.outcome && back.trial == 2,
-            "full batch written");
-  AS_EXPECT(as_journal_read(jpath, NULL, NULL, &sc) == AS_OK && sc.entries_ok == 3,
-            "and journalled first (%llu)", (unsigned long long)sc.entries_ok);
-  make_record(6, &r);
-  as_record_sink_put(s, &r);
-  AS_EXPECT(as_record_sink_poll(s) == AS_OK && as_record_sink_pending(s) == 1, "not due yet");
-  struct timespec wait = {0, 350000000}; /* longer than the 0.3 s delay */
-  nanosleep(&wait, NULL);
-  AS_EXPECT(as_record_sink_poll(s) == AS_OK && as_record_sink_pending(s) == 0, "due: flushed");
-  as_results_read_records(rf, 6, 1, &back);
-  AS_EXPECT(back.trial == 6 && back.outcome == r.outcome, "late record in the file");
-  make_record(NT, &r);
-  AS_EXPECT(as_record_sink_put(s, &r) == AS_ERR_ARG, "trial beyond the plan refused");
-  as_error_clear();
-  make_record(8, &r);
-  as_record_sink_put(s, &r);
-  AS_EXPECT(as_record_sink_close(&s) == AS_OK && s == NULL, "close flushes");
-  as_results_read_records(rf, 8, 1, &back);
-  AS_EXPECT(back.trial == 8, "last record written at close");
-  as_journal_close(&j);
-  as_results_close(&rf);
-  unlink(jpath);
-  unlink(path);
 }
 
 int main(int argc, char **argv) {
@@ -373,8 +321,6 @@ int main(int argc, char **argv) {
               "two segments (%zu)", ns);
     as_results_close(&rf);
   }
-
-  test_sink(dir);
 
   /* Clear errors for bad paths. */
   as_error_clear();

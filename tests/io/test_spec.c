@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "as_test.h"
+#include "attnsweep/cost.h"
 #include "attnsweep/sha256.h"
 #include "attnsweep/spec.h"
 
@@ -249,7 +250,7 @@ static void test_default(void) {
     AS_EXPECT(t.n == 20 && t.integ.dt == 0.1 && t.integ.T >= 10 && t.integ.T <= 15 &&
                   t.init.scale == 5 && t.d >= 1 && t.d <= 3,
               "paper settings in trial %llu", (unsigned long long)i);
-    work += as_trial_work(&t);
+    work += as_cost_work(&t);
   }
   /* RK4 150 steps x (n^2 d + n d^2) at n = 20, d <= 3: under 1e9 units in all. */
   AS_EXPECT(work > 0 && work < 1e9, "default work %g", work);

@@ -343,6 +343,11 @@ static void test_error(tctx *t, int rank, int size) {
   char buf[4 * AS_ERRMSG_MAX];
   as_error_format(buf, sizeof buf);
   AS_EXPECT(strstr(buf, "injected failure") != NULL, "rank %d message: %s", rank, buf);
+  /* Every rank reports the failing rank's own place and context, not the relay's. */
+  char where[64];
+  snprintf(where, sizeof where, "[rank %d, trial ", size - 1);
+  AS_EXPECT(strstr(buf, "test_sched.c:") && strstr(buf, where) && !strstr(buf, "sched.c: relay"),
+            "rank %d names the failing rank's place: %s", rank, buf);
   AS_EXPECT(sum.done < N && same_set(t->ran, t->nran, t->sunk, t->nsunk),
             "error: done %" PRIu64 ", rank %d ran %d sunk %d", sum.done, rank, t->nran, t->nsunk);
   as_error_clear();

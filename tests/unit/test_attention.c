@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "as_test.h"
-#include "attnsweep/dynamics.h"
+#include "attnsweep/attention.h"
 #include "attnsweep/rng.h"
 
 int main(void) {

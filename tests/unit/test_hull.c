@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "as_test.h"
-#include "attnsweep/classify.h"
+#include "attnsweep/hull.h"
 #include "attnsweep/rng.h"
 #include "attnsweep/trial.h"
 
@@ -169,7 +169,8 @@ int main(void) {
 
   /* ---- bad input is refused before GLPK sees it */
   double nanpt[] = {0, 0, NAN, 1, 1, 1};
-  AS_EXPECT(as_hull_is_vertex(h, 2, 3, nanpt, 0, 0.0, &v, NULL) == AS_ERR_ARG, "NaN point");
+  AS_EXPECT(as_hull_is_vertex(h, 2, 3, nanpt, 0, 0.0, &v, NULL) == AS_ERR_DATA,
+            "NaN point is data");
   AS_EXPECT(as_hull_dist_inf(h, 7, 3, nanpt, nanpt, &dist) == AS_ERR_ARG, "k beyond object");
   AS_EXPECT(as_hull_ray(h, 2, 3, sq, sq, 2, 1, &r) == AS_ERR_ARG, "bad axis");
   AS_EXPECT(as_hull_is_vertex(h, 2, 4, sq, 0, -1.0, &v, NULL) == AS_ERR_ARG, "negative tol");

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "as_test.h"
-#include "attnsweep/triple.h"
+#include "attnsweep/tokens.h"
 
 static as_trial base(int n, int d, as_init kind, double s) {
   as_trial t;

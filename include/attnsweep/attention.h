@@ -1,0 +1,31 @@
+/* attnsweep/attention.h: the attention softmax with the temperature factored out (attention.c).
+ *
+ * The dynamics (dynamics.h) forms scores as S = c S~ with S~ bounded and the temperature c,
+ * which grows like e^{2 mu t}, kept apart as logc = log c (it may exceed the range of a
+ * double). The softmax here takes (S~, logc), so it never overflows: it subtracts each row's
+ * maximum, an entry with c (max - s) > 745 is exactly 0 (e^-745 is below the smallest
+ * subnormal), a row whose gap to its second largest entry times c exceeds 745 is an exact
+ * one-hot row, and exact ties at the maximum share the row equally.
+ *
+ * The exponential is attention.c's own polynomial, not libm's: a few ulp, vectorised, and the
+ * same bits on every machine and in every instruction-set clone (no FMA contraction), so a
+ * trial's record does not depend on where it runs.
+ * The dynamics' own kernels (the one-hot index per row, the small-shape kernel) are private
+ * to the core (src/core/linalg_dyn.h).
+ * Nothing here allocates; nothing is collective; safe to call from several threads.
+ */
+#ifndef ATTNSWEEP_ATTENTION_H
+#define ATTNSWEEP_ATTENTION_H
+
+/* P = row softmax of c * S, c = exp(logc).
+ *   n, m   rows and columns (n >= 0, m >= 1);
+ *   S      n x m row-major scores, finite entries (borrowed);
+ *   logc   log of the temperature: any double; +inf means pure hardmax (every row one-hot,
+ *          or shared equally among tied maxima), -inf gives uniform rows;
+ *   P      n x m row-major output; may alias S (each row is read before it is written).
+ * Returns the number of rows of P that are exactly one-hot. For finite S every entry of P is
+ * finite and in [0, 1] and every row sums to 1 (to rounding). Deterministic: the same inputs
+ * give the same bits. No status: the arguments are the caller's contract (not checked). */
+int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
+
+#endif /* ATTNSWEEP_ATTENTION_H */

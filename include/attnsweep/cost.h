@@ -1,0 +1,101 @@
+/* attnsweep/cost.h: the cost model of a sweep (cost.c): what a trial costs, in work units,
+ * seconds and bytes; used by the scheduler (longest first), `attnsweep plan` (core-hours,
+ * output size, ranks, walltime) and the sweep.
+ *
+ * Work of a trial (a pure function of it, any unit; only ratios matter):
+ *     work = stages * steps * (n^2 d + n d^2) + d^3,
+ *     steps = min(ceil(T / dt), max_steps) (at least 1; 1 when dt <= 0),
+ *     stages = 4 (RK4), 6 (DOPRI5), 1 (Euler, layers)
+ * the attention products of every stage plus the spectral analysis of the triple.
+ * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial
+ * (set-up, classification, record). The default (AS_COST_DEFAULT_A, _B) is a conservative
+ * figure for one core of the development machine; as_cost_calibrate fits (a, b) to the
+ * spec's own trials.
+ * Bytes: the record plus the bulk data the trial's output options store (the file layout of
+ * outset.h, 8 bytes per double).
+ *
+ * Nothing here is collective or uses MPI. as_cost_calibrate runs trials (it reads matrix and
+ * token files like `run`); everything else is arithmetic on the spec.
+ */
+#ifndef ATTNSWEEP_COST_H
+#define ATTNSWEEP_COST_H
+
+#include <stdint.h>
+
+#include "attnsweep/spec.h"
+#include "attnsweep/status.h"
+#include "attnsweep/trial.h"
+
+#define AS_COST_DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
+#define AS_COST_DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
+
+/* Work units of trial t (above). Pure function of t; the scheduler's longest-first key. */
+double as_cost_work(const as_trial *t);
+/* Bytes written to the results file for trial t: sizeof(as_record) plus 8 per stored double. */
+double as_cost_bytes(const as_trial *t);
+
+/* seconds = a * work + b. */
+typedef struct as_cost_model {
+  double a; /* seconds per unit of work, > 0 */
+  double b; /* seconds per trial, >= 0 */
+} as_cost_model;
+
+/* The default model (AS_COST_DEFAULT_A, AS_COST_DEFAULT_B). */
+void as_cost_model_default(as_cost_model *m);
+/* Seconds of a trial of the given work under m. */
+double as_cost_seconds(const as_cost_model *m, double work);
+
+/* Least-squares fit of (a, b) to m samples (work x[i], seconds y[i]). When the works are all
+ * alike (or the fit gives a <= 0, noise) the model is proportional: a = sum y / sum x, b = 0
+ * (a = AS_COST_DEFAULT_A if every work is 0); b < 0 is clamped to 0. m = 0 leaves model as it
+ * is. */
+void as_cost_fit(const double *x, const double *y, int m, as_cost_model *model);
+
+/* What a calibration did. */
+typedef struct as_cost_calibration {
+  int trials; /* trials timed (the fit's samples) */
+  int failed; /* ... of which failed to set up (a data problem: recorded as failed by `run`) */
+} as_cost_calibration;
+
+/* Time min(samples, trial count) distinct trials of spec spread evenly over the whole sweep
+ * (all cases, small and large; an untimed warm-up trial first), each as a worker of `run`
+ * runs it (its matrix and token files loaded, the same pipeline, LAPACK for the spectral
+ * analysis), and fit model to them (as_cost_fit). samples >= 1. info may be NULL. Statuses:
+ * AS_ERR_ARG; what stops a run (AS_ERR_INTERNAL naming the trial, AS_ERR_NOMEM): the trial's
+ * own data problems are counted in info->failed, not returned. Not collective. */
+as_status as_cost_calibrate(const as_spec *spec, int samples, as_cost_model *model,
+                            as_cost_calibration *info);
+
+/* Totals of one case (over its points, one replicate). */
+typedef struct as_cost_case {
+  double work;      /* sum of the points' work */
+  double bytes;     /* sum of their bytes */
+  double max_work;  /* largest work of one point */
+  uint64_t visited; /* points evaluated (all of them unless sampled) */
+} as_cost_case;
+
+/* The estimate of a whole sweep under a model. */
+typedef struct as_cost_estimate {
+  int n_cases;         /* as_spec_case_count */
+  as_cost_case *cases; /* n_cases entries (owned; as_cost_estimate_free) */
+  int sampled;         /* 1: some case has more than AS_COST_MAX_POINTS / n_cases points and
+                          was evaluated on an even sample, scaled up */
+  double seconds;      /* core-seconds of every trial (replicates included) */
+  double bytes;        /* output bytes of every trial */
+  double max_seconds;  /* the longest single trial */
+  uint64_t trials;     /* trial count */
+} as_cost_estimate;
+
+/* Points evaluated exactly per sweep before cases are sampled. */
+#define AS_COST_MAX_POINTS 4000000u
+
+/* Estimate spec under m (work and bytes do not depend on the replicate: the sum over the
+ * points times R). *out filled on success (free with as_cost_estimate_free). AS_ERR_NOMEM. */
+as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m, as_cost_estimate *out);
+/* Seconds of case c of e under m (all replicates). */
+double as_cost_case_seconds(const as_cost_estimate *e, const as_spec *spec, const as_cost_model *m,
+                            int c);
+/* Free what e owns and zero it; accepts a zeroed estimate. */
+void as_cost_estimate_free(as_cost_estimate *e);
+
+#endif /* ATTNSWEEP_COST_H */

@@ -1,0 +1,60 @@
+/* attnsweep/hull.h: exact convex-hull predicates (hull.c).
+ *
+ * Each predicate is one small linear program built from the given doubles (which are exact
+ * rationals) and solved by glp_simplex followed by glp_exact (rational arithmetic), so the
+ * answer is exact for the data given; only the returned optimum is rounded to double. The
+ * data are scaled by one power of two into integers first, which glp_exact converts exactly
+ * (hull.c says why and where that stops holding: coordinates below 2^-1000 or more than
+ * about 2^970 apart).
+ *
+ * Points are rows of a row-major m x k array Q (m points, k coordinates); p is one point of
+ * k coordinates. Every pointer is borrowed for the call only; nothing is kept.
+ * The object (as_hull) holds the GLPK problem and the index and scratch arrays for up to
+ * kmax coordinates and mmax points, allocated once; GLPK allocates internally per solve.
+ * Nothing here is collective; an object must not be shared between threads.
+ */
+#ifndef ATTNSWEEP_HULL_H
+#define ATTNSWEEP_HULL_H
+
+#include "attnsweep/status.h"
+
+typedef struct as_hull as_hull;
+
+/* Object for up to kmax coordinates and mmax points (kmax, mmax >= 1). *out set on success.
+ * Switches GLPK terminal output off (glp_term_out(GLP_OFF)). AS_ERR_ARG, AS_ERR_NOMEM. */
+as_status as_hull_create(int kmax, int mmax, as_hull **out);
+/* Free; accepts NULL and *p == NULL; sets *p to NULL. */
+void as_hull_destroy(as_hull **p);
+
+/* L-infinity distance from p (k) to the convex hull of the m rows of Q (m x k, row-major):
+ * min over convex weights w of max_a |p_a - sum_j w_j Q_ja|. *dist = 0 exactly iff p lies in
+ * the hull. Statuses: AS_ERR_ARG for NULL pointers or sizes beyond the object (a bug of the
+ * caller), AS_ERR_DATA for non-finite coordinates (named), AS_ERR_INTERNAL when GLPK fails
+ * or ends in a state a bounded LP cannot reach. */
+as_status as_hull_dist_inf(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *dist);
+
+/* Largest r >= 0 with p + sign * r * e_axis inside the hull of the rows of Q; -1 when p is not
+ * in the hull. sign is +1 or -1, 0 <= axis < k. Statuses as as_hull_dist_inf. */
+as_status as_hull_ray(as_hull *h, int k, int m, const double *Q, const double *p, int axis,
+                      int sign, double *r);
+
+/* Radius of the largest L1 ball centred at p inside the hull of the rows of Q (the minimum of
+ * the 2k rays); 0 when p is on the boundary (always when the hull is not full-dimensional);
+ * -1 when p is outside. Statuses as as_hull_dist_inf. */
+as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const double *p,
+                           double *depth);
+
+/* Is row i of Q a vertex of the hull of the rows of Q, at resolution tol >= 0? Tested against
+ * the rows different from row i (exact duplicates of row i are left out, so both copies of a
+ * repeated vertex count): vertex iff the L-infinity distance from row i to their hull is > tol
+ * (tol = 0: the exact extreme-point test). A single distinct point is a vertex.
+ * Fast path: a separating direction found in floating point and checked with a rigorous bound
+ * on its rounding errors proves "vertex" without the rational solver; anything it cannot prove
+ * goes to the exact LP. *dist receives the exact distance when the LP decided, the certified
+ * lower bound (> tol) when the fast path did, +inf when no other distinct row exists; dist may
+ * be NULL. Statuses as as_hull_dist_inf; AS_ERR_ARG also for tol < 0 or i outside 0..m-1. */
+as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
+                            int *is_vertex, double *dist);
+
+#endif /* ATTNSWEEP_HULL_H */

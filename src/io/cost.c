@@ -1,0 +1,179 @@
+/* cost.c: the cost model of a sweep (cost.h). */
+#include "attnsweep/cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnsweep/matfile.h"
+#include "attnsweep/outset.h"
+#include "attnsweep/pipeline.h"
+
+double as_cost_work(const as_trial *t) {
+  double n = t->n, d = t->d;
+  double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
+  if (steps < 1) steps = 1;
+  if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
+  double stages = 1;
+  switch (t->integ.method) {
+  case AS_METHOD_RK4:
+    stages = 4;
+    break;
+  case AS_METHOD_DOPRI5:
+    stages = 6;
+    break;
+  default:
+    stages = 1;
+    break;
+  }
+  return stages * steps * (n * n * d + n * d * d) + d * d * d;
+}
+
+double as_cost_bytes(const as_trial *t) {
+  uint64_t counts[AS_BULK_COUNT];
+  as_outset_bulk_counts(t, counts);
+  double b = (double)sizeof(as_record);
+  for (int k = 0; k < AS_BULK_COUNT; k++) b += 8.0 * (double)counts[k];
+  return b;
+}
+
+void as_cost_model_default(as_cost_model *m) {
+  m->a = AS_COST_DEFAULT_A;
+  m->b = AS_COST_DEFAULT_B;
+}
+
+double as_cost_seconds(const as_cost_model *m, double work) {
+  return m->a * work + m->b;
+}
+
+void as_cost_fit(const double *x, const double *y, int m, as_cost_model *model) {
+  if (m <= 0) return;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < m; i++) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  double den = m * sxx - sx * sx;
+  double a = 0, b = model->b;
+  if (m >= 2 && den > 1e-12 * m * sxx) {
+    a = (m * sxy - sx * sy) / den;
+    b = (sy - a * sx) / m;
+  }
+  if (!(a > 0)) { /* all trials alike, or noisy: a pure proportional model */
+    a = sx > 0 ? sy / sx : AS_COST_DEFAULT_A;
+    b = 0;
+  }
+  model->a = a;
+  model->b = b < 0 ? 0 : b;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+as_status as_cost_calibrate(const as_spec *spec, int samples, as_cost_model *model,
+                            as_cost_calibration *info) {
+  as_status st = AS_OK;
+  as_pipeline *pl = NULL;
+  as_matfile *mf = NULL;
+  double *x = NULL, *y = NULL;
+  as_cost_calibration ci = {0, 0};
+  AS_CHECK(spec && model && samples >= 1, AS_ERR_ARG, "as_cost_calibrate: bad arguments");
+  const uint64_t N = as_spec_trial_count(spec);
+  const uint64_t S = (uint64_t)samples < N ? (uint64_t)samples : N;
+  x = malloc((S ? S : 1) * sizeof *x);
+  y = malloc((S ? S : 1) * sizeof *y);
+  AS_CHECK_ALLOC(x);
+  AS_CHECK_ALLOC(y);
+  AS_TRY(as_pipeline_create(NULL, NULL, &pl));
+  for (uint64_t k = 0; k <= S && N > 0; k++) {
+    /* Distinct trials spread over the whole sweep; k = 0 warms the workspaces up untimed. */
+    uint64_t idx = k == 0 ? 0 : (uint64_t)((double)(k - 1) * (double)N / (double)S);
+    as_trial t;
+    as_record rec;
+    AS_TRY(as_spec_trial(spec, idx, &t));
+    double t0 = now_seconds();
+    /* Matrices and tokens from files are part of a trial's cost, as in `run`; a file that
+     * cannot be read is the trial's failure there, and here. */
+    as_status ls = as_matfile_load(&t, &mf);
+    if (ls == AS_OK)
+      AS_TRY(as_trial_run(pl, &t, NULL, &rec, NULL));
+    else
+      AS_TRY(as_trial_failure(&t, ls, 1, &rec));
+    as_matfile_destroy(&mf);
+    double t1 = now_seconds();
+    if (k == 0) continue;
+    if (rec.outcome == AS_OUT_FAILED) ci.failed++;
+    x[ci.trials] = as_cost_work(&t);
+    y[ci.trials] = t1 - t0;
+    ci.trials++;
+  }
+  as_cost_fit(x, y, ci.trials, model);
+cleanup:
+  if (info) *info = ci;
+  as_matfile_destroy(&mf);
+  as_pipeline_destroy(&pl);
+  free(x);
+  free(y);
+  return st;
+}
+
+void as_cost_estimate_free(as_cost_estimate *e) {
+  if (!e) return;
+  free(e->cases);
+  memset(e, 0, sizeof *e);
+}
+
+double as_cost_case_seconds(const as_cost_estimate *e, const as_spec *spec, const as_cost_model *m,
+                            int c) {
+  if (c < 0 || c >= e->n_cases) return 0;
+  double R = (double)as_spec_replicates(spec), P = (double)as_spec_case_points(spec, c);
+  return R * (m->a * e->cases[c].work + m->b * P);
+}
+
+as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
+                                as_cost_estimate *out) {
+  as_status st = AS_OK;
+  as_cost_estimate e;
+  memset(&e, 0, sizeof e);
+  AS_CHECK(spec && m && out, AS_ERR_ARG, "as_cost_estimate_spec: NULL argument");
+  e.n_cases = as_spec_case_count(spec);
+  e.trials = as_spec_trial_count(spec);
+  e.cases = calloc((size_t)(e.n_cases > 0 ? e.n_cases : 1), sizeof *e.cases);
+  AS_CHECK_ALLOC(e.cases);
+  const uint64_t per_case = AS_COST_MAX_POINTS / (uint64_t)(e.n_cases > 0 ? e.n_cases : 1);
+  double max_work = 0;
+  for (int c = 0; c < e.n_cases; c++) {
+    as_cost_case *pc = &e.cases[c];
+    uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
+    /* Very large cases are sampled evenly and scaled up. */
+    uint64_t step = L > per_case ? L / per_case : 1;
+    if (step > 1) e.sampled = 1;
+    for (uint64_t q = 0; q < L; q += step) {
+      as_trial t;
+      if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
+      double w = as_cost_work(&t);
+      pc->work += w;
+      pc->bytes += as_cost_bytes(&t);
+      if (w > pc->max_work) pc->max_work = w;
+      pc->visited++;
+    }
+    double scale = pc->visited ? (double)L / (double)pc->visited : 0;
+    pc->work *= scale;
+    pc->bytes *= scale;
+    e.seconds += as_cost_case_seconds(&e, spec, m, c);
+    e.bytes += (double)as_spec_replicates(spec) * pc->bytes;
+    if (pc->max_work > max_work) max_work = pc->max_work;
+  }
+  e.max_seconds = as_cost_seconds(m, max_work);
+  *out = e;
+  memset(&e, 0, sizeof e);
+cleanup:
+  as_cost_estimate_free(&e);
+  return st;
+}

@@ -1,0 +1,561 @@
+/* outset.c: the set of files of one results file: side-file names, the run lock, the spec
+ * copy, the layout from the plan, the path of records into journal and file (outset.h). */
+#include "attnsweep/outset.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Rows written per call when records are put back from journals. */
+#define OUTSET_BLOCK 256
+
+#define AS_X_SIDE_SUFFIX(name, suffix, per_rank, doc) suffix,
+static const char *const side_suffix[] = {AS_SIDE_LIST(AS_X_SIDE_SUFFIX)};
+#undef AS_X_SIDE_SUFFIX
+#define AS_X_SIDE_RANK(name, suffix, per_rank, doc) per_rank,
+static const int side_per_rank[] = {AS_SIDE_LIST(AS_X_SIDE_RANK)};
+#undef AS_X_SIDE_RANK
+
+/* ---------------------------------------------------------------- small file helpers */
+
+static int write_all(int fd, const char *p, size_t len) {
+  while (len > 0) {
+    ssize_t k = write(fd, p, len);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    len -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Directory of path ("." when none, "/" for the root) and its last component. */
+static void split_path(const char *path, char *dir, size_t dlen, const char **base) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    snprintf(dir, dlen, ".");
+    *base = path;
+  } else if (slash == path) {
+    snprintf(dir, dlen, "/");
+    *base = slash + 1;
+  } else {
+    snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
+    *base = slash + 1;
+  }
+}
+
+/* Make renames in the directory of path durable (best effort: some file systems refuse). */
+static void sync_dir_of(const char *path) {
+  char dir[AS_OUTSET_PATH_MAX];
+  const char *base = NULL;
+  split_path(path, dir, sizeof dir, &base);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+}
+
+/* A name that does not exist yet: base, else base.1, base.2, ... */
+static void fresh_name(const char *base, char *buf, size_t len) {
+  snprintf(buf, len, "%s", base);
+  for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++) {
+    int w = snprintf(buf, len, "%s.%d", base, k);
+    if (w < 0 || (size_t)w >= len) break; /* does not fit: keep trying would loop on one name */
+  }
+}
+
+static as_status rename_checked(const char *from, const char *to) {
+  as_status st = AS_OK;
+  AS_CHECK(rename(from, to) == 0, AS_ERR_IO, "cannot rename %s to %s: %s", from, to,
+           strerror(errno));
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- names */
+
+as_status as_outset_name(const char *results, as_side side, int rank, char *buf, size_t len) {
+  as_status st = AS_OK;
+  AS_CHECK(results && buf && (int)side >= 0 && side < AS_SIDE_COUNT, AS_ERR_ARG,
+           "as_outset_name: bad arguments");
+  int k = 0;
+  if (side_per_rank[side]) {
+    AS_CHECK(rank >= 0, AS_ERR_ARG, "as_outset_name: rank %d", rank);
+    k = snprintf(buf, len, "%s%s%d", results, side_suffix[side], rank);
+  } else {
+    k = snprintf(buf, len, "%s%s", results, side_suffix[side]);
+  }
+  AS_CHECK(k > 0 && (size_t)k < len, AS_ERR_ARG, "the name of %s's %s file is too long", results,
+           side_suffix[side]);
+cleanup:
+  return st;
+}
+
+void as_outset_list_free(char ***paths, size_t n) {
+  if (!paths || !*paths) return;
+  for (size_t i = 0; i < n; i++) free((*paths)[i]);
+  free(*paths);
+  *paths = NULL;
+}
+
+as_status as_outset_list(const char *results, as_side side, char ***paths, size_t *n) {
+  as_status st = AS_OK;
+  DIR *dir = NULL;
+  char **list = NULL;
+  size_t count = 0, cap = 0;
+  char dname[AS_OUTSET_PATH_MAX], prefix[AS_OUTSET_PATH_MAX];
+  const char *base = NULL;
+  AS_CHECK(results && paths && n && (int)side >= 0 && side < AS_SIDE_COUNT && side_per_rank[side],
+           AS_ERR_ARG, "as_outset_list: bad arguments");
+  split_path(results, dname, sizeof dname, &base);
+  int k = snprintf(prefix, sizeof prefix, "%s%s", base, side_suffix[side]);
+  AS_CHECK(k > 0 && (size_t)k < sizeof prefix, AS_ERR_ARG, "%s: name too long", results);
+  dir = opendir(dname);
+  AS_CHECK(dir != NULL, AS_ERR_IO, "%s: cannot list the directory: %s", dname, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (strncmp(e->d_name, prefix, (size_t)k) != 0) continue;
+    if (count == cap) {
+      size_t c2 = cap ? 2 * cap : 8;
+      char **p = realloc(list, c2 * sizeof *p);
+      AS_CHECK_ALLOC(p);
+      list = p;
+      cap = c2;
+    }
+    size_t len = strlen(dname) + strlen(e->d_name) + 2;
+    list[count] = malloc(len);
+    AS_CHECK_ALLOC(list[count]);
+    snprintf(list[count], len, "%s/%s", dname, e->d_name);
+    count++;
+  }
+  *paths = list;
+  *n = count;
+  list = NULL;
+cleanup:
+  if (dir) closedir(dir);
+  as_outset_list_free(&list, count);
+  return st;
+}
+
+/* ---------------------------------------------------------------- claim and lock */
+
+struct as_outset {
+  int fd; /* the lock file, holding the fcntl write lock */
+};
+
+/* Reads "pid P host H" from the lock file. */
+static void read_owner(int fd, long *pid, char *host, size_t hostlen) {
+  char text[512] = "";
+  ssize_t k = pread(fd, text, sizeof text - 1, 0);
+  if (k < 0) k = 0;
+  text[k] = '\0';
+  long p = -1;
+  char h[256] = "?";
+  if (sscanf(text, "pid %ld host %255s", &p, h) < 1) p = -1;
+  if (pid) *pid = p;
+  if (host && hostlen) snprintf(host, hostlen, "%s", h);
+}
+
+static as_status lock_take(const char *results, as_outset *os) {
+  as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
+  AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
+  os->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  AS_CHECK(os->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(os->fd, F_SETLK, &fl) != 0) {
+    int err = errno;
+    if (err == EACCES || err == EAGAIN) {
+      long pid = -1;
+      char host[256];
+      read_owner(os->fd, &pid, host, sizeof host);
+      AS_CHECK(0, AS_ERR_BUSY, "%s is in use by another run (pid %ld on host %s)", results, pid,
+               host);
+    }
+    AS_CHECK(0, AS_ERR_IO, "cannot lock %s: %s", path, strerror(err));
+  }
+  char host[256] = "?";
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = '\0';
+  char text[400];
+  int k = snprintf(text, sizeof text, "pid %ld host %s\n", (long)getpid(), host);
+  AS_CHECK(ftruncate(os->fd, 0) == 0 && pwrite(os->fd, text, (size_t)k, 0) == k, AS_ERR_IO,
+           "cannot write the lock file %s: %s", path, strerror(errno));
+cleanup:
+  return st;
+}
+
+/* Delete the journals of results, also those an earlier repair set aside (a rebuild reads
+ * them): a new sweep must never get back records of the file it replaces. */
+static as_status remove_journals(const char *results) {
+  as_status st = AS_OK;
+  char **names = NULL;
+  size_t n = 0;
+  const as_side kinds[] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (size_t s = 0; s < sizeof kinds / sizeof kinds[0]; s++) {
+    AS_TRY(as_outset_list(results, kinds[s], &names, &n));
+    for (size_t i = 0; i < n; i++)
+      AS_CHECK(unlink(names[i]) == 0 || errno == ENOENT, AS_ERR_IO,
+               "%s: cannot remove the journal of a replaced sweep: %s", names[i], strerror(errno));
+    as_outset_list_free(&names, n);
+    n = 0;
+  }
+cleanup:
+  as_outset_list_free(&names, n);
+  return st;
+}
+
+as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **out) {
+  as_status st = AS_OK;
+  as_outset *os = NULL;
+  AS_CHECK(results && out && mode >= AS_OUTSET_NEW && mode <= AS_OUTSET_REPAIR, AS_ERR_ARG,
+           "as_outset_claim: bad arguments");
+  struct stat sb;
+  int exists = stat(results, &sb) == 0;
+  AS_CHECK(!(exists && mode == AS_OUTSET_NEW), AS_ERR_ARG,
+           "%s already exists: pass --resume to continue that sweep or --force to replace it",
+           results);
+  AS_CHECK(exists || mode != AS_OUTSET_RESUME, AS_ERR_ARG, "%s does not exist: nothing to resume",
+           results);
+  os = calloc(1, sizeof *os);
+  AS_CHECK_ALLOC(os);
+  os->fd = -1;
+  AS_TRY(lock_take(results, os));
+  if (mode == AS_OUTSET_NEW || mode == AS_OUTSET_REPLACE) AS_TRY(remove_journals(results));
+  *out = os;
+  os = NULL;
+cleanup:
+  as_outset_release(&os);
+  return st;
+}
+
+void as_outset_release(as_outset **os) {
+  if (!os || !*os) return;
+  if ((*os)->fd >= 0) close((*os)->fd); /* closing drops the fcntl lock */
+  free(*os);
+  *os = NULL;
+}
+
+as_status as_outset_probe(const char *results, int *held, long *pid, char *host, size_t hostlen) {
+  as_status st = AS_OK;
+  int fd = -1;
+  char path[AS_OUTSET_PATH_MAX];
+  AS_CHECK(results && held, AS_ERR_ARG, "as_outset_probe: NULL argument");
+  *held = 0;
+  if (pid) *pid = -1;
+  if (host && hostlen) host[0] = '\0';
+  AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) goto cleanup;
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open the lock file %s: %s", path, strerror(errno));
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  AS_CHECK(fcntl(fd, F_GETLK, &fl) == 0, AS_ERR_IO, "cannot query the lock %s: %s", path,
+           strerror(errno));
+  if (fl.l_type != F_UNLCK) {
+    *held = 1;
+    read_owner(fd, pid, host, hostlen);
+    if (pid && *pid < 0) *pid = (long)fl.l_pid;
+  }
+cleanup:
+  if (fd >= 0) close(fd);
+  return st;
+}
+
+/* ---------------------------------------------------------------- the spec copy */
+
+as_status as_outset_spec_save(const char *results, const char *text, size_t len) {
+  as_status st = AS_OK;
+  int fd = -1;
+  char dst[AS_OUTSET_PATH_MAX], tmp[AS_OUTSET_PATH_MAX + 32] = "";
+  AS_CHECK(text || len == 0, AS_ERR_ARG, "as_outset_spec_save: NULL text");
+  AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, dst, sizeof dst));
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dst, (long)getpid());
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
+  AS_CHECK(write_all(fd, text ? text : "", len) == 0 && fdatasync(fd) == 0, AS_ERR_IO,
+           "cannot write the spec copy %s: %s", tmp, strerror(errno));
+  AS_CHECK(close(fd) == 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
+  fd = -1;
+  AS_CHECK(rename(tmp, dst) == 0, AS_ERR_IO, "cannot rename %s to %s: %s", tmp, dst,
+           strerror(errno));
+  sync_dir_of(dst);
+cleanup:
+  if (fd >= 0) close(fd);
+  if (st != AS_OK && tmp[0]) unlink(tmp);
+  return st;
+}
+
+as_status as_outset_spec_load(const char *results, char **text, size_t *len) {
+  as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
+  char *buf = NULL;
+  FILE *f = NULL;
+  AS_CHECK(text, AS_ERR_ARG, "as_outset_spec_load: NULL text");
+  AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, path, sizeof path));
+  f = fopen(path, "rb");
+  AS_CHECK(f || errno != ENOENT, AS_ERR_DATA, "%s: no such file", path);
+  AS_CHECK(f, AS_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+  AS_CHECK(fseek(f, 0, SEEK_END) == 0, AS_ERR_IO, "cannot read %s", path);
+  long n = ftell(f);
+  AS_CHECK(n >= 0 && fseek(f, 0, SEEK_SET) == 0, AS_ERR_IO, "cannot read %s", path);
+  buf = malloc((size_t)n + 1);
+  AS_CHECK_ALLOC(buf);
+  AS_CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n, AS_ERR_IO, "cannot read %s", path);
+  buf[n] = '\0';
+  *text = buf;
+  if (len) *len = (size_t)n;
+  buf = NULL;
+cleanup:
+  if (f) fclose(f);
+  free(buf);
+  return st;
+}
+
+as_status as_outset_spec_ensure(const char *results, as_results *rf) {
+  as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
+  char *text = NULL;
+  AS_CHECK(rf, AS_ERR_ARG, "as_outset_spec_ensure: NULL file");
+  AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, path, sizeof path));
+  if (access(path, F_OK) == 0) goto cleanup;
+  AS_TRY(as_results_spec_text(rf, &text));
+  AS_TRY(as_outset_spec_save(results, text, strlen(text)));
+cleanup:
+  free(text);
+  return st;
+}
+
+/* ---------------------------------------------------------------- layout from the plan */
+
+void as_outset_bulk_counts(const as_trial *t, uint64_t counts[AS_BULK_COUNT]) {
+  const uint64_t n = (uint64_t)t->n, d = (uint64_t)t->d;
+  const as_output_spec *o = &t->output;
+  counts[AS_BULK_INITIAL] = o->initial ? n * d : 0;
+  counts[AS_BULK_FINAL] = o->final ? n * d : 0;
+  counts[AS_BULK_ATTENTION] = o->attention ? n * n : 0;
+  counts[AS_BULK_V] = o->matrices ? d * d : 0;
+  counts[AS_BULK_M] = o->matrices ? d * d : 0;
+  counts[AS_BULK_SNAPSHOTS] = (uint64_t)o->n_snapshots * n * d;
+}
+
+void as_outset_layout_free(uint64_t *bulk[AS_BULK_COUNT]) {
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    free(bulk[k]);
+    bulk[k] = NULL;
+  }
+}
+
+as_status as_outset_layout(const as_spec *spec, as_results_info *info,
+                           uint64_t *bulk[AS_BULK_COUNT]) {
+  as_status st = AS_OK;
+  memset(info, 0, sizeof *info);
+  for (int k = 0; k < AS_BULK_COUNT; k++) bulk[k] = NULL;
+  const uint64_t n_trials = as_spec_trial_count(spec);
+  const as_output_spec *out = as_spec_output(spec);
+  int want = out->initial || out->final || out->attention || out->matrices || out->n_snapshots > 0;
+  if (want) {
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      bulk[k] = calloc(n_trials ? n_trials : 1, sizeof *bulk[k]);
+      AS_CHECK_ALLOC(bulk[k]);
+    }
+    int used[AS_BULK_COUNT] = {0};
+    for (uint64_t i = 0; i < n_trials; i++) {
+      as_trial t;
+      AS_TRY(as_spec_trial(spec, i, &t));
+      uint64_t c[AS_BULK_COUNT];
+      as_outset_bulk_counts(&t, c);
+      for (int k = 0; k < AS_BULK_COUNT; k++) {
+        bulk[k][i] = c[k];
+        used[k] |= c[k] > 0;
+      }
+    }
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      if (!used[k]) {
+        free(bulk[k]);
+        bulk[k] = NULL;
+      }
+      info->bulk_counts[k] = bulk[k];
+    }
+  }
+  size_t len = 0;
+  info->n_trials = n_trials;
+  info->master_seed = as_spec_seed(spec);
+  info->spec_sha256 = as_spec_sha256(spec);
+  info->spec_text = as_spec_text(spec, &len);
+  info->spec_name = as_spec_name(spec);
+cleanup:
+  if (st != AS_OK) as_outset_layout_free(bulk);
+  return st;
+}
+
+/* ---------------------------------------------------------------- records and journals */
+
+as_status as_outset_journal_open(const char *results, int rank, int batch, double max_delay_s,
+                                 as_journal **out) {
+  as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
+  AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, rank, path, sizeof path));
+  AS_TRY(as_journal_open(path, rank, batch, max_delay_s, out));
+cleanup:
+  return st;
+}
+
+int as_outset_is_result(const as_record *rec) {
+  return rec->outcome != AS_OUT_PENDING && rec->outcome != AS_OUT_INTERRUPTED;
+}
+
+as_status as_outset_store(as_results *rf, as_journal *j, const as_record *recs, size_t count) {
+  as_status st = AS_OK;
+  size_t kept = 0;
+  AS_CHECK(rf && (recs || count == 0), AS_ERR_ARG, "as_outset_store: NULL argument");
+  for (size_t i = 0; i < count; i++) {
+    if (!as_outset_is_result(&recs[i])) continue;
+    if (j) AS_TRY(as_journal_append(j, &recs[i]));
+    kept++;
+  }
+  if (kept == 0) goto cleanup;
+  /* Durable first: a row in /trials is always also in a journal. */
+  if (j) AS_TRY(as_journal_flush(j));
+  /* Rows in runs of consecutive results, straight from recs. */
+  for (size_t i = 0; i < count;) {
+    if (!as_outset_is_result(&recs[i])) {
+      i++;
+      continue;
+    }
+    size_t first = i;
+    while (i < count && as_outset_is_result(&recs[i])) i++;
+    AS_TRY(as_results_write_records(rf, recs + first, i - first));
+  }
+cleanup:
+  return st;
+}
+
+as_status as_outset_journals_read(const char *results, as_side side, as_journal_visit_fn visit,
+                                  void *ctx, as_outset_scan *sum) {
+  as_status st = AS_OK;
+  char **names = NULL;
+  size_t n = 0;
+  as_outset_scan tot;
+  memset(&tot, 0, sizeof tot);
+  AS_TRY(as_outset_list(results, side, &names, &n));
+  for (size_t i = 0; i < n; i++) {
+    as_journal_scan scan;
+    memset(&scan, 0, sizeof scan);
+    AS_TRY(as_journal_read(names[i], visit, ctx, &scan));
+    tot.files++;
+    tot.entries_ok += scan.entries_ok;
+    tot.entries_bad += scan.entries_bad;
+    tot.torn_bytes += scan.torn_bytes;
+  }
+cleanup:
+  if (sum) *sum = tot;
+  as_outset_list_free(&names, n);
+  return st;
+}
+
+typedef struct recover_ctx {
+  as_results *rf;
+  uint8_t *done;
+  uint64_t n_trials;
+  as_record batch[OUTSET_BLOCK];
+  size_t count;
+  uint64_t recovered;
+} recover_ctx;
+
+static as_status recover_flush(recover_ctx *r) {
+  as_status st = AS_OK;
+  if (r->count) AS_TRY(as_results_write_records(r->rf, r->batch, r->count));
+  r->count = 0;
+cleanup:
+  return st;
+}
+
+static as_status recover_visit(const as_record *rec, void *vctx) {
+  as_status st = AS_OK;
+  recover_ctx *r = vctx;
+  if (rec->trial >= r->n_trials || r->done[rec->trial] || !as_outset_is_result(rec)) return AS_OK;
+  r->done[rec->trial] = 1;
+  AS_ASSERT(r->count < OUTSET_BLOCK); /* a full batch is flushed below */
+  r->batch[r->count++] = *rec;
+  r->recovered++;
+  if (r->count == OUTSET_BLOCK) AS_TRY(recover_flush(r));
+cleanup:
+  return st;
+}
+
+as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, uint64_t n_trials,
+                            uint64_t *recovered) {
+  as_status st = AS_OK;
+  recover_ctx *r = NULL;
+  AS_CHECK(rf && (done || n_trials == 0) && recovered, AS_ERR_ARG,
+           "as_outset_recover: NULL argument");
+  r = calloc(1, sizeof *r);
+  AS_CHECK_ALLOC(r);
+  r->rf = rf;
+  r->done = done;
+  r->n_trials = n_trials;
+  AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, recover_visit, r, NULL));
+  AS_TRY(recover_flush(r));
+  *recovered = r->recovered;
+cleanup:
+  free(r);
+  return st;
+}
+
+/* ---------------------------------------------------------------- rebuild (repair) */
+
+as_status as_outset_set_aside(const char *results) {
+  as_status st = AS_OK;
+  char **old = NULL;
+  size_t n_old = 0;
+  char base[AS_OUTSET_PATH_MAX], target[AS_OUTSET_PATH_MAX + 16], dname[AS_OUTSET_PATH_MAX];
+  if (access(results, F_OK) == 0) {
+    AS_TRY(as_outset_name(results, AS_SIDE_DAMAGED, -1, base, sizeof base));
+    fresh_name(base, target, sizeof target);
+    AS_TRY(rename_checked(results, target));
+  }
+  /* Each journal keeps what follows its prefix (the rank): OUT.h5.journal.<r> ->
+   * OUT.h5.damaged.journal.<r>[.k]. */
+  const char *rbase = NULL;
+  split_path(results, dname, sizeof dname, &rbase);
+  const size_t plen = strlen(rbase) + strlen(side_suffix[AS_SIDE_JOURNAL]);
+  AS_TRY(as_outset_list(results, AS_SIDE_JOURNAL, &old, &n_old));
+  for (size_t k = 0; k < n_old; k++) {
+    const char *name = strrchr(old[k], '/');
+    name = name ? name + 1 : old[k];
+    AS_ASSERT(strlen(name) >= plen); /* as_outset_list returns names with the prefix only */
+    int w = snprintf(base, sizeof base, "%s%s%s", results, side_suffix[AS_SIDE_DAMAGED_JOURNAL],
+                     name + plen);
+    AS_CHECK(w > 0 && (size_t)w < sizeof base, AS_ERR_ARG, "%s: name too long", old[k]);
+    fresh_name(base, target, sizeof target);
+    AS_TRY(rename_checked(old[k], target));
+  }
+cleanup:
+  as_outset_list_free(&old, n_old);
+  return st;
+}
+
+as_status as_outset_swap_in(const char *results) {
+  as_status st = AS_OK;
+  char from[AS_OUTSET_PATH_MAX], to[AS_OUTSET_PATH_MAX];
+  AS_TRY(as_outset_name(results, AS_SIDE_REBUILD_JOURNAL, -1, from, sizeof from));
+  AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, 0, to, sizeof to));
+  AS_TRY(rename_checked(from, to));
+  AS_TRY(as_outset_name(results, AS_SIDE_REBUILD, -1, from, sizeof from));
+  AS_TRY(rename_checked(from, results));
+  sync_dir_of(results);
+cleanup:
+  return st;
+}
