@@ -82,6 +82,9 @@ FIELD_TEXT = {
     "wall_time": ("wall time", "s"), "n_clusters": ("number of clusters", ""),
     "rank_p": ("rank of P", ""), "lambda1_re": ("Re lambda_1", ""),
     "kpos": ("eigenvalues of V with Re > 0", ""),
+    "theorem": ("theorem whose hypotheses hold", ""), "vfamily": ("family of V", ""),
+    "mfamily": ("family of Q, K", ""), "init": ("initial distribution", ""),
+    "method": ("integrator", ""), "replicate": ("replicate", ""),
 }
 
 #: Fields the summary needs; a /trials without them is not a results file.
