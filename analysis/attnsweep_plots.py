@@ -410,7 +410,7 @@ def _trial_title(rf, rec, trial):
     if "case" in rec:
         c = rec["case"]
         parts.append("case %s" % (rf.label("case", c) if rf.is_enum("case") else
-                                  schema._text(c)))
+                                  schema.text(c)))
     elif "case_id" in rec:
         parts.append("case %d" % int(rec["case_id"]))
     for f in ("theorem", "observed", "verdict"):

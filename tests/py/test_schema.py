@@ -66,6 +66,16 @@ class SelfDescriptionTest(unittest.TestCase):
             with self.assertRaises(schema.SchemaError):  # the built-in legend is not used
                 rf.read(["flag_good"])
 
+    def test_coordinates(self):
+        path = os.path.join(self.tmp.name, "coords.h5")
+        minimal_file(path)
+        with schema.open_results(path) as rf:  # the fields before flags
+            self.assertEqual(rf.coordinates(), ["verdict", "outcome", "eps"])
+        minimal_file(path, attrs={"coordinates": np.array([b"eps", b"nosuch"])})
+        with schema.open_results(path) as rf:  # the writer's list, fields it has
+            self.assertEqual(rf.coordinates(), ["eps"])
+        self.assertEqual(schema.text(np.bytes_(b"abc\0\0")), "abc")
+
     def test_fallbacks(self):
         path = os.path.join(self.tmp.name, "bare.h5")
         minimal_file(path)
