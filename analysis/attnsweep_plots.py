@@ -377,7 +377,7 @@ def plot_phase(phase, png):
         flat[0].set_title("selected trials" if where else "all trials", fontsize=9)
     for row in axes:
         row[0].set_ylabel("fraction of judged trials")
-    handles, labels = {}, []
+    handles = {}
     for ax in flat[:k]:  # one legend for all panels, below them (it hides no point or n=)
         for h, l in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(l, h)
