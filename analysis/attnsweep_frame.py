@@ -87,7 +87,7 @@ def _case_names_from_spec(text):
 
 
 def _text_column(col):
-    return np.array([schema._text(bytes(v)).rstrip("\0 ") if isinstance(v, (bytes, np.bytes_))
+    return np.array([schema.text(bytes(v)).rstrip() if isinstance(v, (bytes, np.bytes_))
                      else v for v in col], dtype=object)
 
 
@@ -139,10 +139,7 @@ def load_trials(path, fields=None, where=None):
             ids = df["case_id"].to_numpy()
             if cases and len(ids) and ids.min() >= 0 and ids.max() < len(cases):
                 df.insert(0, "case", pd.Categorical.from_codes(ids, categories=cases))
-        coords = [f for f in rf.fields[:rf.fields.index("flags")] if f != "trial"] \
-            if "flags" in rf.fields else []
-        if "coordinates" in rf._ds.attrs:  # the writer's own list, when it gives one
-            coords = [schema._text(c) for c in np.ravel(rf._ds.attrs["coordinates"])]
+        coords = rf.coordinates()
         if "case" in df.columns and "case" not in coords:
             coords = ["case"] + coords
         df.attrs.update({

@@ -342,7 +342,7 @@ def plot_phase(phase, png):
     colors = {"consistent": "C2", "violated": "C3", "unresolved": "C7"}
     for ax, (group, ser) in zip(flat, series.items()):
         x = np.asarray(ser["x"], dtype=float)
-        numeric = np.all(np.isfinite(x)) and len(x) > 0
+        numeric = np.all(np.isfinite(x)) and len(x) > 0 and not phase.get("categorical")
         xs = x if numeric else np.arange(len(x))
         for v, col in colors.items():
             f, lo, hi = (np.asarray(a, dtype=float) for a in ser[v])
@@ -360,7 +360,9 @@ def plot_phase(phase, png):
         elif numeric and len(x) > 1 and x.min() >= 0 and x.min() < 1e-3 * x.max() and \
                 np.sum(x > 0) >= 2 and x[x > 0].max() / x[x > 0].min() > 100:
             ax.set_xscale("symlog", linthresh=x[x > 0].min())
+        ax.margins(x=0.06)  # room for the n= of the outer points
         if not numeric:
+            ax.set_xlim(-0.5, len(xs) - 0.5)  # every category, even one without a fraction
             ax.set_xticks(xs)
             ax.set_xticklabels(ser["label"], rotation=45, fontsize=7)
         ax.set_xlabel(phase.get("xlabel") or phase["param"])
@@ -368,12 +370,23 @@ def plot_phase(phase, png):
         ax.set_yticks(np.linspace(0, 1, 6))
         ax.set_title(group or ("selected trials" if where else "all trials"), fontsize=9)
         ax.grid(alpha=0.3)
+    if not series:
+        flat[0].text(0.5, 0.5, "no trials selected", ha="center", va="center",
+                     transform=flat[0].transAxes, color="0.4")
+        flat[0].set_xlabel(phase.get("xlabel") or phase["param"])
+        flat[0].set_title("selected trials" if where else "all trials", fontsize=9)
     for row in axes:
         row[0].set_ylabel("fraction of judged trials")
-    flat[0].legend(fontsize=7, loc="center left")
+    handles = {}
+    for ax in flat[:k]:  # one legend for all panels, below them (it hides no point or n=)
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(l, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="lower center",
+                   ncol=len(handles), fontsize=8, frameon=False)
     if where:
         fig.suptitle("trials where %s" % where, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 / nrow if handles else 0, 1, 1))
     save_figure(fig, png)
     return fig
 
@@ -397,7 +410,7 @@ def _trial_title(rf, rec, trial):
     if "case" in rec:
         c = rec["case"]
         parts.append("case %s" % (rf.label("case", c) if rf.is_enum("case") else
-                                  schema._text(c)))
+                                  schema.text(c)))
     elif "case_id" in rec:
         parts.append("case %d" % int(rec["case_id"]))
     for f in ("theorem", "observed", "verdict"):

@@ -814,7 +814,8 @@ def phase_series(rf, axes, keys, s):
         for v in JUDGED:
             for arr, key in zip(ser[v], ("frac", "lo", "hi")):
                 arr.append(float(s["%s_%s" % (v, key)][i]))
-    return {"param": px.name, "xlabel": rf.axis_label(px.name), "series": series}
+    return {"param": px.name, "xlabel": rf.axis_label(px.name), "series": series,
+            "categorical": px.kind in ("enum", "flag")}
 
 
 class _Parser(argparse.ArgumentParser):

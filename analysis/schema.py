@@ -18,6 +18,8 @@ below when it does not:
   `units:<field>` (the unit alone), and `flag:<name>` (the bit number of flag <name> in
   `flags`). Without `flag:` attributes FLAG_BITS (the AS_FLAG_* enum of record.h, checked by
   the tests) is the legend; without descriptions FIELD_TEXT below, then the field name.
+* /trials attribute `coordinates` (the names of the sweep-coordinate fields; otherwise the
+  fields before `flags`).
 * /bulk/snapshots attribute `times` (the snapshot times); otherwise they are read from the
   spec text stored in /spec (`output: {snapshots: [...]}`).
 
@@ -82,6 +84,9 @@ FIELD_TEXT = {
     "wall_time": ("wall time", "s"), "n_clusters": ("number of clusters", ""),
     "rank_p": ("rank of P", ""), "lambda1_re": ("Re lambda_1", ""),
     "kpos": ("eigenvalues of V with Re > 0", ""),
+    "theorem": ("theorem whose hypotheses hold", ""), "vfamily": ("family of V", ""),
+    "mfamily": ("family of Q, K", ""), "init": ("initial distribution", ""),
+    "method": ("integrator", ""), "replicate": ("replicate", ""),
 }
 
 #: Fields the summary needs; a /trials without them is not a results file.
@@ -122,6 +127,13 @@ def _text(v):
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def text(v):
+    """A value read from the file as Python text/number: bytes decoded (UTF-8) without their
+    NUL padding, numpy scalars as Python scalars."""
+    v = _text(v)
+    return v.rstrip("\0") if isinstance(v, str) else v
 
 
 class Results:
@@ -310,6 +322,17 @@ class Results:
         text = self.description(field) or field
         u = self.unit(field)
         return "%s [%s]" % (text, u) if u else text
+
+    def coordinates(self):
+        """The sweep-coordinate fields (what identifies a trial's point of the sweep): the
+        `coordinates` attribute of /trials when the writer gives one, else the fields before
+        `flags` (the first group of AS_RECORD_FIELDS), without `trial`."""
+        if "coordinates" in self._ds.attrs:
+            return [_text(c) for c in np.ravel(self._ds.attrs["coordinates"])
+                    if _text(c) in self.fields]
+        if "flags" not in self.fields:
+            return []
+        return [f for f in self.fields[:self.fields.index("flags")] if f != "trial"]
 
     def spec_text(self):
         """The spec text stored in /spec ("" when absent)."""

@@ -306,6 +306,27 @@ class FigureTest(unittest.TestCase):
         self.assertNotIn("all trials", [a.get_title() for a in fig.axes])
 
 
+    def test_phase_categorical_and_empty(self):
+        import warnings
+        labels = ["identity", "good", "complex"]
+        ser = {"x": [1, 3, 7], "label": labels, "judged": [40, 12, 0]}
+        for v in summ.JUDGED:
+            p, lo, hi = summ.wilson(np.array([10, 3, 0]), np.array([40, 12, 0]))
+            ser[v] = (list(p), list(lo), list(hi))
+        phase = {"param": "theorem", "xlabel": "theorem whose hypotheses hold",
+                 "categorical": True, "series": {"": ser}}
+        fig = plots.plot_phase(phase, self.png("phase_categorical"))
+        ax = fig.axes[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], labels)
+        lo, hi = ax.get_xlim()
+        self.assertTrue(lo < 0 and hi > 2, (lo, hi))  # the last category (n=0) is inside
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "No artists with labels" warning
+            fig = plots.plot_phase({"param": "eps", "where": "d == 7", "series": {}},
+                                   self.png("phase_empty"))
+        self.assertIn("no trials selected", [t.get_text() for t in fig.axes[0].texts])
+
+
 class TrialFileTest(unittest.TestCase):
     """A results file with bulk data for trials of several kinds (the figure of each is checked
     and left in the figure directory):

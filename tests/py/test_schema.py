@@ -66,6 +66,16 @@ class SelfDescriptionTest(unittest.TestCase):
             with self.assertRaises(schema.SchemaError):  # the built-in legend is not used
                 rf.read(["flag_good"])
 
+    def test_coordinates(self):
+        path = os.path.join(self.tmp.name, "coords.h5")
+        minimal_file(path)
+        with schema.open_results(path) as rf:  # the fields before flags
+            self.assertEqual(rf.coordinates(), ["verdict", "outcome", "eps"])
+        minimal_file(path, attrs={"coordinates": np.array([b"eps", b"nosuch"])})
+        with schema.open_results(path) as rf:  # the writer's list, fields it has
+            self.assertEqual(rf.coordinates(), ["eps"])
+        self.assertEqual(schema.text(np.bytes_(b"abc\0\0")), "abc")
+
     def test_fallbacks(self):
         path = os.path.join(self.tmp.name, "bare.h5")
         minimal_file(path)
@@ -105,9 +115,13 @@ class HeaderParsingTest(unittest.TestCase):
         self.assertEqual(flags, schema.FLAG_BITS)
         self.assertEqual(dt["message"], np.dtype("S%d" % msg_len))
         for kind, name in fields:
-            is_enum = h5py.check_enum_dtype(dt[name]) is not None
-            self.assertEqual(is_enum, kind in enums or kind not in
-                             ("U64", "I64", "I32", "F64", "MSG"), name)
+            mapping = h5py.check_enum_dtype(dt[name])
+            if kind in ("U64", "I64", "I32", "F64") or dt[name].kind == "S":
+                self.assertIsNone(mapping, name)  # numbers and fixed strings
+            else:
+                self.assertIsNotNone(mapping, name)
+            if kind in enums:
+                self.assertEqual(sorted(mapping, key=mapping.get), enums[kind], name)
 
     def test_unknown_kinds(self):
         tmp = tempfile.TemporaryDirectory()
