@@ -15,11 +15,12 @@
  *
  * A workspace (as_dyn) is made once per shape (n, d); set_triple and run allocate nothing.
  * Methods (as_integ_spec.method):
- *   rk4     classic RK4, attention recomputed at every stage, fixed step dt;
- *   dopri5  Dormand-Prince 5(4) with error control (rtol, atol; initial step dt). With
- *           rtol = atol = 0 it takes fixed steps dt without control (used by order tests);
- *   euler   forward Euler, fixed step dt;
- *   layers  round(T/dt) discrete layers.
+ *   rk4, dopri5, euler  explicit Runge-Kutta methods, each a Butcher tableau (tableau.h) run
+ *           by one stepper; attention is recomputed at every stage (time and state). Fixed
+ *           step dt, except for a method with an embedded pair (dopri5: Dormand-Prince 5(4)),
+ *           which controls its step with rtol, atol (initial step dt); with rtol = atol = 0
+ *           it takes fixed steps dt without control (used by order tests);
+ *   layers  round(T/dt) discrete layers (a map, not a Runge-Kutta method).
  * Steps are shortened to land exactly on snapshot times and on T (not for layers: a layer
  * snapshot is delivered at the first layer time >= the requested time, with that time).
  * Settling: the run stops early (AS_OUT_SETTLED) once max_i |z_i'| < settle_tol * spread
