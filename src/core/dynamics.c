@@ -489,7 +489,8 @@ static double max_row_norm(int n, int d, const double *F) {
   return sqrt(best);
 }
 
-static double spread_of(int n, int d, const double *Z, double *mean) {
+/* Radius about the mean: max_i |Z_i - mean| (mean: d entries of scratch). */
+static double radius_of(int n, int d, const double *Z, double *mean) {
   for (int j = 0; j < d; j++) mean[j] = 0.0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
@@ -641,9 +642,9 @@ typedef struct run_ctx {
   as_dyn_stats *stats;
 } run_ctx;
 
-/* Settling bookkeeping at time t with velocity v and spread sp: returns 1 when settled. */
-static int settle_update(const as_integ_spec *in, double t, double v, double sp, double *since) {
-  int cond = v == 0.0 || v < in->settle_tol * sp;
+/* Settling bookkeeping at time t with velocity v and radius r: returns 1 when settled. */
+static int settle_update(const as_integ_spec *in, double t, double v, double r, double *since) {
+  int cond = v == 0.0 || v < in->settle_tol * r;
   if (!cond) {
     *since = NAN;
     return 0;
@@ -652,11 +653,11 @@ static int settle_update(const as_integ_spec *in, double t, double v, double sp,
   return in->settle_window > 0.0 && t - *since >= in->settle_window;
 }
 
-/* The outcome that ends a run before its next step, from the velocity v and spread sp at t
+/* The outcome that ends a run before its next step, from the velocity v and radius r at t
  * (AS_OUT_PENDING: go on). Shared by the continuous and the layer loops. */
-static as_outcome step_guard(const run_ctx *rc, double t, double v, double sp, double *since) {
+static as_outcome step_guard(const run_ctx *rc, double t, double v, double r, double *since) {
   if (!isfinite(v)) return AS_OUT_NONFINITE;
-  if (settle_update(rc->in, t, v, sp, since)) return AS_OUT_SETTLED;
+  if (settle_update(rc->in, t, v, r, since)) return AS_OUT_SETTLED;
   if (rc->stats->steps >= rc->in->max_steps) return AS_OUT_MAX_STEPS;
   return AS_OUT_PENDING;
 }
@@ -682,8 +683,8 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
       AS_TRY(rhs_mode(w, w->mode, t, 0, w->Z, w->K[0]));
       have_k1 = 1;
     }
-    double v = max_row_norm(n, d, w->K[0]), sp = spread_of(n, d, w->Z, w->bd);
-    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
+    double v = max_row_norm(n, d, w->K[0]), r = radius_of(n, d, w->Z, w->bd);
+    if ((out = step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     const double target = si < rc->n_snap ? rc->snap[si] : T;
     double h = controlled ? h_ctrl : in->dt;
     int land = 0;
@@ -754,8 +755,8 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
       break;
     }
     AS_TRY(rhs_mode(w, w->mode, t, k, w->Z, w->K[0]));
-    double v = max_row_norm(n, d, w->K[0]) / in->dt, sp = spread_of(n, d, w->Z, w->bd);
-    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
+    double v = max_row_norm(n, d, w->K[0]) / in->dt, r = radius_of(n, d, w->Z, w->bd);
+    if ((out = step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
     s->steps++;
     if (!all_finite(nd, w->Zn)) {
@@ -816,7 +817,7 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   stats->outcome = AS_OUT_PENDING;
   stats->steps = stats->rejected = 0;
   stats->t_final = 0.0;
-  stats->settle_time = stats->velocity = stats->spread = NAN;
+  stats->settle_time = stats->velocity = stats->radius = NAN;
   AS_CHECK(w->have_triple, AS_ERR_ARG, "as_dyn_run: no triple set");
   w->ran = 0;
   const int n = w->n, d = w->d;
@@ -872,14 +873,14 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   } else {
     AS_TRY(run_continuous(w, &rc));
   }
-  /* Attention, velocity and spread at the final state. */
+  /* Attention, velocity and radius at the final state. */
   AS_TRY(rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
   publish_attention(w);
   double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
-  double sp = spread_of(n, d, w->Z, w->bd);
-  stats->spread = sp;
-  stats->velocity = v == 0.0 ? 0.0 : v / sp;
-  if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, sp, &stats->settle_time);
+  double r = radius_of(n, d, w->Z, w->bd);
+  stats->radius = r;
+  stats->velocity = v == 0.0 ? 0.0 : v / r;
+  if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
   w->ran = 1;
 cleanup:
   return st;
