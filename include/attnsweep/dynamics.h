@@ -15,15 +15,17 @@
  *
  * A workspace (as_dyn) is made once per shape (n, d); set_triple and run allocate nothing.
  * Methods (as_integ_spec.method):
- *   rk4     classic RK4, attention recomputed at every stage, fixed step dt;
- *   dopri5  Dormand-Prince 5(4) with error control (rtol, atol; initial step dt). With
- *           rtol = atol = 0 it takes fixed steps dt without control (used by order tests);
- *   euler   forward Euler, fixed step dt;
- *   layers  round(T/dt) discrete layers.
+ *   rk4, dopri5, euler  explicit Runge-Kutta methods, each a Butcher tableau (tableau.h) run
+ *           by one stepper; attention is recomputed at every stage (time and state). Fixed
+ *           step dt, except for a method with an embedded pair (dopri5: Dormand-Prince 5(4)),
+ *           which controls its step with rtol, atol (initial step dt); with rtol = atol = 0
+ *           it takes fixed steps dt without control (used by order tests);
+ *   layers  round(T/dt) discrete layers (a map, not a Runge-Kutta method).
  * Steps are shortened to land exactly on snapshot times and on T (not for layers: a layer
  * snapshot is delivered at the first layer time >= the requested time, with that time).
- * Settling: the run stops early (AS_OUT_SETTLED) once max_i |z_i'| < settle_tol * spread
- * (spread = max_i |z_i - mean|) has held throughout a window of length settle_window > 0.
+ * Settling: the run stops early (AS_OUT_SETTLED) once max_i |z_i'| < settle_tol * radius
+ * (radius = max_i |z_i - mean|, in the integrated variables) has held throughout a window of
+ * length settle_window > 0.
  * Nothing here is collective; a workspace must not be shared between threads.
  */
 #ifndef ATTNSWEEP_DYNAMICS_H
@@ -58,8 +60,9 @@ typedef struct as_dyn_stats {
   double t_final;     /* time of the final state (layers: number of layers times dt) */
   double settle_time; /* start of the window over which the state has been settled; NaN if never
                          (or no longer) settled at the end */
-  double velocity;    /* final max_i |z_i'| / spread (0 when both are 0) */
-  double spread;      /* final max_i |z_i - mean| (integrated variables) */
+  double velocity;    /* final max_i |z_i'| / radius (0 when both are 0) */
+  double radius;      /* final max_i |z_i - mean| (integrated variables), the settling scale;
+                         not the record's `spread` (the classifier's diameter, classify.h) */
 } as_dyn_stats;
 
 /* Snapshot callback: time and the state in the integrated variables (n x d, borrowed for the

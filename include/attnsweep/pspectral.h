@@ -31,7 +31,6 @@
 #include "attnsweep/triple.h"
 
 #define AS_PSPECTRAL_NB 64
-#define AS_PSPECTRAL_THRESHOLD_DEFAULT 512
 
 typedef struct as_pspectral as_pspectral;
 
@@ -47,7 +46,7 @@ typedef struct as_pspectral_times {
 } as_pspectral_times;
 
 /* Collective on comm. Builds a BLACS grid over comm (duplicated internally). threshold: the
- * smallest d analysed collectively by as_pspectral_hook (<= 0: the default 512). */
+ * smallest d analysed collectively by as_pspectral_hook (<= 0: AS_SPECTRAL_THRESHOLD_DEFAULT). */
 as_status as_pspectral_create(MPI_Comm comm, int threshold, as_pspectral **out);
 /* Collective on the communicator given to create. Accepts NULL and *p == NULL. */
 void as_pspectral_destroy(as_pspectral **p);

@@ -13,6 +13,11 @@
 #include "attnsweep/status.h"
 #include "attnsweep/triple.h"
 
+/* The d from which a triple's spectral analysis is distributed over the ranks (ScaLAPACK,
+ * par/pspectral.h) unless the spec sets `spectral_threshold`: the one definition of that
+ * default (spec parsing, the sweep, pspectral and the docs refer to it). */
+#define AS_SPECTRAL_THRESHOLD_DEFAULT 512
+
 typedef struct as_spectral {
   int d;
   double *wr, *wi;               /* d eigenvalues of V, sorted by decreasing modulus (ties: real

@@ -154,7 +154,7 @@ static int parse(int argc, char **argv, int rank, census_opts *o) {
   o->path = o->out = NULL;
   o->csv = 0;
   o->tol = CENSUS_TOL;
-  o->threshold = AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  o->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/par.h"
 #include "attnsweep/signals.h"
 #include "attnsweep/versions.h"
 #include "cli.h"
@@ -200,6 +201,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "attnsweep: cannot install signal handlers\n");
     return 3;
   }
+  /* Every process (each MPI rank) pins its own BLAS threads before any work (par.h). */
+  as_status bst = as_par_blas_threads(NULL);
+  if (bst != AS_OK) return as_cli_report(c->name, bst);
   if (!c->needs_mpi) return c->fn(argc - 1, argv + 1);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

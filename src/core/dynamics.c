@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnsweep/expm.h"
+#include "attnsweep/tableau.h"
 #include "linalg_dyn.h"
 
 /* The small-shape kernel (as_attention_small): few coordinates and few tokens, where BLAS calls
@@ -28,6 +29,27 @@ enum { MODE_Z, MODE_X, MODE_LZ, MODE_LX };
 
 #define AS_LN2 0.69314718055994530942
 
+/* One linear combination of the stage derivatives, Y = Z + h sum_q co[q] K[idx[q]], with the
+ * zero coefficients of the tableau dropped (fewer passes; identical sums for finite K). */
+typedef struct rk_comb {
+  int nt;                      /* terms */
+  int idx[AS_RK_MAX_STAGES];   /* stage of each term */
+  double co[AS_RK_MAX_STAGES]; /* its coefficient */
+} rk_comb;
+
+/* A tableau (tableau.h) in the doubles the stepper uses: made once per method, in place. */
+typedef struct rk_plan {
+  const as_tableau *tb;        /* the tableau it was made from, NULL: none yet */
+  int s;                       /* stages */
+  int fsal;                    /* the last stage's state is the solution */
+  int embedded;                /* an error estimate exists (order_hat > 0) */
+  double c[AS_RK_MAX_STAGES];  /* nodes */
+  rk_comb a[AS_RK_MAX_STAGES]; /* state of stage i (row 0 unused) */
+  rk_comb b;                   /* the solution (unused when fsal) */
+  rk_comb e;                   /* error weights b - bhat, each rounded once from the rationals */
+  double expo;                 /* step-size controller exponent -1 / (min(order, order_hat) + 1) */
+} rk_plan;
+
 struct as_dyn {
   int n, d;
   as_expm_plan *ex; /* e^{tV} of the current V */
@@ -44,15 +66,15 @@ struct as_dyn {
   double tc[2];  /* their times */
   int ec_valid[2];
   int ec_next;
-  long e_k;     /* layer power held in E (Pade path), -1 none */
-  int *ipiv;    /* d */
-  double *bd;   /* d: block coefficients */
-  double *bo;   /* d */
-  double *Z;    /* n*d current state */
-  double *Zn;   /* n*d next state */
-  double *Ys;   /* n*d stage state */
-  double *K[7]; /* n*d stage derivatives */
-  double *G;    /* n*d transformed, normalised tokens */
+  long e_k;                    /* layer power held in E (Pade path), -1 none */
+  int *ipiv;                   /* d */
+  double *bd;                  /* d: block coefficients */
+  double *bo;                  /* d */
+  double *Z;                   /* n*d current state */
+  double *Zn;                  /* n*d next state */
+  double *Ys;                  /* n*d stage state */
+  double *K[AS_RK_MAX_STAGES]; /* n*d stage derivatives */
+  double *G;                   /* n*d transformed, normalised tokens */
   double *GT;   /* d*n its transpose (small shapes: S = A G^T with a contiguous inner loop) */
   double *A;    /* n*d G Mt */
   double *H;    /* n*d P Z */
@@ -65,6 +87,8 @@ struct as_dyn {
   double *AT;   /* d*ld: (G Mt)^T, lanes >= n zero */
   double *PT;   /* n*ld: P^T from the small kernel */
   int pt_newer; /* P^T in PT is newer than P (P is written when a caller may read it) */
+  rk_plan rk;   /* the Runge-Kutta method of the last continuous run */
+  const as_tableau *tb_force; /* test hook: run this tableau whatever the method (NULL: none) */
   /* the last run */
   int ran;
   int mode;
@@ -92,11 +116,14 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
     *mats[i] = calloc(dd, sizeof(double));
     AS_CHECK_ALLOC(*mats[i]);
   }
-  double **vecs[] = {&w->GT,   &w->Z,    &w->Zn,   &w->Ys,   &w->G,    &w->A,    &w->H,
-                     &w->K[0], &w->K[1], &w->K[2], &w->K[3], &w->K[4], &w->K[5], &w->K[6]};
+  double **vecs[] = {&w->GT, &w->Z, &w->Zn, &w->Ys, &w->G, &w->A, &w->H};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
     *vecs[i] = calloc(nd, sizeof(double));
     AS_CHECK_ALLOC(*vecs[i]);
+  }
+  for (int i = 0; i < AS_RK_MAX_STAGES; i++) {
+    w->K[i] = calloc(nd, sizeof(double));
+    AS_CHECK_ALLOC(w->K[i]);
   }
   w->S = calloc(nn, sizeof(double));
   w->P = calloc(nn, sizeof(double));
@@ -142,7 +169,7 @@ void as_dyn_destroy(as_dyn **p) {
   free(w->Z);
   free(w->Zn);
   free(w->Ys);
-  for (int i = 0; i < 7; i++) free(w->K[i]);
+  for (int i = 0; i < AS_RK_MAX_STAGES; i++) free(w->K[i]);
   free(w->G);
   free(w->GT);
   free(w->A);
@@ -462,7 +489,8 @@ static double max_row_norm(int n, int d, const double *F) {
   return sqrt(best);
 }
 
-static double spread_of(int n, int d, const double *Z, double *mean) {
+/* Radius about the mean: max_i |Z_i - mean| (mean: d entries of scratch). */
+static double radius_of(int n, int d, const double *Z, double *mean) {
   for (int j = 0; j < d; j++) mean[j] = 0.0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
@@ -493,66 +521,111 @@ static void swap(double **a, double **b) {
 
 /* ---------------------------------------------------------------- steps */
 
-static as_status step_rk4(as_dyn *w, double t, double h) {
+/* Rational x - y (entries left out read as 0) rounded once to a double. */
+static double rational_diff(as_rational x, as_rational y) {
+  int64_t xn = x.num, xd = x.num == 0 ? 1 : x.den, yn = y.num, yd = y.num == 0 ? 1 : y.den;
+  int64_t num = xn * yd - yn * xd, den = xd * yd; /* |num|, den < 2^53 for int32 parts */
+  return num == 0 ? 0.0 : (double)num / (double)den;
+}
+
+static void comb_add(rk_comb *cb, int j, double v) {
+  if (v == 0.0) return;
+  cb->idx[cb->nt] = j;
+  cb->co[cb->nt] = v;
+  cb->nt++;
+}
+
+/* The plan of tableau tb into w->rk (kept while the method stays the same). */
+static as_status rk_prepare(as_dyn *w, const as_tableau *tb) {
   as_status st = AS_OK;
-  const size_t nd = (size_t)w->n * w->d;
-  double *Z = w->Z, *Ys = w->Ys, **K = w->K;
-  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + 0.5 * h * K[0][i];
-  AS_TRY(rhs_mode(w, w->mode, t + 0.5 * h, 0, Ys, K[1]));
-  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + 0.5 * h * K[1][i];
-  AS_TRY(rhs_mode(w, w->mode, t + 0.5 * h, 0, Ys, K[2]));
-  for (size_t i = 0; i < nd; i++) Ys[i] = Z[i] + h * K[2][i];
-  AS_TRY(rhs_mode(w, w->mode, t + h, 0, Ys, K[3]));
-  const double h6 = h / 6.0;
-  for (size_t i = 0; i < nd; i++)
-    w->Zn[i] = Z[i] + h6 * (K[0][i] + 2.0 * (K[1][i] + K[2][i]) + K[3][i]);
+  rk_plan *rk = &w->rk;
+  if (rk->tb == tb) return AS_OK;
+  AS_CHECK(tb->stages >= 1 && tb->stages <= AS_RK_MAX_STAGES && tb->order >= 1 &&
+               tb->order_hat >= 0 && (!tb->fsal || tb->stages >= 2),
+           AS_ERR_ARG, "tableau of method %d: %d stages, order %d(%d), fsal %d", (int)tb->method,
+           tb->stages, tb->order, tb->order_hat, tb->fsal);
+  memset(rk, 0, sizeof *rk);
+  rk->s = tb->stages;
+  rk->fsal = tb->fsal;
+  rk->embedded = tb->order_hat > 0;
+  for (int i = 0; i < rk->s; i++) {
+    rk->c[i] = as_rational_value(tb->c[i]);
+    for (int j = 0; j < i; j++) comb_add(&rk->a[i], j, as_rational_value(tb->a[i][j]));
+    comb_add(&rk->b, i, as_rational_value(tb->b[i]));
+    if (rk->embedded) comb_add(&rk->e, i, rational_diff(tb->b[i], tb->bhat[i]));
+  }
+  int q = tb->order_hat > 0 && tb->order_hat < tb->order ? tb->order_hat : tb->order;
+  rk->expo = -1.0 / (double)(q + 1);
+  rk->tb = tb;
 cleanup:
   return st;
 }
 
-/* Dormand-Prince 5(4) tableau (Dormand and Prince 1980). */
-static const double dp_c[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
-static const double dp_a[7][6] = {
-    {0},
-    {1.0 / 5},
-    {3.0 / 40, 9.0 / 40},
-    {44.0 / 45, -56.0 / 15, 32.0 / 9},
-    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
-    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
-    {35.0 / 384, 0.0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
-/* 5th-order weights minus 4th-order weights (error estimate). */
-static const double dp_e[7] = {71.0 / 57600,      0.0,        -71.0 / 16695, 71.0 / 1920,
-                               -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
-
-/* One Dormand-Prince step from (t, Z) with K[0] = f(t, Z): Zn = 5th-order solution (its
- * derivative in K[6], first-same-as-last), *err = scaled RMS error (0 when no control). */
-static as_status step_dopri(as_dyn *w, double t, double h, double rtol, double atol, double *err) {
-  as_status st = AS_OK;
-  const size_t nd = (size_t)w->n * w->d;
-  double *Z = w->Z, *Ys = w->Ys, **K = w->K;
-  for (int s = 1; s < 7; s++) {
-    double *Y = s == 6 ? w->Zn : Ys;
-    for (size_t i = 0; i < nd; i++) {
-      double acc = 0.0;
-      for (int j = 0; j < s; j++) acc += dp_a[s][j] * K[j][i];
-      Y[i] = Z[i] + h * acc;
-    }
-    AS_TRY(rhs_mode(w, w->mode, t + dp_c[s] * h, 0, Y, K[s]));
+/* Y = Z + h sum_q co[q] K[idx[q]]: per entry the sum from 0.0 in the tableau's stage order,
+ * formed one term at a time over the whole vector (contiguous loops, one pass per term). */
+static void rk_combine(size_t nd, const double *restrict Z, double h, const rk_comb *cb,
+                       double *const *K, double *restrict Y) {
+  const int nt = cb->nt;
+  if (nt == 0) {
+    memcpy(Y, Z, nd * sizeof *Y);
+    return;
   }
+  const double *restrict K0 = K[cb->idx[0]];
+  const double c0 = cb->co[0];
+  if (nt == 1) {
+    for (size_t i = 0; i < nd; i++) Y[i] = Z[i] + h * (0.0 + c0 * K0[i]);
+    return;
+  }
+  for (size_t i = 0; i < nd; i++) Y[i] = 0.0 + c0 * K0[i];
+  for (int q = 1; q < nt - 1; q++) {
+    const double *restrict Kq = K[cb->idx[q]];
+    const double cq = cb->co[q];
+    for (size_t i = 0; i < nd; i++) Y[i] += cq * Kq[i];
+  }
+  const double *restrict Kl = K[cb->idx[nt - 1]];
+  const double cl = cb->co[nt - 1];
+  for (size_t i = 0; i < nd; i++) Y[i] = Z[i] + h * (Y[i] + cl * Kl[i]);
+}
+
+/* One step of the current tableau from (t, Z) with K[0] = f(t, Z): Zn = the solution (with
+ * fsal its derivative f(t + h, Zn) is left in K[s - 1]); *err = scaled RMS norm of the error
+ * estimate when controlled, else 0. */
+static as_status step_rk(as_dyn *w, double t, double h, int controlled, double rtol, double atol,
+                         double *err) {
+  as_status st = AS_OK;
+  const rk_plan *rk = &w->rk;
+  const size_t nd = (size_t)w->n * w->d;
+  double *Z = w->Z;
+  for (int s = 1; s < rk->s; s++) {
+    double *Y = rk->fsal && s == rk->s - 1 ? w->Zn : w->Ys;
+    rk_combine(nd, Z, h, &rk->a[s], w->K, Y);
+    AS_TRY(rhs_mode(w, w->mode, t + rk->c[s] * h, 0, Y, w->K[s]));
+  }
+  if (!rk->fsal) rk_combine(nd, Z, h, &rk->b, w->K, w->Zn);
   *err = 0.0;
-  if (rtol > 0.0 || atol > 0.0) {
+  if (controlled) {
+    const rk_comb *e = &rk->e;
     double sum = 0.0;
     for (size_t i = 0; i < nd; i++) {
-      double e = 0.0;
-      for (int j = 0; j < 7; j++) e += dp_e[j] * K[j][i];
-      e *= h;
+      double ei = 0.0;
+      for (int q = 0; q < e->nt; q++) ei += e->co[q] * w->K[e->idx[q]][i];
+      ei *= h;
       double sc = atol + rtol * fmax(fabs(Z[i]), fabs(w->Zn[i]));
-      double r = e / sc;
+      double r = ei / sc;
       sum += r * r;
     }
     *err = sqrt(sum / (double)nd);
     if (isnan(*err)) *err = INFINITY;
   }
+cleanup:
+  return st;
+}
+
+as_status as_dyn_set_tableau(as_dyn *w, const as_tableau *tb) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_tableau: NULL workspace");
+  w->tb_force = tb;
+  w->rk.tb = NULL; /* a test may change a tableau in place between runs */
 cleanup:
   return st;
 }
@@ -569,9 +642,9 @@ typedef struct run_ctx {
   as_dyn_stats *stats;
 } run_ctx;
 
-/* Settling bookkeeping at time t with velocity v and spread sp: returns 1 when settled. */
-static int settle_update(const as_integ_spec *in, double t, double v, double sp, double *since) {
-  int cond = v == 0.0 || v < in->settle_tol * sp;
+/* Settling bookkeeping at time t with velocity v and radius r: returns 1 when settled. */
+static int settle_update(const as_integ_spec *in, double t, double v, double r, double *since) {
+  int cond = v == 0.0 || v < in->settle_tol * r;
   if (!cond) {
     *since = NAN;
     return 0;
@@ -580,11 +653,11 @@ static int settle_update(const as_integ_spec *in, double t, double v, double sp,
   return in->settle_window > 0.0 && t - *since >= in->settle_window;
 }
 
-/* The outcome that ends a run before its next step, from the velocity v and spread sp at t
+/* The outcome that ends a run before its next step, from the velocity v and radius r at t
  * (AS_OUT_PENDING: go on). Shared by the continuous and the layer loops. */
-static as_outcome step_guard(const run_ctx *rc, double t, double v, double sp, double *since) {
+static as_outcome step_guard(const run_ctx *rc, double t, double v, double r, double *since) {
   if (!isfinite(v)) return AS_OUT_NONFINITE;
-  if (settle_update(rc->in, t, v, sp, since)) return AS_OUT_SETTLED;
+  if (settle_update(rc->in, t, v, r, since)) return AS_OUT_SETTLED;
   if (rc->stats->steps >= rc->in->max_steps) return AS_OUT_MAX_STEPS;
   return AS_OUT_PENDING;
 }
@@ -594,8 +667,8 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
   const as_integ_spec *in = rc->in;
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
-  const int dopri = in->method == AS_METHOD_DOPRI5;
-  const int controlled = dopri && (in->rtol > 0.0 || in->atol > 0.0);
+  const rk_plan *rk = &w->rk;
+  const int controlled = rk->embedded && (in->rtol > 0.0 || in->atol > 0.0);
   const double T = in->T, hmin = 1e-12 * T;
   as_dyn_stats *s = rc->stats;
   double t = 0.0, since = NAN, h_ctrl = in->dt;
@@ -610,8 +683,8 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
       AS_TRY(rhs_mode(w, w->mode, t, 0, w->Z, w->K[0]));
       have_k1 = 1;
     }
-    double v = max_row_norm(n, d, w->K[0]), sp = spread_of(n, d, w->Z, w->bd);
-    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
+    double v = max_row_norm(n, d, w->K[0]), r = radius_of(n, d, w->Z, w->bd);
+    if ((out = step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     const double target = si < rc->n_snap ? rc->snap[si] : T;
     double h = controlled ? h_ctrl : in->dt;
     int land = 0;
@@ -620,16 +693,10 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
       land = 1;
     }
     double err = 0.0;
-    if (in->method == AS_METHOD_RK4) {
-      AS_TRY(step_rk4(w, t, h));
-    } else if (dopri) {
-      AS_TRY(step_dopri(w, t, h, in->rtol, in->atol, &err));
-    } else { /* Euler */
-      for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + h * w->K[0][i];
-    }
+    AS_TRY(step_rk(w, t, h, controlled, in->rtol, in->atol, &err));
     s->steps++;
     if (controlled) {
-      double fac = err == 0.0 ? 5.0 : fmin(5.0, fmax(0.2, 0.9 * pow(err, -0.2)));
+      double fac = err == 0.0 ? 5.0 : fmin(5.0, fmax(0.2, 0.9 * pow(err, rk->expo)));
       if (err > 1.0 && h > hmin) { /* reject; K[0] still holds f(t, Z) */
         s->rejected++;
         h_ctrl = fmax(h * fac, hmin);
@@ -644,8 +711,8 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
     }
     swap(&w->Z, &w->Zn);
     t = land ? target : t + h;
-    if (dopri) {
-      swap(&w->K[0], &w->K[6]); /* first same as last */
+    if (rk->fsal) {
+      swap(&w->K[0], &w->K[rk->s - 1]); /* first same as last */
     } else {
       have_k1 = 0;
     }
@@ -688,8 +755,8 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
       break;
     }
     AS_TRY(rhs_mode(w, w->mode, t, k, w->Z, w->K[0]));
-    double v = max_row_norm(n, d, w->K[0]) / in->dt, sp = spread_of(n, d, w->Z, w->bd);
-    if ((out = step_guard(rc, t, v, sp, &since)) != AS_OUT_PENDING) break;
+    double v = max_row_norm(n, d, w->K[0]) / in->dt, r = radius_of(n, d, w->Z, w->bd);
+    if ((out = step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
     s->steps++;
     if (!all_finite(nd, w->Zn)) {
@@ -750,7 +817,7 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   stats->outcome = AS_OUT_PENDING;
   stats->steps = stats->rejected = 0;
   stats->t_final = 0.0;
-  stats->settle_time = stats->velocity = stats->spread = NAN;
+  stats->settle_time = stats->velocity = stats->radius = NAN;
   AS_CHECK(w->have_triple, AS_ERR_ARG, "as_dyn_run: no triple set");
   w->ran = 0;
   const int n = w->n, d = w->d;
@@ -791,7 +858,14 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   w->k = 0;
   w->t = 0.0;
   invalidate_caches(w);
-  if (layers) AS_TRY(layer_setup(w, in->dt));
+  if (layers) {
+    AS_TRY(layer_setup(w, in->dt));
+  } else {
+    const as_tableau *tb = w->tb_force ? w->tb_force : as_tableau_of(in->method);
+    AS_CHECK(tb != NULL, AS_ERR_INTERNAL, "method %s has no Butcher tableau",
+             as_enum_label(&as_method_table, (int)in->method));
+    AS_TRY(rk_prepare(w, tb));
+  }
   memcpy(w->Z, X0, nd * sizeof(double));
   run_ctx rc = {in, stop, snap_times, n_snap, cb, cb_ctx, stats};
   if (layers) {
@@ -799,14 +873,14 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   } else {
     AS_TRY(run_continuous(w, &rc));
   }
-  /* Attention, velocity and spread at the final state. */
+  /* Attention, velocity and radius at the final state. */
   AS_TRY(rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
   publish_attention(w);
   double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
-  double sp = spread_of(n, d, w->Z, w->bd);
-  stats->spread = sp;
-  stats->velocity = v == 0.0 ? 0.0 : v / sp;
-  if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, sp, &stats->settle_time);
+  double r = radius_of(n, d, w->Z, w->bd);
+  stats->radius = r;
+  stats->velocity = v == 0.0 ? 0.0 : v / r;
+  if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
   w->ran = 1;
 cleanup:
   return st;

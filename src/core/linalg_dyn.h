@@ -34,4 +34,11 @@ void as_attention_small(int n, int d, int ld, const double *restrict AT, const d
 struct as_dyn;
 as_status as_dyn_set_kernel(struct as_dyn *w, int kernel);
 
+/* Test hook (dynamics.c): continuous runs use tableau tb (borrowed; it must outlive the runs)
+ * whatever their method, until set to NULL; layers are not affected. Lets a test run a
+ * tableau that is no method, e.g. dopri5's embedded solution on its own. AS_ERR_ARG for a NULL
+ * workspace; a malformed tableau is reported by the next run (AS_ERR_ARG). */
+struct as_tableau;
+as_status as_dyn_set_tableau(struct as_dyn *w, const struct as_tableau *tb);
+
 #endif

@@ -288,7 +288,6 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   rec->t_final = ds.t_final;
   rec->settle_time = ds.settle_time;
   rec->velocity = ds.velocity;
-  rec->spread = ds.spread;
 
   const double *state = as_dyn_state(pl->dyn);
   const double *P = as_dyn_attention(pl->dyn);

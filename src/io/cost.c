@@ -9,24 +9,14 @@
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
+#include "attnsweep/tableau.h"
 
 double as_cost_work(const as_trial *t) {
   double n = t->n, d = t->d;
   double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
-  double stages = 1;
-  switch (t->integ.method) {
-  case AS_METHOD_RK4:
-    stages = 4;
-    break;
-  case AS_METHOD_DOPRI5:
-    stages = 6;
-    break;
-  default:
-    stages = 1;
-    break;
-  }
+  double stages = as_method_stages(t->integ.method); /* from the method's tableau */
   return stages * steps * (n * n * d + n * d * d) + d * d * d;
 }
 

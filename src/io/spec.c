@@ -17,6 +17,8 @@
 
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
+#include "attnsweep/spectral.h"
+#include "attnsweep/tableau.h"
 #include "spec_impl.h"
 
 /* ---------------------------------------------------------------- schema
@@ -1199,7 +1201,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
   AS_CHECK_ALLOC(s);
   cx.arena = &s->arena;
   s->replicates = 1;
-  s->spectral_threshold = 512;
+  s->spectral_threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   s->flush_interval = 10.0;
   s->source = as_arena_strndup(&s->arena, name, strlen(name));
   s->text = as_arena_strndup(&s->arena, text, len);

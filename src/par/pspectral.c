@@ -83,7 +83,7 @@ as_status as_pspectral_create(MPI_Comm comm, int threshold, as_pspectral **out) 
   AS_MPI_CHECK(MPI_Comm_dup(comm, &ps->comm));
   AS_MPI_CHECK(MPI_Comm_rank(ps->comm, &ps->rank));
   AS_MPI_CHECK(MPI_Comm_size(ps->comm, &ps->size));
-  ps->threshold = threshold > 0 ? threshold : AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  ps->threshold = threshold > 0 ? threshold : AS_SPECTRAL_THRESHOLD_DEFAULT;
   int pr = 1;
   for (int p = 1; p * p <= ps->size; p++)
     if (ps->size % p == 0) pr = p;

@@ -351,7 +351,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   ctx->pl = pl;
   ctx->rank = rank;
   ctx->threshold = as_spec_spectral_threshold(spec);
-  if (ctx->threshold <= 0) ctx->threshold = AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   AS_TRY(big_prepass(comm, ctx, todo, n_todo));
 
   as_sched_opts so;
@@ -415,7 +415,7 @@ as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_
   ctx->spec = spec;
   ctx->rank = rank;
   ctx->threshold = as_spec_spectral_threshold(spec);
-  if (ctx->threshold <= 0) ctx->threshold = AS_PSPECTRAL_THRESHOLD_DEFAULT;
+  if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   AS_TRY(as_pipeline_create(spectral_hook, ctx, &pl));
   ctx->pl = pl;
   /* Exactly what a worker does: the collective analysis of a large triple first, then the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line's contract: --version names the tool, git revision and library versions;
-# --help and `help CMD` describe the commands; unknown commands and options exit 2 with usage.
+# --help and `help CMD` describe the commands; unknown commands and options exit 2 with usage;
+# a malformed ATTNSWEEP_BLAS_THREADS stops any command at start-up with exit 2.
 set -u
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 fail=0
@@ -38,5 +39,16 @@ check "unknown option is named" grep -q -- "--frobnicate" <<<"$err"
 check "no command exits 2" test $rc -eq 2
 "$bin" help frobnicate >/dev/null 2>&1; rc=$?
 check "help for an unknown command exits 2" test $rc -eq 2
+
+# Every process pins its BLAS threads at start-up (docs/scheduling.md): a malformed override
+# stops any command there, exit 2, naming the variable.
+spec=$(mktemp /tmp/as_basics_XXXXXX.yaml)
+trap 'rm -f "$spec"' EXIT
+printf 'sweep: {vfamily: identity, mfamily: identity, d: 2, n: 4, T: 1}\n' >"$spec"
+err=$(ATTNSWEEP_BLAS_THREADS=two "$bin" validate "$spec" 2>&1 >/dev/null); rc=$?
+check "ATTNSWEEP_BLAS_THREADS=two exits 2" test $rc -eq 2
+check "ATTNSWEEP_BLAS_THREADS=two is named" grep -q "ATTNSWEEP_BLAS_THREADS = 'two'" <<<"$err"
+ATTNSWEEP_BLAS_THREADS=2 "$bin" validate "$spec" >/dev/null 2>&1; rc=$?
+check "ATTNSWEEP_BLAS_THREADS=2 is accepted" test $rc -eq 0
 
 exit $fail

@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
   as_pspectral *ps = NULL;
   as_status st = as_pspectral_create(MPI_COMM_WORLD, 0, &ps);
   AS_EXPECT(st == AS_OK, "create: %s", as_error_get()->message);
-  AS_EXPECT(as_pspectral_threshold(ps) == AS_PSPECTRAL_THRESHOLD_DEFAULT, "default threshold");
+  AS_EXPECT(as_pspectral_threshold(ps) == AS_SPECTRAL_THRESHOLD_DEFAULT, "default threshold");
 
   /* Reproducibility: every rank builds trials 0..7 in its own rotated order. */
   enum { NT = 8, DR = 9 };

@@ -61,7 +61,7 @@ int main(void) {
     AS_EXPECT(all_finite(N * D, Z) && all_finite(N * N, P), "finite state and attention");
     /* One-hot on points: the support of each row lies on one point (tokens that coincide to
      * rounding tie exactly and share the row equally, by design). */
-    const double sp = st.spread;
+    const double sp = st.radius; /* max distance from the mean */
     int onehot = 0, pointmass = 0, clusters = 0;
     for (int i = 0; i < N; i++) {
       int nz = 0, j0 = -1, same = 1;
@@ -81,11 +81,11 @@ int main(void) {
       clusters += newpt;
     }
     printf("T = 1000: %d of %d rows one-hot, %d rows one-hot on points, %d clusters, "
-           "velocity/spread %.2e\n",
+           "velocity/radius %.2e\n",
            onehot, N, pointmass, clusters, st.velocity);
     AS_EXPECT(pointmass == N, "every row one-hot on a point: %d of %d", pointmass, N);
     AS_EXPECT(clusters >= 2 && clusters <= 8, "clustered into %d points", clusters);
-    AS_EXPECT(st.velocity < 1e-12, "at rest: velocity/spread %g", st.velocity);
+    AS_EXPECT(st.velocity < 1e-12, "at rest: velocity/radius %g", st.velocity);
     double X[N * D];
     AS_EXPECT(as_dyn_state_x(w, X) == AS_OK, "state_x");
     int nan = 0;

@@ -1,12 +1,17 @@
-/* Observed orders of convergence: exact linear solutions (M = 0) and a nonlinear case
- * against a tiny-step reference; z/x and layer consistency. */
+/* Observed orders of convergence of every Butcher tableau (tableau.h), each against its
+ * declared order: exact linear solutions (M = 0) and a nonlinear case against a tiny-step
+ * reference; the embedded solution of a pair run on its own against its declared order; z/x
+ * and layer consistency. */
 #include <math.h>
 #include <string.h>
 
 #include "as_test.h"
 #include "attnsweep/dynamics.h"
+#include "attnsweep/enums.h"
 #include "attnsweep/rng.h"
+#include "attnsweep/tableau.h"
 #include "dyn_test.h"
+#include "linalg_dyn.h"
 
 #define N 5
 #define D 3
@@ -30,6 +35,52 @@ static long run(as_dyn *w, as_integ_spec s, const double *X0, double *out, doubl
   return (long)st.steps;
 }
 
+/* Coarsest step of an order-p method, from its order only: scale * (0.02, 0.2, 0.43) for
+ * p = 1, 4, 5. With scale 1 for the exact linear case and 1/8 for the nonlinear one (where
+ * dopri5's leading error term is small, so larger steps are still pre-asymptotic, observed
+ * order ~6), the errors at h, h/2, h/4 stay in the asymptotic range and above round-off
+ * (smallest ~4e-13). */
+static double coarse_step(int p, double scale) {
+  return scale * 0.02 * pow(10.0, (p - 1) / 3.0);
+}
+
+/* The tableaus to test: every method's, and each embedded solution as a method of its own
+ * (run through the test hook as_dyn_set_tableau). */
+typedef struct {
+  as_method method;     /* the method to ask for */
+  const as_tableau *tb; /* NULL: the method's own tableau; else forced */
+  int p;                /* declared order */
+  char name[48];
+} rk_case;
+static as_tableau embedded[AS_METHOD_COUNT];
+
+static int rk_cases(rk_case *out) {
+  int k = 0;
+  for (int m = 0; m < AS_METHOD_COUNT; m++) {
+    const as_tableau *tb = as_tableau_of((as_method)m);
+    if (!tb) continue;
+    out[k].method = (as_method)m;
+    out[k].tb = NULL;
+    out[k].p = tb->order;
+    snprintf(out[k].name, sizeof out[k].name, "%s", as_enum_label(&as_method_table, m));
+    k++;
+    if (tb->order_hat > 0) {
+      as_tableau *e = &embedded[m];
+      *e = *tb;
+      memcpy(e->b, tb->bhat, sizeof e->b);
+      e->order = tb->order_hat;
+      e->order_hat = 0;
+      e->fsal = 0;
+      out[k].method = (as_method)m;
+      out[k].tb = e;
+      out[k].p = e->order;
+      snprintf(out[k].name, sizeof out[k].name, "%s embedded", as_enum_label(&as_method_table, m));
+      k++;
+    }
+  }
+  return k;
+}
+
 /* Observed order from errors at steps h, h/2, h/4: the finer ratio must show it; the coarser
  * one may still be pre-asymptotic on the high side, never below. */
 static void check_order(const char *what, const double err[3], double p, double slack) {
@@ -48,6 +99,9 @@ int main(void) {
   if (!w) return as_test_finish("test_dynamics_order");
   double X0[ND], Z[ND], X[ND], ex[ND], exx[ND];
   as_rng_fill_uniform(&r, X0, ND, -1.0, 1.0);
+  rk_case cases[2 * AS_METHOD_COUNT];
+  const int nc = rk_cases(cases);
+  AS_EXPECT(nc >= 3, "%d tableaus to test", nc);
 
   /* ---- Exact solution: M = 0 gives uniform attention. z: the mean is conserved and each
    * deviation evolves as e^{-tV}; x: deviations are constant and the mean evolves as e^{tV}.
@@ -79,28 +133,25 @@ int main(void) {
         exx[i * D + j] = dev[j] + em[j];
       }
     }
-    const struct {
-      as_method m;
-      double h, p;
-      const char *name;
-    } cases[] = {{AS_METHOD_RK4, 0.2, 4, "rk4 exact z"},
-                 {AS_METHOD_DOPRI5, 0.4, 5, "dopri5 fixed exact z"},
-                 {AS_METHOD_EULER, 0.02, 1, "euler exact z"}};
-    for (int k = 0; k < 3; k++) {
-      double err[3], errx[3];
+    for (int k = 0; k < nc; k++) {
+      double err[3], errx[3], h0 = coarse_step(cases[k].p, 1.0);
+      char what[96];
+      AS_EXPECT(as_dyn_set_tableau(w, cases[k].tb) == AS_OK, "set tableau");
       for (int l = 0; l < 3; l++) {
-        double h = cases[k].h / (1 << l);
-        run(w, dyn_test_spec(cases[k].m, AS_VARS_Z, T, h), X0, Z, X);
+        double h = h0 / (1 << l);
+        run(w, dyn_test_spec(cases[k].method, AS_VARS_Z, T, h), X0, Z, X);
         err[l] = max_diff(ND, Z, ex);
         errx[l] = max_diff(ND, X, exx); /* x = e^{tV} z from the z run */
-        run(w, dyn_test_spec(cases[k].m, AS_VARS_X, T, h), X0, X, NULL);
+        run(w, dyn_test_spec(cases[k].method, AS_VARS_X, T, h), X0, X, NULL);
         double ex_x = max_diff(ND, X, exx);
         AS_EXPECT(ex_x <= 50 * errx[l] + 1e-13, "%s: x-run error %g vs z-run %g", cases[k].name,
                   ex_x, errx[l]);
       }
-      check_order(cases[k].name, err, cases[k].p, 0.35);
+      snprintf(what, sizeof what, "%s exact z, h = %.3g", cases[k].name, h0);
+      check_order(what, err, cases[k].p, 0.35);
       check_order("  same, mapped to x = e^{tV} z", errx, cases[k].p, 0.35);
     }
+    AS_EXPECT(as_dyn_set_tableau(w, NULL) == AS_OK, "unset tableau");
     /* Adaptive pair: error tracks the tolerance and shrinks like steps^-5. */
     double e[3];
     long steps[3];
@@ -136,21 +187,18 @@ int main(void) {
               tr);
     const double T = 1.0;
     run(w, dyn_test_spec(AS_METHOD_DOPRI5, AS_VARS_Z, T, 1.0 / 1024), X0, ref, refx);
-    const struct {
-      as_method m;
-      double h, p;
-      const char *name;
-    } cases[] = {{AS_METHOD_RK4, 0.1, 4, "rk4 nonlinear"},
-                 {AS_METHOD_DOPRI5, 0.05, 5, "dopri5 fixed nonlinear"},
-                 {AS_METHOD_EULER, 0.01, 1, "euler nonlinear"}};
-    for (int k = 0; k < 3; k++) {
-      double err[3];
+    for (int k = 0; k < nc; k++) {
+      double err[3], h0 = coarse_step(cases[k].p, 0.125);
+      char what[96];
+      AS_EXPECT(as_dyn_set_tableau(w, cases[k].tb) == AS_OK, "set tableau");
       for (int l = 0; l < 3; l++) {
-        run(w, dyn_test_spec(cases[k].m, AS_VARS_Z, T, cases[k].h / (1 << l)), X0, Z, NULL);
+        run(w, dyn_test_spec(cases[k].method, AS_VARS_Z, T, h0 / (1 << l)), X0, Z, NULL);
         err[l] = max_diff(ND, Z, ref);
       }
-      check_order(cases[k].name, err, cases[k].p, 0.45);
+      snprintf(what, sizeof what, "%s nonlinear (triple %d), h = %.3g", cases[k].name, tr, h0);
+      check_order(what, err, cases[k].p, 0.45);
     }
+    AS_EXPECT(as_dyn_set_tableau(w, NULL) == AS_OK, "unset tableau");
     /* The x variables give the same trajectory. */
     run(w, dyn_test_spec(AS_METHOD_DOPRI5, AS_VARS_X, T, 1.0 / 1024), X0, X, NULL);
     AS_EXPECT(max_diff(ND, X, refx) < 1e-10, "x run vs e^{TV} z: %g", max_diff(ND, X, refx));

@@ -45,8 +45,8 @@ int main(void) {
     for (int j = 0; j < n; j++) s += P[(size_t)i * n + j];
     AS_EXPECT_CLOSE(s, 1.0, 1e-12, 0);
   }
-  AS_EXPECT(isfinite(st.velocity) && st.spread > 0.0, "velocity %g spread %g", st.velocity,
-            st.spread);
+  AS_EXPECT(isfinite(st.velocity) && st.radius > 0.0, "velocity %g radius %g", st.velocity,
+            st.radius);
 done:
   as_dyn_destroy(&w);
   free(V);

@@ -73,6 +73,12 @@ int main(void) {
   AS_EXPECT(stochastic, "final P rows sum to 1");
   AS_EXPECT(V[0] == 1.0 && V[1] == 0.0 && V[2] == 0.0 && V[3] == 1.0, "V = I stored");
   AS_EXPECT(M[0] == 1.0 && M[3] == 1.0, "M = I stored");
+  /* `spread` is the classifier's: the diameter of the classified coordinates (V = I: z). */
+  double diam = 0.0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      diam = fmax(diam, hypot(fin[i * d] - fin[j * d], fin[i * d + 1] - fin[j * d + 1]));
+  AS_EXPECT_CLOSE(b.spread, diam, 1e-12, 0);
 
   /* A d = 1 family asked for d = 2 is a recorded failure with a message, not an error. */
   as_trial bad = paper_trial(7, 2);
@@ -86,6 +92,7 @@ int main(void) {
   volatile sig_atomic_t stop = 1;
   AS_EXPECT(as_trial_run(pl, &t, &stop, &c, NULL) == AS_OK, "interrupted run");
   AS_EXPECT(c.outcome == AS_OUT_INTERRUPTED, "outcome interrupted (%d)", c.outcome);
+  AS_EXPECT(isnan(c.spread), "nothing classified, no spread (%g)", c.spread);
 
   /* Integrating x instead of z gives the same verdict for the same trial. */
   as_trial tx = t;
