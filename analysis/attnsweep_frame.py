@@ -116,11 +116,16 @@ def load_trials(path, fields=None, where=None):
         for nm in names:
             col = cols[nm]
             if rf.is_enum(nm):
-                values = np.array(sorted(rf.enums[nm]), dtype=np.int64)
+                # -1 ("-") is "not applicable": NaN, not a category
+                values = np.array(sorted(k for k in rf.enums[nm] if k >= 0), dtype=np.int64)
                 v = col.astype(np.int64)
-                idx = np.clip(np.searchsorted(values, v), 0, len(values) - 1)
-                idx[values[idx] != v] = -1  # a value the type does not name: NaN
-                data[nm] = pd.Categorical.from_codes(idx, categories=rf.labels(nm))
+                if len(values):
+                    idx = np.clip(np.searchsorted(values, v), 0, len(values) - 1)
+                    idx[values[idx] != v] = -1  # a value the type does not name: NaN
+                else:
+                    idx = np.full(len(v), -1)
+                data[nm] = pd.Categorical.from_codes(
+                    idx, categories=[rf.enums[nm][k] for k in values])
             elif col.dtype.kind in "SV":
                 data[nm] = _text_column(col)
             else:
@@ -132,6 +137,9 @@ def load_trials(path, fields=None, where=None):
         trial = data.pop("trial") if "trial" in data else np.arange(rf.n_rows)
         df = pd.DataFrame(data, index=pd.Index(np.asarray(trial, dtype=np.int64),
                                                name="trial"))
+        if "case_name" in df.columns and "case" not in df.columns:
+            # schema 2: case_name is an enum whose labels are the case names
+            df = df.rename(columns={"case_name": "case"})
         if "case" in df.columns and not isinstance(df["case"].dtype, pd.CategoricalDtype):
             df["case"] = pd.Categorical(df["case"])
         if "case" not in df.columns and "case_id" in df.columns:
@@ -139,7 +147,7 @@ def load_trials(path, fields=None, where=None):
             ids = df["case_id"].to_numpy()
             if cases and len(ids) and ids.min() >= 0 and ids.max() < len(cases):
                 df.insert(0, "case", pd.Categorical.from_codes(ids, categories=cases))
-        coords = rf.coordinates()
+        coords = ["case" if c == "case_name" else c for c in rf.coordinates()]
         if "case" in df.columns and "case" not in coords:
             coords = ["case"] + coords
         df.attrs.update({
@@ -157,14 +165,15 @@ def load_trials(path, fields=None, where=None):
 
 def sweep_axes(df):
     """The swept axes of df: its sweep-coordinate columns (df.attrs['coordinates']) that take
-    more than one value in these rows (NaN counts as a value), with `case` standing for
-    `case_id` when both are there."""
+    more than one value in these rows, NaN ("not applicable") aside: a key with one value
+    where it applies (perturb beside an eps axis that includes 0) follows the other axes and
+    is not an axis of its own. `case` stands for `case_id` when both are there."""
     coords = list(df.attrs.get("coordinates", []))
     if "case" in coords and "case_id" in coords:
         coords.remove("case_id")
     out = []
     for c in coords:
-        if c in df.columns and df[c].nunique(dropna=False) > 1:
+        if c in df.columns and df[c].nunique(dropna=True) > 1:
             out.append(c)
     return out
 

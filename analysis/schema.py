@@ -471,7 +471,10 @@ def _macro_args(text, start):
 def parse_params(include_dir):
     """The key table AS_PARAM_TABLE of include/attnsweep/params.h: a list of dicts with the
     columns key, kind, rkind, rname (one per sweep key, in table order)."""
-    with open(os.path.join(include_dir, "attnsweep", "params.h")) as fh:
+    path = os.path.join(include_dir, "attnsweep", "params.h")
+    if not os.path.exists(path):  # a record definition without a key table
+        return []
+    with open(path) as fh:
         text = fh.read()
     body = re.sub(r"/\*.*?\*/", " ", _macro_body(text, "AS_PARAM_TABLE", "X, C"))
     out = []

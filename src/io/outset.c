@@ -395,6 +395,14 @@ as_status as_outset_layout(const as_spec *spec, as_results_info *info,
   info->spec_sha256 = as_spec_sha256(spec);
   info->spec_text = as_spec_text(spec, &len);
   info->spec_name = as_spec_name(spec);
+  /* The labels of the record's LABEL fields (case names, file names) come from the spec. */
+  const char *const *fields = NULL;
+  int nf = as_results_label_fields(&fields);
+  for (int i = 0; i < nf && i < AS_RESULTS_MAX_LABELS; i++) {
+    as_label_set *ls = &info->labels[info->n_labels++];
+    ls->field = fields[i];
+    ls->count = as_spec_labels(spec, fields[i], &ls->names);
+  }
 cleanup:
   if (st != AS_OK) as_outset_layout_free(bulk);
   return st;

@@ -34,15 +34,24 @@ LABELS = schema.enum_labels_from_headers(INCLUDE)
 CASES = ["alpha", "beta/x", "beta/y"]
 
 
+def case_field_name(a):
+    return "case_name" if "case_name" in a.dtype.names else "case_id"
+
+
+def cid_of(a):
+    """The case numbers of synthetic rows (case_name in schema 2, case_id before)."""
+    return a[case_field_name(a)]
+
+
 def synthetic(path, case_field=True, shuffle_verdict=False, spec=None):
     """A grid d x eps x replicate (2 x 3 x 4 = 24 trials) in three cases, every field of the C
     definition plus (case_field) a `case` enum and a fixed-string hash when record.h has none.
     Returns the rows written."""
-    dt = schema.dtype_from_headers(INCLUDE, labels={"case": CASES})
+    dt = schema.dtype_from_headers(INCLUDE, labels={"case_name": CASES})
+    if not case_field:  # a file of schema 1: case_id numbers, no case names
+        dt = np.dtype([("case_id", np.dtype("<i4")) if n == "case_name" else (n, dt[n])
+                       for n in dt.names])
     extra = []
-    if case_field and "case" not in dt.names:
-        extra.append(("case", h5py.enum_dtype({c: i for i, c in enumerate(CASES)},
-                                              basetype="i4")))
     if "v_hash" not in dt.names:
         extra.append(("v_hash", np.dtype("S16")))
     dt = np.dtype([(n, dt[n]) for n in dt.names] + extra)
@@ -56,9 +65,7 @@ def synthetic(path, case_field=True, shuffle_verdict=False, spec=None):
     a["d"] = 2 + i % 2
     a["eps"] = np.array([0.0, 0.1, 0.3])[(i // 2) % 3]
     a["replicate"] = i // 6
-    a["case_id"] = (i // 2) % 3
-    if "case" in dt.names:
-        a["case"] = a["case_id"]
+    a[case_field_name(a)] = (i // 2) % 3
     verdicts = ["consistent", "violated", "unresolved", "failed"]
     a["verdict"] = [LABELS["verdict"].index(verdicts[k % 4]) for k in i]
     a["theorem"] = LABELS["theorem"].index("good")
@@ -113,7 +120,7 @@ class FrameTest(unittest.TestCase):
         self.assertEqual(df["verdict"].value_counts()["pending"], 0)  # unused labels count 0
         # case names
         self.assertEqual(list(df["case"].cat.categories), CASES)
-        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in a["case_id"]])
+        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in cid_of(a)])
         # flags
         for name, bit in schema.FLAG_BITS.items():
             np.testing.assert_array_equal(df["flag_" + name].to_numpy(),
@@ -162,7 +169,7 @@ class FrameTest(unittest.TestCase):
         a = synthetic(path, case_field=False, spec=spec)
         df = frame.load_trials(path)
         self.assertEqual(list(df["case"].cat.categories), CASES)
-        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in a["case_id"]])
+        self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in cid_of(a)])
         # a spec of another shape: no names invented
         path = os.path.join(self.tmp.name, "product.h5")
         synthetic(path, case_field=False, spec="sweep:\n  product:\n    - {d: [2, 3]}\n")
@@ -212,7 +219,7 @@ class FrameTest(unittest.TestCase):
             "violated"))
         self.assertEqual(len(ns["bad"]), int(good.sum()))
         self.assertEqual(ns["meaning"], schema.FIELD_TEXT["margin"][0])
-        sel = a["case_id"] == 0
+        sel = cid_of(a) == 0
         want = {}
         for k in np.nonzero(sel)[0]:
             want.setdefault(int(a["d"][k]), []).append(

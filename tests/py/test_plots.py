@@ -341,7 +341,7 @@ class TrialFileTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = figure_dir(cls.tmp.name)
-        dt = schema.dtype_from_headers(INCLUDE)
+        dt = schema.dtype_from_headers(INCLUDE, labels={"case_name": ["c%d" % k for k in range(64)]})
         S = np.array([[1.0, 0.3, 0.5], [0.0, 1.0, 0.8], [0.2, 0.0, 1.0]])
         cls.S = S
         V_obl = S @ np.diag([1.0, 1.0, -0.5]) @ np.linalg.inv(S)
@@ -366,7 +366,7 @@ class TrialFileTest(unittest.TestCase):
                 cls.arrays.append({})
                 continue
             n, d, V, theorem = kind
-            a["n"][i], a["d"][i], a["case_id"][i] = n, d, i
+            a["n"][i], a["d"][i], a["case_name"][i] = n, d, i
             a["verdict"][i] = LABELS["verdict"].index("consistent")
             a["outcome"][i] = LABELS["outcome"].index("reached_T")
             a["theorem"][i] = LABELS["theorem"].index(theorem)
