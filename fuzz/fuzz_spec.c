@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnsweep/record.h"
 #include "attnsweep/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,10 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       as_trial t;
       uint64_t idx = k < 32 ? k % n : n - 1 - (k * 2654435761u) % n;
       if (as_spec_trial(s, idx, &t) == AS_OK) {
-        volatile double w = as_trial_work(&t) + as_trial_bytes(&t);
+        as_record rec; /* the sweep coordinates of every key (params.h) */
+        as_record_init(&rec, &t);
+        volatile double w = rec.T + (double)rec.d;
         (void)w;
-        if (t.triple.v_data) { /* borrowed matrices are readable, d x d */
-          volatile double x = t.triple.v_data[(size_t)t.d * (size_t)t.d - 1];
+        if (t.triple.V.data) { /* borrowed matrices are readable, d x d */
+          volatile double x = t.triple.V.data[(size_t)t.d * (size_t)t.d - 1];
           (void)x;
         }
       }
