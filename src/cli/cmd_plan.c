@@ -21,6 +21,7 @@
 
 #include "attnsweep/matfile.h"
 #include "attnsweep/pipeline.h"
+#include "attnsweep/pspectral.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
@@ -377,6 +378,10 @@ int as_cmd_plan(int argc, char **argv) {
   /* Work and bytes do not depend on the replicate: sum over the points, times R. Very large
    * sweeps are sampled evenly within each case. */
   int sampled = 0;
+  /* The large-d phase (pspectral.h): analyses on the spec's grid before the sweep. */
+  int thr = as_spec_spectral_threshold(spec), gp = 1, gq = 1;
+  as_spec_spectral_grid(spec, &gp, &gq);
+  double big_s = 0, big_n = 0, big_max = 0; /* per replicate: grid seconds, triples */
   for (int c = 0; c < nc; c++) {
     uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
     uint64_t step = L > MAX_EXACT_POINTS / (uint64_t)nc ? L / (MAX_EXACT_POINTS / (uint64_t)nc) : 1;
@@ -389,6 +394,12 @@ int as_cmd_plan(int argc, char **argv) {
       pc[c].bytes += as_trial_bytes(&t);
       if (w > pc[c].maxw) pc[c].maxw = w;
       pc[c].visited++;
+      if (t.d >= (thr > 0 ? thr : AS_PSPECTRAL_THRESHOLD_DEFAULT)) {
+        double g = as_pspectral_seconds(t.d, gp, gq) * (double)step;
+        big_s += g;
+        big_n += (double)step;
+        if (g / (double)step > big_max) big_max = g / (double)step;
+      }
     }
     double scale = pc[c].visited ? (double)L / (double)pc[c].visited : 0;
     pc[c].work *= scale;
@@ -451,6 +462,24 @@ int as_cmd_plan(int argc, char **argv) {
   if (workers > (double)as_spec_trial_count(spec)) workers = (double)as_spec_trial_count(spec);
   double expect_s = tot_s / (0.85 * workers);
   if (expect_s < longest_s) expect_s = longest_s;
+  if (big_n > 0) {
+    /* Every rank takes part in the pre-pass (floor(ranks / PQ) grids at once, the rest wait):
+     * its wall time comes before the sweep, and it costs that time on every rank. */
+    double pq = (double)gp * gq, grids = floor(workers / pq);
+    if (workers < pq) workers = pq; /* a smaller job is refused */
+    if (grids < 1) grids = 1;
+    double pre_wall = (double)R * big_s / grids;
+    if (pre_wall < big_max) pre_wall = big_max;
+    expect_s += pre_wall;
+    tot_s += pre_wall * workers;
+    fprintf(rep,
+            "large-d spectral analysis: %.0f triples with d >= %d on spectral_grid %dx%d, "
+            "~%.3g s each on one grid, ~%.3g s before the sweep with %.0f grid%s (%.3g "
+            "core-hours, included below)\n",
+            (double)R * big_n, thr > 0 ? thr : AS_PSPECTRAL_THRESHOLD_DEFAULT, gp, gq,
+            big_s / big_n, pre_wall, grids, grids == 1 ? "" : "s", pre_wall * workers / 3600.0);
+    fprintf(rep, "estimate with the large-d phase: %.3g core-hours\n", tot_s / 3600.0);
+  }
   hms(1.2 * expect_s + 60.0, wall, sizeof wall);
   /* Up to AS_SCHED_COORD_RUNS_MAX ranks the coordinator runs trials too (sched.h); beyond,
    * it only coordinates and needs a rank of its own. */

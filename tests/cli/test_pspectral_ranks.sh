@@ -83,6 +83,16 @@ check "validate 1x3: exit 2 (rc $rc)" test $rc -eq 2
 check "validate 1x3: SPEC:$line:16 and the reason" \
   grep -q "g13.yaml:$line:16: spectral_grid 1x3: ScaLAPACK's pdhseqr deadlocks" "$tmp/log"
 
+# plan prices the large-d phase and never suggests fewer ranks than the grid.
+"$bin" plan "$tmp/g12.yaml" >"$tmp/plan" 2>&1
+check "plan: exit 0" test $? -eq 0
+check "plan: the large-d phase is priced" \
+  grep -q "large-d spectral analysis: 32 triples with d >= 64 on spectral_grid 1x2" "$tmp/plan"
+check "plan: at least 2 ranks suggested for the 1x2 grid" \
+  grep -Eq "^suggested for a 1 h target: ([2-9]|[1-9][0-9]+) ranks" "$tmp/plan"
+"$bin" plan "$tmp/lapack.yaml" >"$tmp/plan" 2>&1
+check "plan: no large-d phase without large triples" bash -c "! grep -q 'large-d' '$tmp/plan'"
+
 # The same decisions as the LAPACK path, trial by trial.
 "$bin" run "$tmp/lapack.yaml" -o "$tmp/lapack.h5" -q >"$tmp/log" 2>&1
 check "LAPACK path: exit 0" test $? -eq 0
