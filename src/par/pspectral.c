@@ -864,12 +864,12 @@ static void progress_line(const as_pspectral *ps, const as_pspectral_batch *b, u
   human_seconds(rate * (double)(b->count - done), eta, sizeof eta);
   human_seconds(elapsed, el, sizeof el);
   fprintf(b->progress,
-          "attnsweep: spectral analysis of large triples%s%s%s: %llu/%llu (%.1f%%) %s%s%s, "
+          "attnsweep: spectral analysis of large triples%s%s%s: %llu/%llu (%.1f%%) %s%s, "
           "%llu failed, %d grid%s of %dx%d\n",
           b->what ? " (" : "", b->what ? b->what : "", b->what ? ")" : "", (unsigned long long)done,
           (unsigned long long)b->count, b->count ? 100.0 * (double)done / (double)b->count : 100.0,
-          last ? "in " : "ETA ", last ? el : eta, last ? "" : "", (unsigned long long)failed,
-          ps->ngrids, ps->ngrids == 1 ? "" : "s", ps->nprow, ps->npcol);
+          last ? "in " : "ETA ", last ? el : eta, (unsigned long long)failed, ps->ngrids,
+          ps->ngrids == 1 ? "" : "s", ps->nprow, ps->npcol);
   fflush(b->progress);
 }
 
