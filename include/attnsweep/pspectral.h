@@ -135,7 +135,7 @@ as_pspectral_times as_pspectral_last_times(const as_pspectral *ps);
  * 10 d^3, pdsyev 4/3 d^3, inverse iteration 2/3 d^3, sign iteration AS_PSPECTRAL_SIGN_STEPS
  * Newton steps of 2 d^3) at AS_PSPECTRAL_FLOPS per process and a parallel efficiency of
  * 1 / (1 + 0.15 (P Q - 1)). Measured figures: docs/matrices.md. Pure function. */
-#define AS_PSPECTRAL_FLOPS 1.2e10
+#define AS_PSPECTRAL_FLOPS 1.6e10
 #define AS_PSPECTRAL_SIGN_STEPS 14
 double as_pspectral_seconds(int d, int nprow, int npcol);
 
