@@ -84,7 +84,21 @@ typedef struct as_cost_estimate {
   double bytes;        /* output bytes of every trial */
   double max_seconds;  /* the longest single trial */
   uint64_t trials;     /* trial count */
+  /* The large-d phase (d >= the spec's spectral_threshold): analysed on the spec's
+   * spectral_grid before the sweep (pspectral.h), priced by as_cost_spectral_seconds. */
+  double large_trials;  /* trials with d >= threshold (replicates included) */
+  double large_seconds; /* their grid seconds, summed (replicates included) */
+  double large_max;     /* the longest single analysis [s] */
 } as_cost_estimate;
+
+/* Wall seconds of one large-d spectral analysis on an nprow x npcol grid: the operation count
+ * of its phases (pdgehrd 10/3 d^3, pdhseqr with the Schur form about 10 d^3, pdsyev 4/3 d^3,
+ * inverse iteration 2/3 d^3, AS_COST_SIGN_STEPS Newton steps of 2 d^3 for the sign
+ * iteration) at AS_COST_GRID_FLOPS per process and a parallel efficiency of
+ * 1 / (1 + 0.15 (P Q - 1)). Measured figures: docs/matrices.md. Pure function. */
+#define AS_COST_GRID_FLOPS 1.6e10
+#define AS_COST_SIGN_STEPS 14
+double as_cost_spectral_seconds(int d, int nprow, int npcol);
 
 /* Points evaluated exactly per sweep before cases are sampled. */
 #define AS_COST_MAX_POINTS 4000000u

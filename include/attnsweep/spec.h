@@ -118,6 +118,9 @@ uint64_t as_spec_seed(const as_spec *s);                /* master seed */
 const as_output_spec *as_spec_output(const as_spec *s); /* bulk data to store */
 double as_spec_flush_interval(const as_spec *s);        /* seconds (default 10) */
 int as_spec_spectral_threshold(const as_spec *s);       /* ScaLAPACK from this d (spectral.h) */
+/* BLACS grid (rows x columns) of every large-d spectral analysis, whatever the job size: the
+ * records depend on it, never on the number of ranks (`spectral_grid`, default 1x1). */
+void as_spec_spectral_grid(const as_spec *s, int *nprow, int *npcol);
 /* Canonical SHA-256 (64 lowercase hex digits): independent of key order, layout, comments
  * and number spelling (1, 1.0, 1e0 are equal); any change of a value changes it. */
 const char *as_spec_sha256(const as_spec *s);

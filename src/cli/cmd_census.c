@@ -264,7 +264,19 @@ int as_cmd_census(int argc, char **argv) {
   if (st == AS_OK) st = as_spectral_create(d, &sp);
   row = calloc(1, sizeof *row);
   if (st == AS_OK && !row) st = AS_ERR_NOMEM;
-  if (st == AS_OK && distributed) st = as_pspectral_create(MPI_COMM_WORLD, o.threshold, &ps);
+  if (st == AS_OK && distributed) {
+    /* One grid over as many ranks as a supported shape can use (pdhseqr refuses 1-D grids
+     * of 3 or more): 1x1, 1x2, then the squarest P x Q with P, Q >= 2. */
+    int np = 1, gp = 1, gq = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (np >= 2) gq = 2;
+    for (int p = 2; p * p <= np; p++)
+      if (as_pspectral_grid_ok(p, np / p, NULL, 0)) {
+        gp = p;
+        gq = np / p;
+      }
+    st = as_pspectral_create(MPI_COMM_WORLD, o.threshold, gp, gq, &ps);
+  }
   if (st != AS_OK) {
     code = rank == 0 ? as_cli_report("census", st) : as_status_exit_code(st);
     goto cleanup;

@@ -21,6 +21,7 @@
 #include "attnsweep/cost.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
+#include "attnsweep/spectral.h"
 #include "cli.h"
 
 #define TEMPLATE_NAME "attnsweep.sbatch"
@@ -309,7 +310,10 @@ int as_cmd_plan(int argc, char **argv) {
     code = as_cli_report("plan", st);
     goto done;
   }
-  const double tot_s = est.seconds, tot_bytes = est.bytes;
+  double tot_s = est.seconds;
+  const double tot_bytes = est.bytes;
+  int thr = as_spec_spectral_threshold(spec), gp = 1, gq = 1;
+  as_spec_spectral_grid(spec, &gp, &gq);
 
   fprintf(rep, "spec %s: %s, sha256 %s\n", path, as_spec_name(spec), as_spec_sha256(spec));
   fprintf(rep, "%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
@@ -361,6 +365,25 @@ int as_cmd_plan(int argc, char **argv) {
   if (workers > (double)as_spec_trial_count(spec)) workers = (double)as_spec_trial_count(spec);
   double expect_s = tot_s / (0.85 * workers);
   if (expect_s < longest_s) expect_s = longest_s;
+  if (est.large_trials > 0) {
+    /* Every rank takes part in the pre-pass (floor(ranks / PQ) grids at once, the rest wait):
+     * its wall time comes before the sweep, and it costs that time on every rank. */
+    double pq = (double)gp * gq, grids = floor(workers / pq);
+    if (workers < pq) workers = pq; /* a smaller job is refused */
+    if (grids < 1) grids = 1;
+    double pre_wall = est.large_seconds / grids;
+    if (pre_wall < est.large_max) pre_wall = est.large_max;
+    expect_s += pre_wall;
+    tot_s += pre_wall * workers;
+    fprintf(rep,
+            "large-d spectral analysis: %.0f triples with d >= %d on spectral_grid %dx%d, "
+            "~%.3g s each on one grid, ~%.3g s before the sweep with %.0f grid%s (%.3g "
+            "core-hours, included below)\n",
+            est.large_trials, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT, gp, gq,
+            est.large_seconds / est.large_trials, pre_wall, grids, grids == 1 ? "" : "s",
+            pre_wall * workers / 3600.0);
+    fprintf(rep, "estimate with the large-d phase: %.3g core-hours\n", tot_s / 3600.0);
+  }
   hms(1.2 * expect_s + 60.0, wall, sizeof wall);
   /* Up to AS_SCHED_COORD_RUNS_MAX ranks the coordinator runs trials too (sched.h); beyond,
    * it only coordinates and needs a rank of its own. */

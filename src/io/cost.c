@@ -126,6 +126,12 @@ double as_cost_case_seconds(const as_cost_estimate *e, const as_spec *spec, cons
   return R * (m->a * e->cases[c].work + m->b * P);
 }
 
+double as_cost_spectral_seconds(int d, int nprow, int npcol) {
+  double n = d, pq = (double)nprow * npcol;
+  double flops = (10.0 / 3 + 10.0 + 4.0 / 3 + 2.0 / 3 + 2.0 * AS_COST_SIGN_STEPS) * n * n * n;
+  return flops * (1.0 + 0.15 * (pq - 1)) / (AS_COST_GRID_FLOPS * pq);
+}
+
 as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
                                 as_cost_estimate *out) {
   as_status st = AS_OK;
@@ -138,6 +144,9 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
   AS_CHECK_ALLOC(e.cases);
   const uint64_t per_case = AS_COST_MAX_POINTS / (uint64_t)(e.n_cases > 0 ? e.n_cases : 1);
   double max_work = 0;
+  const double R = (double)as_spec_replicates(spec);
+  int thr = as_spec_spectral_threshold(spec), gp = 1, gq = 1;
+  as_spec_spectral_grid(spec, &gp, &gq);
   for (int c = 0; c < e.n_cases; c++) {
     as_cost_case *pc = &e.cases[c];
     uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
@@ -152,6 +161,12 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
       pc->bytes += as_cost_bytes(&t);
       if (w > pc->max_work) pc->max_work = w;
       pc->visited++;
+      if (t.d >= thr) {
+        double g = as_cost_spectral_seconds(t.d, gp, gq);
+        e.large_trials += R * (double)step;
+        e.large_seconds += R * g * (double)step;
+        if (g > e.large_max) e.large_max = g;
+      }
     }
     double scale = pc->visited ? (double)L / (double)pc->visited : 0;
     pc->work *= scale;

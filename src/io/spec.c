@@ -52,7 +52,8 @@ enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_
 
 static const char *const top_keys[] = {
     "name",   "description",    "seed",  "replicates", "spectral_threshold",
-    "output", "flush_interval", "sweep", "defaults",   NULL};
+    "output", "flush_interval", "sweep", "defaults",   "spectral_grid",
+    NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
@@ -123,6 +124,7 @@ struct as_spec {
   uint64_t seed;
   uint32_t replicates;
   int spectral_threshold;
+  int spectral_grid[2]; /* BLACS grid of the large-d analysis: rows, columns */
   double flush_interval;
   as_output_spec output;
   int ncases;
@@ -1121,6 +1123,42 @@ static void parse_defaults(as_spec_cx *cx, as_spec *s, const as_sn *v) {
   }
 }
 
+/* `spectral_grid: PxQ`, the BLACS grid of every large-d analysis (docs/spec.md). The shapes
+ * are those of as_pspectral_grid_ok (par/pspectral.c, which io cannot call): P, Q >= 1, at
+ * most 4096 processes, and no one-dimensional grid of more than 2 (pdhseqr deadlocks there).
+ * tests/mpi/test_pspectral_grids.c checks that the two rules agree. */
+static void parse_grid(as_spec_cx *cx, const as_sn *v, int grid[2]) {
+  const char *t = v->kind == AS_SN_SCALAR ? v->text : "";
+  long side[2] = {0, 0};
+  const char *c = t;
+  int ok = v->kind == AS_SN_SCALAR;
+  for (int k = 0; k < 2 && ok; k++) {
+    int digits = 0;
+    for (; *c >= '0' && *c <= '9' && digits < 6; c++, digits++) side[k] = 10 * side[k] + (*c - '0');
+    ok = digits > 0 && digits < 6 && (k == 1 ? *c == '\0' : (*c == 'x' || *c == 'X'));
+    if (ok && k == 0) c++;
+  }
+  int p = (int)side[0], q = (int)side[1];
+  if (!ok) {
+    as_spec_note(cx, v->line, v->col,
+                 "spectral_grid: expected ROWSxCOLUMNS (e.g. 1x1, 1x2, 2x2), got %s%s%s",
+                 v->kind == AS_SN_SCALAR ? "'" : kind_name(v), t,
+                 v->kind == AS_SN_SCALAR ? "'" : "");
+  } else if (p < 1 || q < 1 || (long)p * q > 4096) {
+    as_spec_note(cx, v->line, v->col,
+                 "spectral_grid %dx%d: both sides must be >= 1 and the grid at most 4096 processes",
+                 p, q);
+  } else if ((p == 1 || q == 1) && p * q > 2) {
+    as_spec_note(cx, v->line, v->col,
+                 "spectral_grid %dx%d: ScaLAPACK's pdhseqr deadlocks on one-dimensional grids of "
+                 "more than 2 processes; use 1x1, 1x2, 2x1 or P x Q with P, Q >= 2 (e.g. 2x%d)",
+                 p, q, (p * q + 1) / 2);
+  } else {
+    grid[0] = p;
+    grid[1] = q;
+  }
+}
+
 static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn **sweep,
                       const as_sn **reps_node) {
   for (int i = 0; i < root->n; i++) {
@@ -1158,6 +1196,8 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       double x;
       if (parse_int(cx, v, setting(&sk, "spectral_threshold", AS_PK_INT, 1, INT_MAX, 0), &x))
         s->spectral_threshold = (int)x;
+    } else if (strcmp(key, "spectral_grid") == 0) {
+      parse_grid(cx, v, s->spectral_grid);
     } else if (strcmp(key, "flush_interval") == 0) {
       keydef fk;
       parse_num(cx, v, setting(&fk, "flush_interval", AS_PK_NUM, 0, 1e9, R_LO_OPEN),
@@ -1202,6 +1242,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
   cx.arena = &s->arena;
   s->replicates = 1;
   s->spectral_threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
+  s->spectral_grid[0] = s->spectral_grid[1] = 1;
   s->flush_interval = 10.0;
   s->source = as_arena_strndup(&s->arena, name, strlen(name));
   s->text = as_arena_strndup(&s->arena, text, len);
@@ -1407,6 +1448,10 @@ double as_spec_flush_interval(const as_spec *s) {
 }
 int as_spec_spectral_threshold(const as_spec *s) {
   return s->spectral_threshold;
+}
+void as_spec_spectral_grid(const as_spec *s, int *nprow, int *npcol) {
+  *nprow = s->spectral_grid[0];
+  *npcol = s->spectral_grid[1];
 }
 const char *as_spec_sha256(const as_spec *s) {
   return s->sha;

@@ -31,7 +31,8 @@ void as_sweep_opts_default(as_sweep_opts *o) {
 typedef struct big_cache {
   uint64_t *trial;  /* trial indices, increasing */
   as_spectral **sp; /* their analyses */
-  int *failed;      /* 1: the collective analysis failed (the trial is recorded as failed) */
+  int *failed;      /* the status of a failed collective analysis (AS_OK: none; a trial problem
+                       of status.h: the trial is recorded as failed) */
   char (*msg)[AS_RECORD_MSG]; /* its message */
   uint64_t count;
 } big_cache;
@@ -80,82 +81,139 @@ static as_status spectral_hook(const as_triple *tr, double tol, as_spectral *sp,
   int64_t k = big_find(&c->big, c->current);
   AS_CHECK(k >= 0, AS_ERR_INTERNAL, "trial %llu: no collective spectral analysis for d = %d",
            (unsigned long long)c->current, tr->d);
-  AS_CHECK(!c->big.failed[k], AS_ERR_LAPACK, "%s", c->big.msg[k]);
+  AS_CHECK(c->big.failed[k] == AS_OK, (as_status)c->big.failed[k], "%s", c->big.msg[k]);
   AS_TRY(as_spectral_copy(c->big.sp[k], sp));
 cleanup:
   return st;
 }
 
-/* Collective: analyse on the BLACS grid every trial of todo (rank 0's list) whose d reaches the
- * threshold. A failure of one analysis is that trial's failure, not the sweep's. */
-static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, uint64_t n_todo) {
+/* The pre-pass's builder: the triple of big trial k, from (spec, index) alone, on the first
+ * rank of the grid that analyses it. A bad matrix file is that trial's failure. */
+typedef struct big_build {
+  const as_spec *spec;
+  const uint64_t *trial;
+} big_build;
+
+static as_status build_big(uint64_t k, void *vctx, as_triple **out) {
   as_status st = AS_OK;
+  const big_build *bb = vctx;
+  as_matfile *mf = NULL;
+  as_triple *tr = NULL;
+  as_trial t;
+  AS_TRY(as_spec_trial(bb->spec, bb->trial[k], &t));
+  AS_TRY(as_matfile_load(&t, &mf));
+  AS_TRY(as_triple_create(t.d, t.triple.m_rows > 0 ? t.triple.m_rows : t.d, &tr));
+  AS_TRY(as_triple_build(&t, tr));
+  *out = tr;
+  tr = NULL;
+cleanup:
+  as_triple_destroy(&tr);
+  as_matfile_destroy(&mf);
+  return st;
+}
+
+static as_status agree(MPI_Comm comm, as_status st);
+
+/* Collective: analyse on the spec's BLACS grids (pspectral.h) every trial of todo (rank 0's
+ * list) whose d reaches the threshold, before the sweep. A failure of one analysis is that
+ * trial's failure, not the sweep's; a stop signal ends it with AS_ERR_INTERRUPTED. */
+static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, uint64_t n_todo,
+                             FILE *progress, double progress_interval) {
+  as_status st = AS_OK, lst = AS_OK;
   int rank = 0;
   uint64_t nbig = 0;
   uint64_t *list = NULL;
+  as_status *ist = NULL;
   as_pspectral *ps = NULL;
-  as_triple *tr = NULL;
-  as_matfile *mf = NULL;
   AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   as_error_context_set(rank, -1);
   if (rank == 0) {
     list = malloc((n_todo ? n_todo : 1) * sizeof *list);
-    AS_CHECK_ALLOC(list);
-    for (uint64_t i = 0; i < n_todo; i++) {
+    if (!list) lst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "big trials list");
+    for (uint64_t i = 0; i < n_todo && lst == AS_OK; i++) {
       as_trial t;
-      AS_TRY(as_spec_trial(c->spec, todo[i], &t));
-      if (t.d >= c->threshold) list[nbig++] = todo[i];
+      lst = as_spec_trial(c->spec, todo[i], &t);
+      if (lst == AS_OK && t.d >= c->threshold) list[nbig++] = todo[i];
     }
   }
+  AS_TRY(agree(comm, lst));
   AS_MPI_CHECK(MPI_Bcast(&nbig, 1, MPI_UINT64_T, 0, comm));
   if (nbig == 0) goto cleanup;
-  if (rank != 0) {
-    list = malloc(nbig * sizeof *list);
-    AS_CHECK_ALLOC(list);
-  }
-  AS_MPI_CHECK(MPI_Bcast(list, (int)nbig, MPI_UINT64_T, 0, comm));
-  /* todo is in index order, so list is sorted. */
   big_cache *b = &c->big;
-  b->trial = list;
-  list = NULL;
+  if (rank != 0) list = malloc(nbig * sizeof *list);
   b->sp = calloc(nbig, sizeof *b->sp);
   b->failed = calloc(nbig, sizeof *b->failed);
   b->msg = calloc(nbig, sizeof *b->msg);
-  AS_CHECK_ALLOC(b->sp);
-  AS_CHECK_ALLOC(b->failed);
-  AS_CHECK_ALLOC(b->msg);
+  ist = calloc(nbig, sizeof *ist);
+  lst = list && b->sp && b->failed && b->msg && ist
+            ? AS_OK
+            : as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "big trials cache");
+  AS_TRY(agree(comm, lst));
+  AS_MPI_CHECK(MPI_Bcast(list, (int)nbig, MPI_UINT64_T, 0, comm));
+  /* todo is in index order, so list is sorted. */
+  b->trial = list;
+  list = NULL;
   b->count = nbig;
-  AS_TRY(as_pspectral_create(comm, c->threshold, &ps));
-  for (uint64_t i = 0; i < nbig; i++) {
+  for (uint64_t i = 0; i < nbig && lst == AS_OK; i++) {
     as_trial t;
-    AS_TRY(as_spec_trial(c->spec, b->trial[i], &t));
-    /* Every rank builds the same triple from (spec, index): no matrix travels but V and M,
-     * which as_pspectral_analyze broadcasts from rank 0 anyway. */
-    as_error_context_set(rank, (int64_t)b->trial[i]);
-    as_status ts = as_matfile_load(&t, &mf);
-    int reading = ts != AS_OK;
-    if (ts == AS_OK) ts = as_triple_create(t.d, t.triple.m_rows > 0 ? t.triple.m_rows : t.d, &tr);
-    if (ts == AS_OK) ts = as_triple_build(&t, tr);
-    if (ts == AS_OK) ts = as_spectral_create(t.d, &b->sp[i]);
-    /* The build is deterministic, so every rank reaches the same verdict here: a problem of
-     * the trial's data is its failure (recorded when it runs), anything else stops the run
-     * on every rank alike. */
-    if (ts == AS_OK) ts = as_pspectral_analyze(ps, tr, 1e-10, b->sp[i]);
-    if (ts != AS_OK) {
-      as_record fr;
-      AS_TRY(as_trial_failure(&t, ts, reading, &fr));
-      b->failed[i] = 1;
-      memcpy(b->msg[i], fr.message, AS_RECORD_MSG);
-    }
-    as_triple_destroy(&tr);
-    as_matfile_destroy(&mf);
+    lst = as_spec_trial(c->spec, b->trial[i], &t);
+    if (lst == AS_OK) lst = as_spectral_create(t.d, &b->sp[i]);
+  }
+  AS_TRY(agree(comm, lst));
+  int nprow = 1, npcol = 1;
+  as_spec_spectral_grid(c->spec, &nprow, &npcol);
+  AS_TRY(as_pspectral_create(comm, c->threshold, nprow, npcol, &ps));
+  char what[64];
+  snprintf(what, sizeof what, "d >= %d", c->threshold);
+  big_build bb = {c->spec, b->trial};
+  as_pspectral_batch batch = {nbig,     build_big,         &bb, 1e-10, as_signals_flag(),
+                              progress, progress_interval, what};
+  AS_TRY(as_pspectral_run(ps, &batch, b->sp, ist, b->msg));
+  for (uint64_t i = 0; i < nbig; i++) {
+    b->failed[i] = (int)ist[i];
+    /* Bugs are not data: an analysis that failed for another reason than the trial's own
+     * numbers or files stops the run, on every rank alike (the statuses are the same). */
+    AS_CHECK(ist[i] == AS_OK || as_status_is_trial_problem(ist[i]), ist[i],
+             "trial %llu: large-d spectral analysis: %s", (unsigned long long)b->trial[i],
+             b->msg[i]);
   }
 cleanup:
   as_error_context_set(rank, -1);
   as_pspectral_destroy(&ps);
-  as_triple_destroy(&tr);
-  as_matfile_destroy(&mf);
   free(list);
+  free(ist);
+  return st;
+}
+
+/* A job smaller than the spec's spectral grid cannot analyse its large triples: refused before
+ * anything is written (AS_ERR_ARG, exit 2). Only when it has a large trial at all. */
+static as_status check_grid_ranks(MPI_Comm comm, const as_spec *spec, int threshold) {
+  as_status st = AS_OK, lst = AS_OK;
+  int rank = 0, size = 1, nprow = 1, npcol = 1, big = 0;
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  AS_MPI_CHECK(MPI_Comm_size(comm, &size));
+  as_spec_spectral_grid(spec, &nprow, &npcol);
+  if (size >= nprow * npcol) goto cleanup;
+  if (rank == 0) {
+    uint64_t n = as_spec_trial_count(spec), first = 0;
+    for (uint64_t i = 0; i < n && !big && lst == AS_OK; i++) {
+      as_trial t;
+      lst = as_spec_trial(spec, i, &t);
+      if (lst == AS_OK && t.d >= threshold) {
+        big = 1;
+        first = i;
+      }
+    }
+    if (big)
+      lst = as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
+                         "spectral_grid %dx%d needs at least %d MPI ranks for the trials with d >= "
+                         "%d (the first is trial %llu); this job has %d: run it with mpiexec -n %d "
+                         "or more",
+                         nprow, npcol, nprow * npcol, threshold, (unsigned long long)first, size,
+                         nprow * npcol);
+  }
+  AS_TRY(agree(comm, lst));
+cleanup:
   return st;
 }
 
@@ -267,6 +325,11 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   const uint64_t n_trials = as_spec_trial_count(spec);
   r.total = n_trials;
 
+  {
+    int thr = as_spec_spectral_threshold(spec);
+    AS_TRY(check_grid_ranks(comm, spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
+  }
+
   /* One run per results file: rank 0 claims the set (the lock, and for a new sweep no journal
    * of a replaced one) for the whole sweep. */
   as_status lst = AS_OK;
@@ -352,7 +415,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   ctx->rank = rank;
   ctx->threshold = as_spec_spectral_threshold(spec);
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
-  AS_TRY(big_prepass(comm, ctx, todo, n_todo));
+  AS_TRY(big_prepass(comm, ctx, todo, n_todo, opts.progress, opts.progress_interval));
 
   as_sched_opts so;
   as_sched_opts_default(&so);
@@ -420,7 +483,7 @@ as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_
   ctx->pl = pl;
   /* Exactly what a worker does: the collective analysis of a large triple first, then the
    * trial with the same pipeline and hook (ctx->rf NULL: nothing is written). */
-  AS_TRY(big_prepass(comm, ctx, &trial, 1));
+  AS_TRY(big_prepass(comm, ctx, &trial, 1, NULL, 0));
   memset(rec, 0, sizeof *rec);
   AS_TRY(run_cb(trial, rec, ctx));
   as_trial t;

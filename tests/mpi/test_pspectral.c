@@ -81,7 +81,14 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   as_pspectral *ps = NULL;
-  as_status st = as_pspectral_create(MPI_COMM_WORLD, 0, &ps);
+  /* One grid over every rank where pdhseqr supports the shape (1 x 1, 1 x 2, 2 x 2, 2 x 3...),
+   * else the largest supported 2 x Q. */
+  int gp = 1, gq = size;
+  if (!as_pspectral_grid_ok(gp, gq, NULL, 0)) {
+    gp = 2;
+    gq = size / 2;
+  }
+  as_status st = as_pspectral_create(MPI_COMM_WORLD, 0, gp, gq, &ps);
   AS_EXPECT(st == AS_OK, "create: %s", as_error_get()->message);
   AS_EXPECT(as_pspectral_threshold(ps) == AS_SPECTRAL_THRESHOLD_DEFAULT, "default threshold");
 
