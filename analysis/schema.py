@@ -529,6 +529,10 @@ def parse_headers(include_dir):
     flags = {}
     for name, bit in re.findall(r"AS_FLAG_([A-Z0-9_]+)\s*=\s*1\s*<<\s*(\d+)", rec):
         flags[name.lower()] = int(bit)
+    if "AS_FLAG_LIST" in rec:  # the X-list form: X(NAME, bit, "meaning")
+        fb = re.sub(r"/\*.*?\*/", " ", _macro_body(rec, "AS_FLAG_LIST"))
+        for name, bit in re.findall(r"X\(\s*([A-Z0-9_]+)\s*,\s*(\d+)\s*,", fb):
+            flags[name.lower()] = int(bit)
     msg_len = int(re.search(r"#define\s+AS_RECORD_MSG\s+(\d+)", rec).group(1))
     return fields, enums, flags, msg_len
 

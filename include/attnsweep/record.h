@@ -38,30 +38,28 @@
 #define AS_PREC_VARS(X, rname, doc) X(VARS, rname, doc)
 #define AS_PREC_TSEED(X, rname, doc) X(TSEED, rname, doc)
 
-/* Flags of the triple (field `flags`). */
-enum {
-  AS_FLAG_LEAD_REAL = 1 << 0,         /* eigenvalue of V of largest modulus is real */
-  AS_FLAG_LEAD_POSITIVE = 1 << 1,     /* ... and positive */
-  AS_FLAG_LEAD_SIMPLE = 1 << 2,       /* ... and simple */
-  AS_FLAG_LEAD_DOMINANT = 1 << 3,     /* ... and strictly dominant: lambda_1 > |lambda_2| */
-  AS_FLAG_MARGIN_POSITIVE = 1 << 4,   /* <Q phi_1, K phi_1> > 0 */
-  AS_FLAG_GOOD = 1 << 5,              /* good triple (Def 1): all of the above */
-  AS_FLAG_M_SYMMETRIC = 1 << 6,       /* M = Q^T K symmetric (to tolerance) */
-  AS_FLAG_M_SPD = 1 << 7,             /* M symmetric positive definite */
-  AS_FLAG_M_IDENTITY = 1 << 8,        /* M = I */
-  AS_FLAG_V_IDENTITY = 1 << 9,        /* V = I */
-  AS_FLAG_V_MINUS_IDENTITY = 1 << 10, /* V = -I */
-  AS_FLAG_PARANORMAL = 1 << 11,       /* paranormal V (Def 2) */
-  AS_FLAG_COMPLEX_LEAD = 1 << 12,     /* leading eigenvalue (max real part) is a complex pair */
-  AS_FLAG_DISTRIBUTED = 1 << 13,      /* analysed with ScaLAPACK */
-  AS_FLAG_V_DIAGONALISABLE = 1 << 14  /* eigenvector matrix well conditioned (eigen path) */
-};
+/* Flags of the triple (field `flags`): X(NAME, bit, "meaning"). The list generates the
+ * AS_FLAG_<NAME> bits and the results file's /trials attributes flag:<name> = bit. */
+#define AS_FLAG_LIST(X)                                                       \
+  X(LEAD_REAL, 0, "eigenvalue of V of largest modulus is real")               \
+  X(LEAD_POSITIVE, 1, "... and positive")                                     \
+  X(LEAD_SIMPLE, 2, "... and simple")                                         \
+  X(LEAD_DOMINANT, 3, "... and strictly dominant: lambda_1 > |lambda_2|")     \
+  X(MARGIN_POSITIVE, 4, "<Q phi_1, K phi_1> > 0")                             \
+  X(GOOD, 5, "good triple (Def 1): all of the above")                         \
+  X(M_SYMMETRIC, 6, "M = Q^T K symmetric (to tolerance)")                     \
+  X(M_SPD, 7, "M symmetric positive definite")                                \
+  X(M_IDENTITY, 8, "M = I")                                                   \
+  X(V_IDENTITY, 9, "V = I")                                                   \
+  X(V_MINUS_IDENTITY, 10, "V = -I")                                           \
+  X(PARANORMAL, 11, "paranormal V (Def 2)")                                   \
+  X(COMPLEX_LEAD, 12, "leading eigenvalue (max real part) is a complex pair") \
+  X(DISTRIBUTED, 13, "analysed with ScaLAPACK")                               \
+  X(V_DIAGONALISABLE, 14, "eigenvector matrix well conditioned (eigen path)")
 
-/* The legend of `flags` (bit name), as stored in the results file. */
-#define AS_FLAG_LEGEND                                                                        \
-  "0 lead_real, 1 lead_positive, 2 lead_simple, 3 lead_dominant, 4 margin_positive, 5 good, " \
-  "6 m_symmetric, 7 m_spd, 8 m_identity, 9 v_identity, 10 v_minus_identity, 11 paranormal, "  \
-  "12 complex_lead, 13 distributed, 14 v_diagonalisable"
+#define AS_X_FLAG_BIT(name, bit, doc) AS_FLAG_##name = 1 << bit,
+enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
+#undef AS_X_FLAG_BIT
 
 #define AS_RECORD_FIELDS(X)                                                            \
   /* ---- sweep coordinates: the case, the replicate and every key of params.h */      \

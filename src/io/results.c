@@ -694,7 +694,8 @@ cleanup:
 }
 
 /* A self-describing /trials: one attribute "description:<field>" per field (its meaning and
- * units, from AS_RECORD_FIELDS) and "flags_bits" (the AS_FLAG_* legend of `flags`). */
+ * units, from AS_RECORD_FIELDS) and one "flag:<name>" per bit of `flags` (AS_FLAG_LIST),
+ * its bit number. */
 static as_status describe_trials(as_results *rf) {
   as_status st = AS_OK;
   /* Attribute creation is collective in parallel HDF5: every rank writes the same. */
@@ -702,7 +703,13 @@ static as_status describe_trials(as_results *rf) {
   AS_TRY(attr_write_str(rf->trials, "description:" #name, doc, 0));
   AS_RECORD_FIELDS(AS_X_DESCRIBE)
 #undef AS_X_DESCRIBE
-  AS_TRY(attr_write_str(rf->trials, "flags_bits", AS_FLAG_LEGEND, 0));
+  char lower[64];
+#define AS_X_FLAG_ATTR(name, bit, doc)                                                      \
+  snprintf(lower, sizeof lower, "flag:%s", #name);                                          \
+  for (char *c = lower; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c); \
+  AS_TRY(attr_write_u64(rf->trials, lower, (uint64_t)(bit)));
+  AS_FLAG_LIST(AS_X_FLAG_ATTR)
+#undef AS_X_FLAG_ATTR
 cleanup:
   return st;
 }

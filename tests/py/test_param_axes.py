@@ -167,6 +167,9 @@ def main():
                 want = hashlib.sha256(fh.read()).hexdigest()
             check("input files hashed into the provenance",
                   "%s  w1.h5" % want in inputs and "t2.h5" in inputs)
+            check("/trials names the bits of flags (flag:good = 5, flag:m_spd = 7)",
+                  int(f["trials"].attrs.get("flag:good", -1)) == 5
+                  and int(f["trials"].attrs.get("flag:m_spd", -1)) == 7)
             descr = f["trials"].attrs.get("description:v_gap")
             check("/trials describes its fields", descr is not None and b"good" in
                   (descr if isinstance(descr, bytes) else descr.encode()))
