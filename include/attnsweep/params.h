@@ -48,6 +48,8 @@ enum {
 };
 
 #define AS_BIG 1e300
+/* The largest dimension (and m, k, dim F) a trial may have: the core's limit. */
+#define AS_MAX_D 32768
 
 #define AS_VF_IS(f) (t->triple.vfamily == AS_V_##f)
 #define AS_MF_IS(f) (t->triple.mfamily == AS_M_##f)
@@ -59,22 +61,22 @@ enum {
     vfamily, 1, "family of V (default explicit when V is given)")                                  \
   X(C, mfamily, ENUM, &as_mfamily_table, 0, 0, 0, AS_M_IDENTITY, triple.mfamily, MFAMILY,          \
     mfamily, 1, "family of Q, K (default explicit when Q, K or M is given)")                       \
-  X(C, d, INT, NULL, 1, 65536, 0, 2, d, I32, d, 1,                                                 \
+  X(C, d, INT, NULL, 1, AS_MAX_D, 0, 2, d, I32, d, 1,                                                 \
     "dimension (default: the size of V or M when given; 1 for the scalar families)")               \
   X(C, n, INT, NULL, 1, 100000, 0, 20, n, I32, n, 1,                                               \
     "number of tokens (default: the rows of init.data when given)")                                \
-  X(C, m_rows, INT, NULL, 0, 65536, 0, 0, triple.m_rows, I32, m_rows, 1,                           \
+  X(C, m_rows, INT, NULL, 0, AS_MAX_D, 0, 0, triple.m_rows, I32, m_rows, 1,                           \
     "rows m of Q and K (0: m = d; default the rows of Q when given)")                              \
   X(C, v_scale, NUM, NULL, -AS_BIG, AS_BIG, 0, 1.0, triple.v_scale, F64, v_scale,                  \
     AS_VF_IS(IDENTITY) || AS_VF_IS(MINUS_IDENTITY) || AS_VF_IS(PERRON) ||                          \
         AS_VF_IS(GAUSSIAN) || AS_VF_IS(SYMMETRIC) || AS_VF_IS(SCALAR),                             \
     "s multiplying V (identity, minus_identity, perron, gaussian, symmetric; v for scalar)")       \
-  X(C, v_kpos, INT, NULL, 0, 65536, 0, 0, triple.v_kpos, I32, v_kpos, AS_VF_IS(SYMMETRIC),         \
+  X(C, v_kpos, INT, NULL, 0, AS_MAX_D, 0, 0, triple.v_kpos, I32, v_kpos, AS_VF_IS(SYMMETRIC),         \
     "symmetric V: number of positive eigenvalues (0..d)")                                          \
   X(C, v_lambda, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 1.0, triple.v_lambda, F64, v_lambda,         \
     AS_VF_IS(PARANORMAL) || AS_VF_IS(GOOD) || AS_VF_IS(COMPLEX),                                   \
     "leading eigenvalue (paranormal, good; complex: its real part)")                               \
-  X(C, v_dim_f, INT, NULL, 1, 65536, 0, 1, triple.v_dim_f, I32, v_dim_f, AS_VF_IS(PARANORMAL),     \
+  X(C, v_dim_f, INT, NULL, 1, AS_MAX_D, 0, 1, triple.v_dim_f, I32, v_dim_f, AS_VF_IS(PARANORMAL),     \
     "paranormal V: dim F (1..d)")                                                                  \
   X(C, v_radius, NUM, NULL, 0, AS_BIG, 0, 0.5, triple.v_radius, F64, v_radius,                     \
     AS_VF_IS(PARANORMAL), "paranormal V: spectral radius of V on G (< v_lambda)")                  \

@@ -5,6 +5,7 @@
  * eigenvectors of V as its "right" ones and the right eigenvectors of V as its "left" ones.
  */
 #include "attnsweep/spectral.h"
+#include "attnsweep/params.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ cleanup:
 as_status as_spectral_create(int d, as_spectral **out) {
   as_status st = AS_OK;
   as_spectral *sp = NULL;
-  AS_CHECK(d >= 1 && d <= 1 << 15, AS_ERR_ARG, "spectral: dimension d = %d out of range", d);
+  AS_CHECK(d >= 1 && d <= AS_MAX_D, AS_ERR_ARG, "spectral: dimension d = %d out of range", d);
   AS_CHECK(out != NULL, AS_ERR_ARG, "spectral: out is NULL");
   sp = calloc(1, sizeof *sp);
   AS_CHECK_ALLOC(sp);

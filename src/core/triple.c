@@ -23,6 +23,7 @@
  * m = d, Q and K are replaced by (I, M + noise); when m != d the noise goes into K.
  */
 #include "attnsweep/triple.h"
+#include "attnsweep/params.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ as_status as_triple_create(int d, int m, as_triple **out) {
   as_status st = AS_OK;
   as_triple *tr = NULL;
   if (m <= 0) m = d;
-  AS_CHECK(d >= 1 && d <= 1 << 15, AS_ERR_ARG, "triple: dimension d = %d out of range", d);
+  AS_CHECK(d >= 1 && d <= AS_MAX_D, AS_ERR_ARG, "triple: dimension d = %d out of range", d);
   AS_CHECK(m <= 1 << 15, AS_ERR_ARG, "triple: rows m = %d out of range", m);
   AS_CHECK(out != NULL, AS_ERR_ARG, "triple: out is NULL");
   tr = calloc(1, sizeof *tr);
