@@ -72,14 +72,14 @@
   X(AS_EXPM_PADE, "pade", "scaling and squaring Pade")
 
 /* Which theorem's hypotheses the triple satisfies (the most specific one). */
-#define AS_THEOREM_LIST(X)                                                        \
-  X(AS_THM_NONE, "none", "no theorem applies")                                    \
-  X(AS_THM_D1, "d1", "d = 1, V > 0, QK > 0 [Thm 2.1]")                            \
-  X(AS_THM_IDENTITY, "identity", "V = I, M SPD [Thm 3.1]")                        \
-  X(AS_THM_GOOD, "good", "good triple [Thm 4.1]")                                 \
-  X(AS_THM_PARANORMAL, "paranormal", "paranormal V, M SPD [Thm 5.1]")             \
-  X(AS_THM_MINUS_IDENTITY, "minus_identity", "V = -I, M = I [Thm C.5]")           \
-  X(AS_THM_CODIM, "codim_k", "conjecture: k eigenvalues with positive real part") \
+#define AS_THEOREM_LIST(X)                                                                 \
+  X(AS_THM_NONE, "none", "no theorem applies")                                             \
+  X(AS_THM_D1, "d1", "d = 1, V > 0, QK > 0 [Thm 2.1]")                                     \
+  X(AS_THM_IDENTITY, "identity", "V = I, M SPD [Thm 3.1]")                                 \
+  X(AS_THM_GOOD, "good", "good triple [Thm 4.1]")                                          \
+  X(AS_THM_PARANORMAL, "paranormal", "paranormal V, M SPD [Thm 5.1]")                      \
+  X(AS_THM_MINUS_IDENTITY, "minus_identity", "V = -I, M = I [Thm C.5]")                    \
+  X(AS_THM_CODIM, "codim_k", "conjecture: 1 <= k < d eigenvalues with positive real part") \
   X(AS_THM_COMPLEX, "complex", "complex leading pair: no clustering expected")
 
 /* Geometry of an end state (predicted or observed). */

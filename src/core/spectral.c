@@ -240,6 +240,25 @@ int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal
   return 2;
 }
 
+/* Where the codimension conjecture is judged (docs/theory.md 2.8): read literally, "pi_F z
+ * approaches at most three parallel affine subspaces of codimension k" says "at most three
+ * points" at k = d, which Thm 3.1 contradicts (V = I, M = I ends at 4 to 8 vertices), and for
+ * a V that is lambda I on F with dim F >= 2 it contradicts Thm 5.1 (a polytope in F). So it
+ * applies for 1 <= k < d only, and not when the k eigenvalues of positive real part are one
+ * repeated real value. */
+static int codim_applies(const as_spectral *sp, int d, double et) {
+  if (sp->kpos < 1 || sp->kpos >= d) return 0;
+  if (sp->kpos == 1) return 1;
+  double lo = INFINITY, hi = -INFINITY, im = 0;
+  for (int i = 0; i < d; i++)
+    if (sp->wr[i] > et) {
+      lo = fmin(lo, sp->wr[i]);
+      hi = fmax(hi, sp->wr[i]);
+      im = fmax(im, fabs(sp->wi[i]));
+    }
+  return !(hi - lo <= et && im <= et);
+}
+
 void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp) {
   uint32_t f = sp->flags;
   f &= ~(uint32_t)(AS_FLAG_MARGIN_POSITIVE | AS_FLAG_M_SPD | AS_FLAG_GOOD);
@@ -269,7 +288,7 @@ void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp) {
     th = AS_THM_GOOD;
   else if (f & AS_FLAG_COMPLEX_LEAD)
     th = AS_THM_COMPLEX;
-  else if (sp->kpos >= 1)
+  else if (codim_applies(sp, d, tol * eig_scale(sp)))
     th = AS_THM_CODIM;
   sp->theorem = th;
   switch (th) {

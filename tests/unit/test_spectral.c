@@ -223,7 +223,25 @@ static void test_complex_and_codim(fixture *fx) {
   AS_EXPECT(!has(sp, AS_FLAG_M_SYMMETRIC) && !has(sp, AS_FLAG_M_SPD), "M not symmetric");
   AS_EXPECT_CLOSE(sp->m_min_sym_eig, 2.0, 1e-14, 0);
   AS_EXPECT_CLOSE(sp->m_asym, sqrt(8.0) / sqrt(4 + 1 + 1 + 9 + 16.0), 1e-14, 0);
-  AS_EXPECT(sp->theorem == AS_THM_CODIM, "V = I, generic M: only the conjecture");
+  /* V = I (k = d) with a non-symmetric M: the conjecture's literal reading at k = d ("at most
+   * three points") is contradicted by Thm 3.1, so no theorem is judged. */
+  AS_EXPECT(sp->theorem == AS_THM_NONE && sp->kpos == 3, "V = I, generic M: no theorem (%d)",
+            sp->theorem);
+  /* k = 2 < d, one repeated positive eigenvalue (lambda I on F, the paranormal shape) with a
+   * non-SPD M: contradicted by Thm 5.1's polytope in F, not judged; split the pair by 1e-6
+   * (far above the tolerance) and the conjecture applies again (M negative on the leading
+   * eigenvector, so the split V is not a good triple). */
+  double Pn[9] = {1, 0, 0, 0, 1, 0, 0, 0, -0.5}, Mx[9] = {-2, 1, 0, -1, 3, 0, 0, 0, 4};
+  sp = analyse(fx, 3, Pn, Mx);
+  AS_EXPECT(sp->kpos == 2 && sp->theorem == AS_THM_NONE, "lambda I on F, generic M: none (%d)",
+            sp->theorem);
+  Pn[0] = 1 + 1e-6;
+  sp = analyse(fx, 3, Pn, Mx);
+  AS_EXPECT(sp->kpos == 2 && sp->theorem == AS_THM_CODIM, "split pair: codim (%d)", sp->theorem);
+  /* k = d with distinct eigenvalues and M = -I (not good: margin < 0): k = d, none. */
+  double D2[4] = {2, 0, 0, 1}, Mm[4] = {-1, 0, 0, -1};
+  sp = analyse(fx, 2, D2, Mm);
+  AS_EXPECT(sp->kpos == 2 && sp->theorem == AS_THM_NONE, "k = d: none (%d)", sp->theorem);
   /* V = 0: nothing */
   double Z[4] = {0, 0, 0, 0};
   sp = analyse(fx, 2, Z, NULL);
