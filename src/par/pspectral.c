@@ -247,10 +247,16 @@ static as_status eigenvalues(MPI_Comm comm, const dist *ds, double *A, double *H
                              double *wr, double *wi) {
   as_status st = AS_OK;
   double *tau = NULL, *work = NULL;
-  int *iwork = NULL;
+  int *iwork = NULL, *iq = NULL;
   int d = ds->d, info = 0, lwork = -1, liwork = -1;
   double q[64] = {0};
-  int iq[64] = {0};
+  /* The integer workspace of the pdhseqr query must already be a real one: in the query
+   * (LIWORK = -1) ScaLAPACK 2.2.1 still passes it down to PDTRORD, whose IGAMX2D reads a
+   * SELECT vector from it (AddressSanitizer: 388 bytes read from a 64-int stack array at
+   * d = 600 on 2 ranks). Sized as below, without the query's own figure. */
+  const int li_base = 2 * d + ds->nb * ds->nb + 5 * ds->p * ds->q + 64;
+  iq = calloc((size_t)li_base, sizeof(int));
+  AS_CHECK_ALLOC(iq);
   tau = malloc((size_t)(ds->locc + 1) * sizeof(double));
   AS_CHECK_ALLOC(tau);
   pdgehrd_(&d, &I1, &d, A, &I1, &I1, ds->desc, tau, q, &lwork, &info);
@@ -280,7 +286,7 @@ static as_status eigenvalues(MPI_Comm comm, const dist *ds, double *A, double *H
   AS_CHECK(lw < (size_t)1 << 31, AS_ERR_ARG, "pspectral: workspace of %zu doubles for d = %d", lw,
            d);
   lwork = (int)lw;
-  liwork = iq[0] + 2 * d + ds->nb * ds->nb + 5 * ds->p * ds->q + 64;
+  liwork = iq[0] + li_base;
   work = malloc(lw * sizeof(double));
   AS_CHECK_ALLOC(work);
   iwork = malloc((size_t)liwork * sizeof(int));
@@ -317,6 +323,7 @@ static as_status eigenvalues(MPI_Comm comm, const dist *ds, double *A, double *H
     /* pdlahqr's own wr, wi: its T may keep unreduced 2 x 2 blocks (not in standard form) */
   }
 cleanup:
+  free(iq);
   free(tau);
   free(work);
   free(iwork);
