@@ -562,29 +562,27 @@ cleanup:
 }
 
 /* Y = Z + h sum_q co[q] K[idx[q]]: per entry the sum from 0.0 in the tableau's stage order,
- * formed one term at a time over the whole vector (contiguous loops, one pass per term). */
+ * one pass over the vectors. */
 static void rk_combine(size_t nd, const double *restrict Z, double h, const rk_comb *cb,
                        double *const *K, double *restrict Y) {
   const int nt = cb->nt;
-  if (nt == 0) {
+  const double *Kq[AS_RK_MAX_STAGES];
+  double co[AS_RK_MAX_STAGES];
+  for (int q = 0; q < nt; q++) Kq[q] = K[cb->idx[q]], co[q] = cb->co[q];
+  switch (nt) { /* the common short sums unrolled */
+  case 0:
     memcpy(Y, Z, nd * sizeof *Y);
     return;
-  }
-  const double *restrict K0 = K[cb->idx[0]];
-  const double c0 = cb->co[0];
-  if (nt == 1) {
-    for (size_t i = 0; i < nd; i++) Y[i] = Z[i] + h * (0.0 + c0 * K0[i]);
+  case 1:
+    for (size_t i = 0; i < nd; i++) Y[i] = Z[i] + h * (0.0 + co[0] * Kq[0][i]);
     return;
+  default:
+    for (size_t i = 0; i < nd; i++) {
+      double acc = 0.0;
+      for (int q = 0; q < nt; q++) acc += co[q] * Kq[q][i];
+      Y[i] = Z[i] + h * acc;
+    }
   }
-  for (size_t i = 0; i < nd; i++) Y[i] = 0.0 + c0 * K0[i];
-  for (int q = 1; q < nt - 1; q++) {
-    const double *restrict Kq = K[cb->idx[q]];
-    const double cq = cb->co[q];
-    for (size_t i = 0; i < nd; i++) Y[i] += cq * Kq[i];
-  }
-  const double *restrict Kl = K[cb->idx[nt - 1]];
-  const double cl = cb->co[nt - 1];
-  for (size_t i = 0; i < nd; i++) Y[i] = Z[i] + h * (Y[i] + cl * Kl[i]);
 }
 
 /* One step of the current tableau from (t, Z) with K[0] = f(t, Z): Zn = the solution (with

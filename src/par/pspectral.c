@@ -353,10 +353,16 @@ static as_status eigenvalues(const dist *ds, double *A, double *H, double *tri, 
                              double *wi) {
   as_status st = AS_OK;
   double *tau = NULL, *work = NULL;
-  int *iwork = NULL;
+  int *iwork = NULL, *iq = NULL;
   int d = ds->d, info = 0, lwork = -1, liwork = -1;
   double q[64] = {0}, tdummy[1] = {0};
-  int iq[64] = {0};
+  /* The integer workspace of the pdhseqr query must already be a real one: in the query
+   * (LIWORK = -1) ScaLAPACK 2.2.1 still passes it down to PDTRORD, whose IGAMX2D reads a
+   * SELECT vector from it (AddressSanitizer: 388 bytes read from a 64-int stack array at
+   * d = 600 on 2 ranks). Sized as below, without the query's own figure. */
+  const int li_base = 2 * d + ds->nb * ds->nb + 5 * ds->p * ds->q + 64;
+  iq = calloc((size_t)li_base, sizeof(int));
+  AS_TRY(alloc_agree(ds, iq != NULL, "the workspace query"));
   /* Workspace queries on every rank of the grid, before any allocation: they are collective
    * (ScaLAPACK makes INFO global), and each rank needs its own local sizes. */
   pdgehrd_(&d, &I1, &d, A, &I1, &I1, ds->desc, tdummy, q, &lwork, &info);
@@ -386,7 +392,7 @@ static as_status eigenvalues(const dist *ds, double *A, double *H, double *tri, 
   /* The sizes are local: a workspace too large for LWORK is agreed like a failed allocation. */
   int fits = lw < (size_t)1 << 31;
   lwork = fits ? (int)lw : 0;
-  liwork = iq[0] + 2 * d + ds->nb * ds->nb + 5 * ds->p * ds->q + 64;
+  liwork = iq[0] + li_base;
   tau = malloc((size_t)(ds->locc + 1) * sizeof(double));
   work = fits ? malloc(lw * sizeof(double)) : NULL;
   iwork = malloc((size_t)liwork * sizeof(int));
@@ -423,6 +429,7 @@ static as_status eigenvalues(const dist *ds, double *A, double *H, double *tri, 
     /* pdlahqr's own wr, wi: its T may keep unreduced 2 x 2 blocks (not in standard form) */
   }
 cleanup:
+  free(iq);
   free(tau);
   free(work);
   free(iwork);
