@@ -50,7 +50,7 @@ TABLE1 = [
     ("paranormal", "paranormal: lambda I on F, rho < lambda on G", "Q^T K SPD",
      "polytope in F x subspace G", "Thm 5.1"),
     ("minus_identity", "V = -I", "Q^T K = I", "collapse: x -> 0, P -> J/n", "Thm C.5"),
-    ("codim_k", "k eigenvalues with Re > 0", "any", "<= 3 parallel affine subspaces, codim k",
+    ("codim_k", "1 <= k < d eigenvalues with Re > 0", "any", "<= 3 parallel affine subspaces, codim k",
      "conjecture"),
     ("complex", "complex leading pair", "any", "no clustering expected", "-"),
     ("none", "otherwise", "-", "no prediction", "-"),
@@ -323,7 +323,11 @@ def make_groups(axes, mask):
 
 
 # ---------------------------------------------------------------- the statistics table
-STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "settle_time", "wall_time"]
+STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "p_uniform_dist", "settle_time",
+               "wall_time"]
+#: rank P counts the singular values of P above this fraction of the largest (AS_CLASSIFY_RANK_RTOL
+#: of include/attnsweep/classify.h): a nearly uniform P has a nearly full numerical rank.
+RANK_RTOL = 1e-6
 
 
 def compute_stats(rf, cols, mask, gid, ngroups):
@@ -356,6 +360,11 @@ def compute_stats(rf, cols, mask, gid, ngroups):
                                          minlength=ngroups * top).reshape(ngroups, top)
         q, _ = group_quantiles(np.where(ok, rp, np.nan).astype(float), gid, ngroups, [0.5])
         s["rank_p_median"] = q[:, 0]
+    if "p_uniform_dist" in cols:
+        pu = cols["p_uniform_dist"][mask].astype(float)
+        pu[~classified] = np.nan
+        q, cnt = group_quantiles(pu, gid, ngroups, [0.5, 1.0])
+        s["p_uniform_median"], s["p_uniform_max"] = q[:, 0], q[:, 1]
     if "settle_time" in cols:
         st = cols["settle_time"][mask].astype(float)
         st[~classified] = np.nan
@@ -746,11 +755,16 @@ def table1_tables(axes, key_labels, s, notes):
         groups = {(): {}}
     header = ["theorem", "V", "condition on Q^T K", "predicted geometry", "reference",
               "trials", "done", "consistent [95% CI]", "violated [95% CI]",
-              "unresolved [95% CI]", "clusters med [IQR]", "rank P (value:count)"]
+              "unresolved [95% CI]", "clusters med [IQR]",
+              "rank P (value:count); V = -I: max dist of P to J/n, med (max)"]
+    notes = notes + ["rank P: singular values of the final P above %g sigma_1; for V = -I "
+                     "(prediction P -> J/n) the column shows max_ij |P_ij - 1/n| instead: "
+                     "the median and the largest over the classified trials." % RANK_RTOL]
     csv_header = outer + ["theorem", "V", "condition_QtK", "predicted", "reference", "trials",
                           "done", "judged"] + \
         ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
-        ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist"]
+        ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist",
+         "p_uniform_dist_median", "p_uniform_dist_max"]
     tex_cols = [("case: hypotheses", _TEX_TEXT),
                 ("prediction", _TEX_TEXT), ("trials", _tex_num("2.6em"))] + \
         [(h, c) for h, c, _ in _TEX_FRACS] + \
@@ -774,6 +788,11 @@ def table1_tables(axes, key_labels, s, notes):
             rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
             rfull = rank_dist_text(s["rank_p_counts"][i], None) if "rank_p_counts" in s \
                 else "-"
+            uniform = label == "minus_identity" and "p_uniform_median" in s and \
+                not math.isnan(s["p_uniform_median"][i])
+            if uniform:  # the observable of Thm C.5 is the distance to J/n, not rank P
+                rd = "dist to J/n %s (%s)" % (_g(s["p_uniform_median"][i], 2),
+                                           _g(s["p_uniform_max"][i], 2))
             rows.append([label, v, m, geom, ref, str(s["n"][i]), str(s["done"][i]),
                          _frac_cell(s, "consistent", i), _frac_cell(s, "violated", i),
                          _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd])
@@ -783,10 +802,13 @@ def table1_tables(axes, key_labels, s, notes):
                          [num("%s_%s" % (vv, x)) for vv in JUDGED
                           for x in ("frac", "lo", "hi")] +
                          [num("clusters_median"), num("clusters_q1"), num("clusters_q3"),
-                          rfull.replace(" ", ";") if rfull != "-" else ""])
+                          rfull.replace(" ", ";") if rfull != "-" else "",
+                          num("p_uniform_median"), num("p_uniform_max")])
             trows.append([hyp, pred, _tex_count(s, i)] +
                          [f(s, i) for _, _, f in _TEX_FRACS] +
-                         [_tex_mid(s, "clusters", i), _tex_ranks(s, i)])
+                         [_tex_mid(s, "clusters", i),
+                          r"to $J/n$:\newline %s" % _g(
+                              s["p_uniform_median"][i], 2) if uniform else _tex_ranks(s, i)])
         title = "Table 1 of the paper with the measured verdicts"
         if ok:
             title += " (%s)" % ", ".join("%s = %s" % nv for nv in zip(outer, ok))

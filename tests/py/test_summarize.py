@@ -336,6 +336,31 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("Q^T K SPD", out)
 
+    def test_table1_minus_identity_distance_to_uniform(self):
+        # The V = -I row shows the distance of P to J/n (its observable), not rank P: a nearly
+        # uniform P has a nearly full numerical rank, which would contradict the prediction.
+        a = self.a.copy()
+        rows = np.nonzero(a["verdict"] == code("verdict", "consistent"))[0][:5]
+        dist = np.array([0.004, 0.012, 0.007, 0.009, 0.010])
+        a["theorem"][rows] = code("theorem", "minus_identity")
+        a["p_uniform_dist"][rows] = dist
+        a["rank_p"][rows] = 18
+        path = os.path.join(self.tmp.name, "minus.h5")
+        write_file(path, a)
+        rc, out, err = run_main([path, "--table1", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        by = {r["theorem"]: r for r in csv_rows(out)}
+        self.assertAlmostEqual(float(by["minus_identity"]["p_uniform_dist_median"]),
+                               float(np.median(dist)), places=12)
+        self.assertAlmostEqual(float(by["minus_identity"]["p_uniform_dist_max"]), 0.012,
+                               places=12)
+        rc, out, err = run_main([path, "--table1"])
+        self.assertEqual(rc, 0, err)
+        row = [l for l in out.splitlines() if l.startswith("| minus_identity")][0]
+        self.assertIn("dist to J/n 0.009 (0.012)", row)
+        self.assertNotIn("18:5", row)
+        self.assertIn("above 1e-06 sigma_1", out)  # rank P's tolerance is stated
+
     def test_table1_by(self):
         # --table1 --by d: one Table 1 per value of d (md, LaTeX), one csv table with a d column
         rc, out, err = run_main([self.path, "--table1", "--by", "d", "--format", "csv"])
