@@ -94,6 +94,8 @@ enum {
     "spd M: condition number")                                                                     \
   X(C, margin, NUM, NULL, -AS_BIG, AS_BIG, AS_PF_NAN_OK, NAN, triple.margin, F64, margin_target,   \
     AS_VF_IS(GOOD), "good V: imposed <Q phi_1, K phi_1> (.nan: not imposed)")                      \
+  X(C, beta, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 1.0, triple.beta, F64, beta, 1,                \
+    "inverse temperature: scores beta <Q x_i, K x_j> (M -> beta M; finite)")                  \
   X(C, V, MAT, NULL, 0, 0, 0, 0, triple.V, HASH, V_hash, AS_VF_IS(EXPLICIT),                       \
     "explicit V, d x d, a list of rows: [[1, 0], [0, 1]] (sets vfamily explicit)")                 \
   X(C, Q, MAT, NULL, 0, 0, 0, 0, triple.Q, HASH, Q_hash, AS_MF_IS(EXPLICIT),                       \

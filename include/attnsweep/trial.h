@@ -59,6 +59,7 @@ typedef struct as_triple_spec {
   double m_cond;      /* spd: condition number of M (>= 1) */
   int m_rows;         /* rows m of Q and K (m x d); 0 means m = d */
   double margin;      /* good: imposed <Q phi_1, K phi_1> (NaN: not imposed) */
+  double beta;        /* inverse temperature: M -> beta M after the family (> 0) */
   double eps;         /* perturbation size: adds eps * N(0,1)/sqrt(d) noise (0: none) */
   as_perturb perturb; /* what eps perturbs */
   as_matref V;        /* explicit V, d x d (or the file family's V once loaded) */

@@ -512,6 +512,14 @@ as_status as_triple_build(const as_trial *t, as_triple *tr) {
     AS_TRY(impose_margin(t, tr, phi, tmp));
   }
   if (t->triple.eps > 0) perturb(t, tr);
+  /* Temperature: scores beta <Q x_i, K x_j>, i.e. M -> beta M (K carries the factor so that
+   * M = Q^T K stays exact). beta = 1 leaves the triple bit for bit as it was. */
+  if (t->triple.beta != 1.0) {
+    double b = t->triple.beta;
+    AS_CHECK(isfinite(b) && b > 0, AS_ERR_DATA, "beta = %g must be finite and > 0", b);
+    for (size_t k = 0; k < (size_t)d * d; k++) tr->M[k] *= b;
+    for (size_t k = 0; k < (size_t)m * d; k++) tr->K[k] *= b;
+  }
   AS_TRY(check_finite("V", "built", d, d, tr->V));
   AS_TRY(check_finite("M", "built", d, d, tr->M));
 cleanup:

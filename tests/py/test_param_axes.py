@@ -51,6 +51,7 @@ AXES = {
     "m_scale": "m_scale: [1, 2]",
     "m_cond": "mfamily: spd, m_cond: [1, 4]",
     "margin": "vfamily: good, margin: [0.5, 1]",
+    "beta": "beta: [1, 2]",
     "V": "V: [%s, %s]" % (I2, A2),
     "Q": "Q: [%s, %s], K: %s" % (I2, A2, I2),
     "K": "Q: %s, K: [%s, %s]" % (I2, I2, A2),

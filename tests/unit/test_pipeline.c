@@ -102,6 +102,32 @@ int main(void) {
   AS_EXPECT(c.n_clusters == a.n_clusters, "x variables: %d clusters vs %d in z", c.n_clusters,
             a.n_clusters);
 
+  /* Temperature: beta = b on the identity family reduces to m_scale = b (M = b I either way;
+   * m_scale goes through sqrt(b)^2, so the tokens agree to rounding, not bit for bit). */
+  as_trial tb = paper_trial(8, 2), tm = paper_trial(8, 2);
+  tb.triple.beta = 3.0;
+  tm.triple.m_scale = 3.0;
+  double *fb = malloc((size_t)n * d * sizeof *fb), *fm = malloc((size_t)n * d * sizeof *fm);
+  as_bulk bb = {NULL, fb, NULL, NULL, NULL, NULL}, bm = {NULL, fm, NULL, NULL, NULL, NULL};
+  AS_EXPECT(as_trial_run(pl, &tb, NULL, &b, &bb) == AS_OK, "beta run");
+  AS_EXPECT(as_trial_run(pl, &tm, NULL, &c, &bm) == AS_OK, "m_scale run");
+  double dmax = 0, smax = 0;
+  for (int i = 0; i < n * d; i++) {
+    dmax = fmax(dmax, fabs(fb[i] - fm[i]));
+    smax = fmax(smax, fabs(fm[i]));
+  }
+  AS_EXPECT(dmax <= 1e-12 * smax, "beta 3 vs m_scale 3: final tokens differ by %g", dmax);
+  AS_EXPECT(b.n_clusters == c.n_clusters && b.verdict == c.verdict, "same end state");
+  AS_EXPECT(b.beta == 3.0 && c.beta == 1.0, "beta recorded (%g, %g)", b.beta, c.beta);
+  /* and beta changes the dynamics: a cooler softmax (beta 0.05) ends elsewhere */
+  tb.triple.beta = 0.05;
+  AS_EXPECT(as_trial_run(pl, &tb, NULL, &b, &bb) == AS_OK, "beta 0.05 run");
+  double moved = 0;
+  for (int i = 0; i < n * d; i++) moved = fmax(moved, fabs(fb[i] - fm[i]));
+  AS_EXPECT(moved > 1e-3 * smax, "beta 0.05 differs from beta 3 (%g)", moved);
+  free(fb);
+  free(fm);
+
   free(init);
   free(fin);
   free(P);
