@@ -146,7 +146,7 @@ enum {
     "step limit (accepted + rejected steps)")                                                      \
   X(C, settle_tol, NUM, NULL, 0, AS_BIG, 0, 1e-8, integ.settle_tol, F64, settle_tol,               \
     t->integ.settle_window > 0,                                                                    \
-    "settled when the max speed < settle_tol * spread throughout settle_window")                   \
+    "settled when the max speed < settle_tol * radius throughout settle_window")                   \
   X(C, settle_window, NUM, NULL, 0, AS_BIG, 0, 0.0, integ.settle_window, F64, settle_window, 1,    \
     "length of the settling window (0: never stop early)")                                         \
   X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, TSEED,        \

@@ -88,7 +88,7 @@ typedef struct as_integ_spec {
   double dt;            /* step (fixed-step methods), initial step (dopri5) */
   double rtol, atol;    /* dopri5 error control */
   int64_t max_steps;    /* step limit (accepted + rejected) */
-  double settle_tol;    /* settled when max velocity < settle_tol * spread ... */
+  double settle_tol;    /* settled when max velocity < settle_tol * radius ... */
   double settle_window; /* ... throughout a time window of this length (0: never stop early) */
 } as_integ_spec;
 
