@@ -88,7 +88,8 @@ static void print_help(void) {
   printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
          "sweep keys, `attnsweep help fields` the fields of /trials.\n"
          "Exit codes: 0 done, 2 bad input, 3 I/O failure, 70 internal error (a bug),\n"
-         "99 stopped early (resumable).\n");
+         "99 stopped early (resumable).\n"
+         "ATTNSWEEP_DEBUG=1 makes every error message name its place in the source (file:line).\n");
 }
 
 static void print_version(void) {
@@ -126,15 +127,12 @@ int as_cli_usage_error(const char *cmd, const char *fmt, ...) {
 int as_cli_report(const char *cmd, as_status st) {
   char buf[AS_ERRMSG_MAX + 256];
   const as_error *e = as_error_get();
-  if (e->status != AS_OK) {
-    /* Bad input is the user's to fix: the message alone; failures also say where in the code. */
-    if (as_status_exit_code(e->status) == 2)
-      snprintf(buf, sizeof buf, "%s", e->message);
-    else
-      as_error_format(buf, sizeof buf);
-  } else {
+  /* The message alone; the place in the code only for a bug or under ATTNSWEEP_DEBUG=1
+   * (as_error_format_user). */
+  if (e->status != AS_OK)
+    as_error_format_user(buf, sizeof buf);
+  else
     snprintf(buf, sizeof buf, "%s", as_status_message(st));
-  }
   fprintf(stderr, "attnsweep %s: %s\n", cmd, buf);
   return as_status_exit_code(st);
 }
