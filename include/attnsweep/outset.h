@@ -141,6 +141,11 @@ as_status as_outset_journal_open(const char *results, int rank, int batch, doubl
  * interrupted: an interrupted trial stays pending and is run again by a resume). */
 int as_outset_is_result(const as_record *rec);
 
+/* 1 when rec is a result that `run --resume --retry-failed` runs again: outcome failed or
+ * nonfinite. Such an entry in a journal is superseded by another entry of the same trial that
+ * is not retryable (as_outset_recover, repair), whatever the order they are read in. */
+int as_outset_is_retryable(const as_record *rec);
+
 /* The one path of finished records into the set: every result among recs[0..count) is
  * appended to journal j (may be NULL: no journal), the journal is made durable, and only
  * then are their rows written into rf; other records are dropped. Not collective (any rank,

@@ -30,6 +30,10 @@
 
 /* Exit code of an internal error (a bug): EX_SOFTWARE of BSD's sysexits.h. */
 #define AS_EXIT_INTERNAL 70
+/* Exit code of a run that completed the sweep but left trials failed or non-finite (outcome
+ * failed or nonfinite): every row is a result, some of them failures; `--retry-failed` reruns
+ * them. Not a status: the run itself succeeded. */
+#define AS_EXIT_TRIALS_FAILED 4
 
 /* X(name, value, exit code, trial, message). trial = 1: a problem of one trial's own data,
  * recorded in its row as a failed trial (as_status_is_trial_problem); 0: stops the run. */

@@ -92,6 +92,8 @@ int as_cmd_run(int argc, char **argv) {
       out = argv[++i];
     } else if (strcmp(a, "--resume") == 0) {
       opts.resume = 1;
+    } else if (strcmp(a, "--retry-failed") == 0) {
+      opts.retry_failed = 1;
     } else if (strcmp(a, "--force") == 0) {
       opts.force = 1;
     } else if (strcmp(a, "--allow-spec-change") == 0) {
@@ -119,6 +121,8 @@ int as_cmd_run(int argc, char **argv) {
     }
   }
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  if (opts.retry_failed && !opts.resume)
+    return rank == 0 ? as_cli_usage_error("run", "--retry-failed needs --resume") : 2;
   if (opts.resume && opts.force)
     return rank == 0 ? as_cli_usage_error("run", "--resume and --force exclude each other") : 2;
 
@@ -171,17 +175,31 @@ int as_cmd_run(int argc, char **argv) {
   int code = 0;
   if (rank == 0) {
     if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
-      if (!quiet || st != AS_OK)
+      const int some_failed = st == AS_OK && res.failed_total > 0;
+      if (!quiet || st != AS_OK || some_failed)
         fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
                 (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
-                st == AS_OK ? "; the sweep is complete"
-                            : "; stopped early: continue with --resume (exit 99)");
+                st != AS_OK   ? "; stopped early: continue with --resume (exit 99)"
+                : some_failed ? ""
+                              : "; the sweep is complete");
+      if (res.retried && !quiet)
+        fprintf(stderr, "attnsweep run: %llu failed or non-finite trials were run again\n",
+                (unsigned long long)res.retried);
       if (res.skipped && !quiet)
         fprintf(stderr,
                 "attnsweep run: %llu trials were already done, %llu recovered from "
                 "journals\n",
                 (unsigned long long)res.skipped, (unsigned long long)res.recovered);
       code = as_status_exit_code(st);
+      if (some_failed) {
+        fprintf(stderr,
+                "attnsweep run: the sweep is complete, but %llu of its %llu trials failed or are "
+                "non-finite (exit %d): `attnsweep status %s` lists them; `attnsweep run -o %s "
+                "--resume --retry-failed` runs them again\n",
+                (unsigned long long)res.failed_total, (unsigned long long)res.total,
+                AS_EXIT_TRIALS_FAILED, out, out);
+        code = AS_EXIT_TRIALS_FAILED;
+      }
     } else {
       code = as_cli_report("run", st);
       if (st == AS_ERR_INTERNAL)
@@ -199,6 +217,9 @@ int as_cmd_run(int argc, char **argv) {
   } else {
     code = as_status_exit_code(st);
   }
+  /* Every rank exits with rank 0's code (4 is known there only), whatever the launcher
+   * reports. */
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   as_spec_destroy(&spec);
   free(text);
   return code;

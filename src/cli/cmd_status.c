@@ -113,7 +113,12 @@ int as_cmd_status(int argc, char **argv) {
   double pct = c.total ? 100.0 * (double)c.done / (double)c.total : 0.0;
   printf("trials: %llu / %llu done (%.1f%%)\n", (unsigned long long)c.done,
          (unsigned long long)c.total, pct);
-  if (c.done == c.total)
+  const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
+  if (c.done == c.total && n_bad)
+    printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
+           "attnsweep run -o %s --resume --retry-failed)\n",
+           (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
+  else if (c.done == c.total)
     printf("state: complete\n");
   else if (held)
     printf("state: running (pid %ld on host %s)\n", pid, host[0] ? host : "?");

@@ -424,6 +424,10 @@ int as_outset_is_result(const as_record *rec) {
   return rec->outcome != AS_OUT_PENDING && rec->outcome != AS_OUT_INTERRUPTED;
 }
 
+int as_outset_is_retryable(const as_record *rec) {
+  return rec->outcome == AS_OUT_FAILED || rec->outcome == AS_OUT_NONFINITE;
+}
+
 as_status as_outset_store(as_results *rf, as_journal *j, const as_record *recs, size_t count) {
   as_status st = AS_OK;
   size_t kept = 0;
@@ -475,7 +479,7 @@ cleanup:
 
 typedef struct recover_ctx {
   as_results *rf;
-  uint8_t *done;
+  uint8_t *done; /* 1 done in the file, 2 recovered from a retryable entry (may be superseded) */
   uint64_t n_trials;
   as_record batch[OUTSET_BLOCK];
   size_t count;
@@ -493,8 +497,13 @@ cleanup:
 static as_status recover_visit(const as_record *rec, void *vctx) {
   as_status st = AS_OK;
   recover_ctx *r = vctx;
-  if (rec->trial >= r->n_trials || r->done[rec->trial] || !as_outset_is_result(rec)) return AS_OK;
-  r->done[rec->trial] = 1;
+  if (rec->trial >= r->n_trials || !as_outset_is_result(rec)) return AS_OK;
+  /* A retryable entry recovered earlier gives way to a result of a retry (as_outset_is_retryable).
+   */
+  if (r->done[rec->trial] && !(r->done[rec->trial] == 2 && !as_outset_is_retryable(rec)))
+    return AS_OK;
+  if (r->done[rec->trial] == 2) r->recovered--; /* counted once */
+  r->done[rec->trial] = as_outset_is_retryable(rec) ? 2 : 1;
   AS_ASSERT(r->count < OUTSET_BLOCK); /* a full batch is flushed below */
   r->batch[r->count++] = *rec;
   r->recovered++;
@@ -516,6 +525,8 @@ as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, 
   r->n_trials = n_trials;
   AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, recover_visit, r, NULL));
   AS_TRY(recover_flush(r));
+  for (uint64_t i = 0; i < n_trials; i++)
+    if (done[i]) done[i] = 1;
   *recovered = r->recovered;
 cleanup:
   free(r);
