@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/iocheck.h"
+#include "attnsweep/outset.h"
 #include "attnsweep/par.h"
+#include "attnsweep/results.h"
 #include "attnsweep/signals.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/sweep.h"
@@ -26,12 +29,40 @@ static int parse_seconds(const char *s, double *out) {
   return 0;
 }
 
-/* Rank 0 reads the file; everyone receives (text, len) or a failure flag. */
-static as_status read_and_share(const char *path, int rank, char **text, long *len) {
+/* The spec a results file was written with: its copy OUT.h5.spec, or the /spec dataset when
+ * the copy is missing (rank 0 only, without MPI-IO). *text allocated. */
+static as_status load_stored_spec(const char *out, char **text, long *n) {
   as_status st = AS_OK;
+  as_results *rf = NULL;
+  size_t len = 0;
+  st = as_outset_spec_load(out, text, &len);
+  if (st == AS_ERR_DATA) { /* no copy beside the file: the file's own /spec */
+    as_error_clear();
+    st = AS_OK;
+    as_h5_quiet();
+    AS_TRY(as_results_open(MPI_COMM_NULL, out, AS_RESULTS_READ, &rf));
+    AS_TRY(as_results_spec_text(rf, text));
+    len = strlen(*text);
+  }
+  AS_TRY(st);
+  *n = (long)len;
+cleanup:
+  as_results_close(&rf);
+  return st;
+}
+
+/* Rank 0 reads the file (path), or with path NULL the spec stored with the results file
+ * stored; everyone receives (text, len) or a failure flag. */
+static as_status read_and_share(const char *path, const char *stored, int rank, char **text,
+                                long *len) {
+  as_status st = AS_OK, lst = AS_OK;
   long n = -1;
   char *buf = NULL;
   int err = 0;
+  if (rank == 0 && !path && stored) {
+    lst = load_stored_spec(stored, &buf, &n);
+    if (lst != AS_OK) n = -2;
+  }
   if (rank == 0 && path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -50,6 +81,12 @@ static as_status read_and_share(const char *path, int rank, char **text, long *l
   }
   if (MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
     st = AS_ERR_MPI;
+    goto cleanup;
+  }
+  if (n == -2) {
+    st = rank == 0 ? lst
+                   : as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
+                                  "rank 0 could not read the stored spec");
     goto cleanup;
   }
   if (n < 0) {
@@ -134,8 +171,14 @@ int as_cmd_run(int argc, char **argv) {
   as_spec_diags diags = {0, 0, NULL};
   char *text = NULL;
   long len = 0;
-  if (spec_path) {
-    st = read_and_share(spec_path, rank, &text, &len);
+  /* Resume without SPEC: the spec stored with OUT.h5 (its .spec copy, or /spec). */
+  char stored_name[AS_OUTSET_PATH_MAX] = "";
+  if (!spec_path && opts.resume) {
+    st = as_outset_name(out, AS_SIDE_SPEC, -1, stored_name, sizeof stored_name);
+    if (st == AS_OK) st = read_and_share(NULL, out, rank, &text, &len);
+    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, stored_name, &diags, &spec);
+  } else if (spec_path) {
+    st = read_and_share(spec_path, NULL, rank, &text, &len);
     if (st == AS_OK) st = as_spec_parse(text, (size_t)len, spec_path, &diags, &spec);
   } else {
     st = as_spec_default(&spec);
@@ -145,7 +188,10 @@ int as_cmd_run(int argc, char **argv) {
     if (rank == 0) {
       if (st == AS_ERR_SPEC && diags.count > 0) {
         for (int k = 0; k < diags.count; k++)
-          fprintf(stderr, "%s:%d:%d: %s\n", spec_path ? spec_path : "(default)",
+          fprintf(stderr, "%s:%d:%d: %s\n",
+                  spec_path        ? spec_path
+                  : stored_name[0] ? stored_name
+                                   : "(default)",
                   diags.items[k].line, diags.items[k].col, diags.items[k].message);
         fprintf(stderr, "attnsweep run: the spec has %d problem%s; nothing was run\n", diags.count,
                 diags.count == 1 ? "" : "s");
@@ -164,7 +210,9 @@ int as_cmd_run(int argc, char **argv) {
   if (rank == 0 && !quiet)
     fprintf(stderr, "attnsweep run: %s: %llu trials on %d rank%s -> %s%s\n", as_spec_name(spec),
             (unsigned long long)as_spec_trial_count(spec), size, size == 1 ? "" : "s", out,
-            opts.resume ? " (resume)" : "");
+            !opts.resume     ? ""
+            : stored_name[0] ? " (resume, with the spec stored in the file)"
+                             : " (resume)");
   if (quiet) opts.progress_interval = 0;
   if (rank != 0) opts.progress = NULL;
 

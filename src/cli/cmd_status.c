@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attnsweep/iocheck.h"
 #include "attnsweep/outset.h"
@@ -122,8 +123,11 @@ int as_cmd_status(int argc, char **argv) {
     printf("state: complete\n");
   else if (held)
     printf("state: running (pid %ld on host %s)\n", pid, host[0] ? host : "?");
+  else if (name[0] && access(name, R_OK) == 0)
+    printf("state: stopped, %llu trial(s) left (resume: attnsweep run %s -o %s --resume)\n",
+           (unsigned long long)(c.total - c.done), name, path);
   else
-    printf("state: stopped, %llu trial(s) left (resume: attnsweep run SPEC -o %s --resume)\n",
+    printf("state: stopped, %llu trial(s) left (resume: attnsweep run -o %s --resume)\n",
            (unsigned long long)(c.total - c.done), path);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);

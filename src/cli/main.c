@@ -24,7 +24,8 @@ static const as_command commands[] = {
      "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
      "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n\n"
-     "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems)\n"
+     "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems;\n"
+     "with --resume and no SPEC: the spec stored with OUT.h5, its .spec copy or /spec)\n"
      "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 4 when complete\n"
      "but some trials failed or are non-finite (the count is printed; --resume --retry-failed\n"
      "runs them again and keeps the rest), 99 when stopped early by a signal (resumable with\n"
