@@ -37,15 +37,18 @@ typedef struct as_sweep_opts {
 void as_sweep_opts_default(as_sweep_opts *o);
 
 typedef struct as_sweep_result {
-  uint64_t total;        /* trials of the spec */
-  uint64_t skipped;      /* already done (resume) */
-  uint64_t recovered;    /* records put back from journals (resume) */
-  uint64_t done;         /* trials run by this call */
-  uint64_t failed;       /* ... of which failed or non-finite */
-  uint64_t retried;      /* failed or non-finite rows run again (retry_failed) */
-  uint64_t failed_total; /* rows of the file failed or non-finite after this call (rank 0;
-                            the ones kept from before plus `failed`) */
-  double elapsed;        /* seconds */
+  uint64_t total;             /* trials of the spec */
+  uint64_t skipped;           /* already done (resume) */
+  uint64_t recovered;         /* records put back from journals (resume) */
+  uint64_t done;              /* trials run by this call */
+  uint64_t failed;            /* ... of which failed or non-finite */
+  uint64_t retried;           /* failed or non-finite rows run again (retry_failed) */
+  uint64_t failed_total;      /* rows of the file failed or non-finite after this call (rank 0;
+                                 the ones kept from before plus `failed`) */
+  double elapsed;             /* seconds */
+  int tidied;                 /* rank 0: 1 when the side files were removed (as_outset_tidy) */
+  uint64_t journal_differing; /* rank 0: journal entries that differ from their rows (kept) */
+  as_status tidy_status;      /* rank 0: a failure of the tidy (the sweep is still complete) */
 } as_sweep_result;
 
 /* Run spec into path. Collective on comm; every rank parsed the same spec. Returns the same

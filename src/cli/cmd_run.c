@@ -239,6 +239,14 @@ int as_cmd_run(int argc, char **argv) {
                 "journals\n",
                 (unsigned long long)res.skipped, (unsigned long long)res.recovered);
       code = as_status_exit_code(st);
+      if (st == AS_OK && res.journal_differing)
+        fprintf(stderr,
+                "attnsweep run: warning: %llu journal entries differ from their rows in %s: the "
+                "journals are kept (`attnsweep repair %s --dry-run` shows them)\n",
+                (unsigned long long)res.journal_differing, out, out);
+      else if (st == AS_OK && res.tidy_status != AS_OK)
+        fprintf(stderr, "attnsweep run: warning: the side files of %s were not removed: %s\n", out,
+                as_status_message(res.tidy_status));
       if (some_failed) {
         fprintf(stderr,
                 "attnsweep run: the sweep is complete, but %llu of its %llu trials failed or are "

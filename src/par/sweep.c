@@ -473,6 +473,14 @@ cleanup:
       if (st == AS_OK && cst != AS_OK) st = cst;
     }
   }
+  /* A clean close of a complete sweep: the side files go, once every journaled record is
+   * verified in the file (outset.h). Still under the lock; a failure here leaves them and is
+   * reported, but the sweep is complete. */
+  if (st == AS_OK && claim) {
+    r.tidy_status = as_outset_tidy(path, &r.journal_differing);
+    r.tidied = r.tidy_status == AS_OK && r.journal_differing == 0;
+    if (r.tidy_status != AS_OK) as_error_clear();
+  }
   as_outset_release(&claim);
   as_pipeline_destroy(&pl);
   if (ctx) {
