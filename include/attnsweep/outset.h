@@ -141,6 +141,11 @@ as_status as_outset_journal_open(const char *results, int rank, int batch, doubl
  * interrupted: an interrupted trial stays pending and is run again by a resume). */
 int as_outset_is_result(const as_record *rec);
 
+/* 1 when rec is a result that `run --resume --retry-failed` runs again: outcome failed or
+ * nonfinite. Such an entry in a journal is superseded by another entry of the same trial that
+ * is not retryable (as_outset_recover, repair), whatever the order they are read in. */
+int as_outset_is_retryable(const as_record *rec);
+
 /* The one path of finished records into the set: every result among recs[0..count) is
  * appended to journal j (may be NULL: no journal), the journal is made durable, and only
  * then are their rows written into rf; other records are dropped. Not collective (any rank,
@@ -169,6 +174,19 @@ as_status as_outset_journals_read(const char *results, as_side side, as_journal_
  * its index). *recovered: rows written. rf open for writing. */
 as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, uint64_t n_trials,
                             uint64_t *recovered);
+
+/* ---------------------------------------------------------------- tidy after a clean close */
+
+/* After a clean close of a complete sweep, by the process that still holds the lock (rank 0):
+ * compare every entry of every journal of results with its /trials row (opened read-only
+ * without MPI-IO); when each is equal (bytes of the record), or is a retryable entry
+ * superseded by its row (as_outset_is_retryable), remove the journals, the spec copy (the
+ * file's /spec holds the same text; a resume writes the copy again) and the lock file, so
+ * only OUT.h5 remains. Otherwise nothing is removed and *differing receives the number of
+ * entries that differ (0 when tidied). A lock file is only removed by its holder, and
+ * as_outset_claim checks that the file it locked is still the one at the path. Statuses of
+ * as_results_open/read, as_outset_journals_read; AS_ERR_IO for a removal that failed. */
+as_status as_outset_tidy(const char *results, uint64_t *differing);
 
 /* ---------------------------------------------------------------- rebuild (repair) */
 

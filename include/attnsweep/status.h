@@ -30,6 +30,10 @@
 
 /* Exit code of an internal error (a bug): EX_SOFTWARE of BSD's sysexits.h. */
 #define AS_EXIT_INTERNAL 70
+/* Exit code of a run that completed the sweep but left trials failed or non-finite (outcome
+ * failed or nonfinite): every row is a result, some of them failures; `--retry-failed` reruns
+ * them. Not a status: the run itself succeeded. */
+#define AS_EXIT_TRIALS_FAILED 4
 
 /* X(name, value, exit code, trial, message). trial = 1: a problem of one trial's own data,
  * recorded in its row as a failed trial (as_status_is_trial_problem); 0: stops the run. */
@@ -111,8 +115,15 @@ void as_error_append(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* Formats the recorded error as "file:line: func: [rank R, trial T] message" into buf. */
+/* Formats the recorded error as "file:line: func: [rank R, trial T] message (status)" into buf. */
 void as_error_format(char *buf, size_t len);
+/* The recorded error as a user reads it: "[rank R, trial T] message" without the source
+ * location (the context only for a rank other than 0 or a trial), except for an internal
+ * error (AS_ERR_INTERNAL, a bug) or when as_error_debug() holds: then as as_error_format. */
+void as_error_format_user(char *buf, size_t len);
+/* 1 when the environment variable ATTNSWEEP_DEBUG is set to something other than "" or "0":
+ * every error message then names its place in the source (file:line: function). */
+int as_error_debug(void);
 
 /* ---------------------------------------------------------------- checking macros
  * They assume a local `as_status st` and a `cleanup:` label (single exit, owned pointers

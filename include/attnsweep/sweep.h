@@ -22,6 +22,8 @@ typedef struct as_sweep_opts {
   int resume;               /* 1: continue an existing OUT.h5 (run only what it lacks) */
   int force;                /* 1: replace an existing OUT.h5 (without resume) */
   int allow_spec_change;    /* 1: resume although the spec's SHA-256 differs (experts) */
+  int retry_failed;         /* 1 (with resume): run the failed and non-finite trials again
+                               (as_outset_is_retryable); their rows are overwritten */
   double progress_interval; /* seconds between progress lines (0: none) */
   FILE *progress;           /* where progress goes (rank 0), NULL: none */
   double time_limit;        /* stop handing out work after so many seconds (0: none) */
@@ -35,12 +37,18 @@ typedef struct as_sweep_opts {
 void as_sweep_opts_default(as_sweep_opts *o);
 
 typedef struct as_sweep_result {
-  uint64_t total;     /* trials of the spec */
-  uint64_t skipped;   /* already done (resume) */
-  uint64_t recovered; /* records put back from journals (resume) */
-  uint64_t done;      /* trials run by this call */
-  uint64_t failed;    /* ... of which failed or non-finite */
-  double elapsed;     /* seconds */
+  uint64_t total;             /* trials of the spec */
+  uint64_t skipped;           /* already done (resume) */
+  uint64_t recovered;         /* records put back from journals (resume) */
+  uint64_t done;              /* trials run by this call */
+  uint64_t failed;            /* ... of which failed or non-finite */
+  uint64_t retried;           /* failed or non-finite rows run again (retry_failed) */
+  uint64_t failed_total;      /* rows of the file failed or non-finite after this call (rank 0;
+                                 the ones kept from before plus `failed`) */
+  double elapsed;             /* seconds */
+  int tidied;                 /* rank 0: 1 when the side files were removed (as_outset_tidy) */
+  uint64_t journal_differing; /* rank 0: journal entries that differ from their rows (kept) */
+  as_status tidy_status;      /* rank 0: a failure of the tidy (the sweep is still complete) */
 } as_sweep_result;
 
 /* Run spec into path. Collective on comm; every rank parsed the same spec. Returns the same

@@ -42,7 +42,8 @@ int as_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Prints the recorded error (as_error_format) prefixed with the command, returns its exit code. */
+/* Prints the recorded error (as_error_format_user: no source location unless a bug or
+ * ATTNSWEEP_DEBUG=1) prefixed with the command, returns its exit code. */
 int as_cli_report(const char *cmd, as_status st);
 /* Says plainly that a command is not available in this build; returns 2. */
 int as_cli_not_implemented(const char *cmd);

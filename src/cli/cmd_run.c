@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/iocheck.h"
+#include "attnsweep/outset.h"
 #include "attnsweep/par.h"
+#include "attnsweep/results.h"
 #include "attnsweep/signals.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/sweep.h"
@@ -26,12 +29,40 @@ static int parse_seconds(const char *s, double *out) {
   return 0;
 }
 
-/* Rank 0 reads the file; everyone receives (text, len) or a failure flag. */
-static as_status read_and_share(const char *path, int rank, char **text, long *len) {
+/* The spec a results file was written with: its copy OUT.h5.spec, or the /spec dataset when
+ * the copy is missing (rank 0 only, without MPI-IO). *text allocated. */
+static as_status load_stored_spec(const char *out, char **text, long *n) {
   as_status st = AS_OK;
+  as_results *rf = NULL;
+  size_t len = 0;
+  st = as_outset_spec_load(out, text, &len);
+  if (st == AS_ERR_DATA) { /* no copy beside the file: the file's own /spec */
+    as_error_clear();
+    st = AS_OK;
+    as_h5_quiet();
+    AS_TRY(as_results_open(MPI_COMM_NULL, out, AS_RESULTS_READ, &rf));
+    AS_TRY(as_results_spec_text(rf, text));
+    len = strlen(*text);
+  }
+  AS_TRY(st);
+  *n = (long)len;
+cleanup:
+  as_results_close(&rf);
+  return st;
+}
+
+/* Rank 0 reads the file (path), or with path NULL the spec stored with the results file
+ * stored; everyone receives (text, len) or a failure flag. */
+static as_status read_and_share(const char *path, const char *stored, int rank, char **text,
+                                long *len) {
+  as_status st = AS_OK, lst = AS_OK;
   long n = -1;
   char *buf = NULL;
   int err = 0;
+  if (rank == 0 && !path && stored) {
+    lst = load_stored_spec(stored, &buf, &n);
+    if (lst != AS_OK) n = -2;
+  }
   if (rank == 0 && path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -50,6 +81,12 @@ static as_status read_and_share(const char *path, int rank, char **text, long *l
   }
   if (MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
     st = AS_ERR_MPI;
+    goto cleanup;
+  }
+  if (n == -2) {
+    st = rank == 0 ? lst
+                   : as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
+                                  "rank 0 could not read the stored spec");
     goto cleanup;
   }
   if (n < 0) {
@@ -92,6 +129,8 @@ int as_cmd_run(int argc, char **argv) {
       out = argv[++i];
     } else if (strcmp(a, "--resume") == 0) {
       opts.resume = 1;
+    } else if (strcmp(a, "--retry-failed") == 0) {
+      opts.retry_failed = 1;
     } else if (strcmp(a, "--force") == 0) {
       opts.force = 1;
     } else if (strcmp(a, "--allow-spec-change") == 0) {
@@ -119,6 +158,8 @@ int as_cmd_run(int argc, char **argv) {
     }
   }
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  if (opts.retry_failed && !opts.resume)
+    return rank == 0 ? as_cli_usage_error("run", "--retry-failed needs --resume") : 2;
   if (opts.resume && opts.force)
     return rank == 0 ? as_cli_usage_error("run", "--resume and --force exclude each other") : 2;
 
@@ -130,8 +171,14 @@ int as_cmd_run(int argc, char **argv) {
   as_spec_diags diags = {0, 0, NULL};
   char *text = NULL;
   long len = 0;
-  if (spec_path) {
-    st = read_and_share(spec_path, rank, &text, &len);
+  /* Resume without SPEC: the spec stored with OUT.h5 (its .spec copy, or /spec). */
+  char stored_name[AS_OUTSET_PATH_MAX] = "";
+  if (!spec_path && opts.resume) {
+    st = as_outset_name(out, AS_SIDE_SPEC, -1, stored_name, sizeof stored_name);
+    if (st == AS_OK) st = read_and_share(NULL, out, rank, &text, &len);
+    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, stored_name, &diags, &spec);
+  } else if (spec_path) {
+    st = read_and_share(spec_path, NULL, rank, &text, &len);
     if (st == AS_OK) st = as_spec_parse(text, (size_t)len, spec_path, &diags, &spec);
   } else {
     st = as_spec_default(&spec);
@@ -141,7 +188,10 @@ int as_cmd_run(int argc, char **argv) {
     if (rank == 0) {
       if (st == AS_ERR_SPEC && diags.count > 0) {
         for (int k = 0; k < diags.count; k++)
-          fprintf(stderr, "%s:%d:%d: %s\n", spec_path ? spec_path : "(default)",
+          fprintf(stderr, "%s:%d:%d: %s\n",
+                  spec_path        ? spec_path
+                  : stored_name[0] ? stored_name
+                                   : "(default)",
                   diags.items[k].line, diags.items[k].col, diags.items[k].message);
         fprintf(stderr, "attnsweep run: the spec has %d problem%s; nothing was run\n", diags.count,
                 diags.count == 1 ? "" : "s");
@@ -160,7 +210,9 @@ int as_cmd_run(int argc, char **argv) {
   if (rank == 0 && !quiet)
     fprintf(stderr, "attnsweep run: %s: %llu trials on %d rank%s -> %s%s\n", as_spec_name(spec),
             (unsigned long long)as_spec_trial_count(spec), size, size == 1 ? "" : "s", out,
-            opts.resume ? " (resume)" : "");
+            !opts.resume     ? ""
+            : stored_name[0] ? " (resume, with the spec stored in the file)"
+                             : " (resume)");
   if (quiet) opts.progress_interval = 0;
   if (rank != 0) opts.progress = NULL;
 
@@ -171,17 +223,39 @@ int as_cmd_run(int argc, char **argv) {
   int code = 0;
   if (rank == 0) {
     if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
-      if (!quiet || st != AS_OK)
+      const int some_failed = st == AS_OK && res.failed_total > 0;
+      if (!quiet || st != AS_OK || some_failed)
         fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
                 (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
-                st == AS_OK ? "; the sweep is complete"
-                            : "; stopped early: continue with --resume (exit 99)");
+                st != AS_OK   ? "; stopped early: continue with --resume (exit 99)"
+                : some_failed ? ""
+                              : "; the sweep is complete");
+      if (res.retried && !quiet)
+        fprintf(stderr, "attnsweep run: %llu failed or non-finite trials were run again\n",
+                (unsigned long long)res.retried);
       if (res.skipped && !quiet)
         fprintf(stderr,
                 "attnsweep run: %llu trials were already done, %llu recovered from "
                 "journals\n",
                 (unsigned long long)res.skipped, (unsigned long long)res.recovered);
       code = as_status_exit_code(st);
+      if (st == AS_OK && res.journal_differing)
+        fprintf(stderr,
+                "attnsweep run: warning: %llu journal entries differ from their rows in %s: the "
+                "journals are kept (`attnsweep repair %s --dry-run` shows them)\n",
+                (unsigned long long)res.journal_differing, out, out);
+      else if (st == AS_OK && res.tidy_status != AS_OK)
+        fprintf(stderr, "attnsweep run: warning: the side files of %s were not removed: %s\n", out,
+                as_status_message(res.tidy_status));
+      if (some_failed) {
+        fprintf(stderr,
+                "attnsweep run: the sweep is complete, but %llu of its %llu trials failed or are "
+                "non-finite (exit %d): `attnsweep status %s` lists them; `attnsweep run -o %s "
+                "--resume --retry-failed` runs them again\n",
+                (unsigned long long)res.failed_total, (unsigned long long)res.total,
+                AS_EXIT_TRIALS_FAILED, out, out);
+        code = AS_EXIT_TRIALS_FAILED;
+      }
     } else {
       code = as_cli_report("run", st);
       if (st == AS_ERR_INTERNAL)
@@ -199,6 +273,9 @@ int as_cmd_run(int argc, char **argv) {
   } else {
     code = as_status_exit_code(st);
   }
+  /* Every rank exits with rank 0's code (4 is known there only), whatever the launcher
+   * reports. */
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   as_spec_destroy(&spec);
   free(text);
   return code;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attnsweep/iocheck.h"
 #include "attnsweep/outset.h"
@@ -113,12 +114,20 @@ int as_cmd_status(int argc, char **argv) {
   double pct = c.total ? 100.0 * (double)c.done / (double)c.total : 0.0;
   printf("trials: %llu / %llu done (%.1f%%)\n", (unsigned long long)c.done,
          (unsigned long long)c.total, pct);
-  if (c.done == c.total)
+  const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
+  if (c.done == c.total && n_bad)
+    printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
+           "attnsweep run -o %s --resume --retry-failed)\n",
+           (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
+  else if (c.done == c.total)
     printf("state: complete\n");
   else if (held)
     printf("state: running (pid %ld on host %s)\n", pid, host[0] ? host : "?");
+  else if (name[0] && access(name, R_OK) == 0)
+    printf("state: stopped, %llu trial(s) left (resume: attnsweep run %s -o %s --resume)\n",
+           (unsigned long long)(c.total - c.done), name, path);
   else
-    printf("state: stopped, %llu trial(s) left (resume: attnsweep run SPEC -o %s --resume)\n",
+    printf("state: stopped, %llu trial(s) left (resume: attnsweep run -o %s --resume)\n",
            (unsigned long long)(c.total - c.done), path);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);

@@ -23,11 +23,14 @@ static const as_command commands[] = {
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
      "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
-     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume]\n\n"
-     "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems)\n"
-     "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 99 when stopped\n"
-     "early by a signal (resumable with --resume), 2 for bad input, 3 for I/O failures,\n"
-     "70 for an internal error (a bug: file:line and the trial are named; resumable).\n"},
+     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n\n"
+     "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems;\n"
+     "with --resume and no SPEC: the spec stored with OUT.h5, its .spec copy or /spec)\n"
+     "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 4 when complete\n"
+     "but some trials failed or are non-finite (the count is printed; --resume --retry-failed\n"
+     "runs them again and keeps the rest), 99 when stopped early by a signal (resumable with\n"
+     "--resume), 2 for bad input, 3 for I/O failures, 70 for an internal error (a bug:\n"
+     "file:line and the trial are named; resumable).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
      "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
      "sweep.\n"},
@@ -87,8 +90,10 @@ static void print_help(void) {
     printf("  %-14s %s\n", commands[i].name, commands[i].synopsis);
   printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
          "sweep keys, `attnsweep help fields` the fields of /trials.\n"
-         "Exit codes: 0 done, 2 bad input, 3 I/O failure, 70 internal error (a bug),\n"
-         "99 stopped early (resumable).\n");
+         "Exit codes: 0 done, 2 bad input, 3 I/O failure, 4 done but some trials failed,\n"
+         "70 internal error (a bug), "
+         "99 stopped early (resumable).\n"
+         "ATTNSWEEP_DEBUG=1 makes every error message name its place in the source (file:line).\n");
 }
 
 static void print_version(void) {
@@ -126,15 +131,12 @@ int as_cli_usage_error(const char *cmd, const char *fmt, ...) {
 int as_cli_report(const char *cmd, as_status st) {
   char buf[AS_ERRMSG_MAX + 256];
   const as_error *e = as_error_get();
-  if (e->status != AS_OK) {
-    /* Bad input is the user's to fix: the message alone; failures also say where in the code. */
-    if (as_status_exit_code(e->status) == 2)
-      snprintf(buf, sizeof buf, "%s", e->message);
-    else
-      as_error_format(buf, sizeof buf);
-  } else {
+  /* The message alone; the place in the code only for a bug or under ATTNSWEEP_DEBUG=1
+   * (as_error_format_user). */
+  if (e->status != AS_OK)
+    as_error_format_user(buf, sizeof buf);
+  else
     snprintf(buf, sizeof buf, "%s", as_status_message(st));
-  }
   fprintf(stderr, "attnsweep %s: %s\n", cmd, buf);
   return as_status_exit_code(st);
 }

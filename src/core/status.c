@@ -150,6 +150,30 @@ _Noreturn void as_assert_fail(const char *cond, const char *file, int line, cons
   abort();
 }
 
+int as_error_debug(void) {
+  const char *v = getenv("ATTNSWEEP_DEBUG");
+  return v && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+void as_error_format_user(char *buf, size_t len) {
+  if (len == 0) return;
+  if (as_err.status == AS_OK) {
+    snprintf(buf, len, "no error");
+    return;
+  }
+  /* A bug needs its place in the code (it is reported to the developers); everything else is
+   * the user's to fix, and a source location there is noise. */
+  if (as_err.status == AS_ERR_INTERNAL || as_error_debug()) {
+    as_error_format(buf, len);
+    return;
+  }
+  /* Rank 0 alone is no information (it is the rank that reports); another rank or a trial is. */
+  char ctx[64] = "";
+  if (as_err.rank > 0 || as_err.trial >= 0)
+    format_context(as_err.rank, as_err.trial, ctx, sizeof ctx);
+  snprintf(buf, len, "%s%s", ctx, as_err.message);
+}
+
 void as_error_format(char *buf, size_t len) {
   if (len == 0) return;
   if (as_err.status == AS_OK) {

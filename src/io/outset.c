@@ -146,7 +146,8 @@ cleanup:
 /* ---------------------------------------------------------------- claim and lock */
 
 struct as_outset {
-  int fd; /* the lock file, holding the fcntl write lock */
+  int fd;      /* the lock file, holding the fcntl write lock */
+  int retries; /* lock files found replaced while taking the lock */
 };
 
 /* Reads "pid P host H" from the lock file. */
@@ -182,6 +183,18 @@ static as_status lock_take(const char *results, as_outset *os) {
                host);
     }
     AS_CHECK(0, AS_ERR_IO, "cannot lock %s: %s", path, strerror(err));
+  }
+  /* The holder of a complete set removes the lock file before it lets go (as_outset_tidy): a
+   * lock won on a file no longer at the path locks nothing. Take it again on the new one. */
+  {
+    struct stat a, b;
+    if (fstat(os->fd, &a) == 0 &&
+        (stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
+      close(os->fd);
+      os->fd = -1;
+      AS_CHECK(++os->retries < 100, AS_ERR_BUSY, "%s: its lock file keeps changing", results);
+      return lock_take(results, os);
+    }
   }
   char host[256] = "?";
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
@@ -424,6 +437,10 @@ int as_outset_is_result(const as_record *rec) {
   return rec->outcome != AS_OUT_PENDING && rec->outcome != AS_OUT_INTERRUPTED;
 }
 
+int as_outset_is_retryable(const as_record *rec) {
+  return rec->outcome == AS_OUT_FAILED || rec->outcome == AS_OUT_NONFINITE;
+}
+
 as_status as_outset_store(as_results *rf, as_journal *j, const as_record *recs, size_t count) {
   as_status st = AS_OK;
   size_t kept = 0;
@@ -475,7 +492,7 @@ cleanup:
 
 typedef struct recover_ctx {
   as_results *rf;
-  uint8_t *done;
+  uint8_t *done; /* 1 done in the file, 2 recovered from a retryable entry (may be superseded) */
   uint64_t n_trials;
   as_record batch[OUTSET_BLOCK];
   size_t count;
@@ -493,8 +510,13 @@ cleanup:
 static as_status recover_visit(const as_record *rec, void *vctx) {
   as_status st = AS_OK;
   recover_ctx *r = vctx;
-  if (rec->trial >= r->n_trials || r->done[rec->trial] || !as_outset_is_result(rec)) return AS_OK;
-  r->done[rec->trial] = 1;
+  if (rec->trial >= r->n_trials || !as_outset_is_result(rec)) return AS_OK;
+  /* A retryable entry recovered earlier gives way to a result of a retry (as_outset_is_retryable).
+   */
+  if (r->done[rec->trial] && !(r->done[rec->trial] == 2 && !as_outset_is_retryable(rec)))
+    return AS_OK;
+  if (r->done[rec->trial] == 2) r->recovered--; /* counted once */
+  r->done[rec->trial] = as_outset_is_retryable(rec) ? 2 : 1;
   AS_ASSERT(r->count < OUTSET_BLOCK); /* a full batch is flushed below */
   r->batch[r->count++] = *rec;
   r->recovered++;
@@ -516,9 +538,67 @@ as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, 
   r->n_trials = n_trials;
   AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, recover_visit, r, NULL));
   AS_TRY(recover_flush(r));
+  for (uint64_t i = 0; i < n_trials; i++)
+    if (done[i]) done[i] = 1;
   *recovered = r->recovered;
 cleanup:
   free(r);
+  return st;
+}
+
+/* ---------------------------------------------------------------- tidy after a clean close */
+
+typedef struct tidy_ctx {
+  as_results *rf;
+  uint64_t n_trials, differing;
+  as_record row;
+} tidy_ctx;
+
+static as_status tidy_visit(const as_record *rec, void *vctx) {
+  as_status st = AS_OK;
+  tidy_ctx *c = vctx;
+  if (rec->trial >= c->n_trials) {
+    c->differing++;
+    return AS_OK;
+  }
+  memset(&c->row, 0, sizeof c->row); /* padding compares equal */
+  AS_TRY(as_results_read_records(c->rf, rec->trial, 1, &c->row));
+  if (memcmp(&c->row, rec, sizeof *rec) != 0 &&
+      !(as_outset_is_retryable(rec) && !as_outset_is_retryable(&c->row)))
+    c->differing++;
+cleanup:
+  return st;
+}
+
+as_status as_outset_tidy(const char *results, uint64_t *differing) {
+  as_status st = AS_OK;
+  tidy_ctx c;
+  char **names = NULL;
+  size_t n = 0;
+  char path[AS_OUTSET_PATH_MAX];
+  memset(&c, 0, sizeof c);
+  AS_CHECK(results && differing, AS_ERR_ARG, "as_outset_tidy: NULL argument");
+  *differing = 0;
+  AS_TRY(as_results_open(MPI_COMM_NULL, results, AS_RESULTS_READ, &c.rf));
+  c.n_trials = as_results_n_trials(c.rf);
+  AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, tidy_visit, &c, NULL));
+  AS_TRY(as_results_close(&c.rf));
+  *differing = c.differing;
+  if (c.differing) goto cleanup;
+  AS_TRY(as_outset_list(results, AS_SIDE_JOURNAL, &names, &n));
+  for (size_t i = 0; i < n; i++)
+    AS_CHECK(unlink(names[i]) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove %s: %s", names[i],
+             strerror(errno));
+  const as_side rest[] = {AS_SIDE_SPEC, AS_SIDE_LOCK};
+  for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) {
+    AS_TRY(as_outset_name(results, rest[k], -1, path, sizeof path));
+    AS_CHECK(unlink(path) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove %s: %s", path,
+             strerror(errno));
+  }
+  sync_dir_of(results);
+cleanup:
+  if (c.rf) as_results_close(&c.rf);
+  as_outset_list_free(&names, n);
   return st;
 }
 

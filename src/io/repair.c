@@ -39,7 +39,8 @@ static int same_result(const as_record *a, const as_record *b) {
 
 /* ---------------------------------------------------------------- journals */
 
-/* Usable journal entries, one per trial (the last one read wins). */
+/* Usable journal entries, one per trial (the last one read wins, except that a failed or
+ * non-finite entry never replaces another: as_outset_is_retryable). */
 typedef struct jtab {
   uint64_t n_trials;
   uint64_t *slot; /* n_trials entries: index into recs, or NO_SLOT */
@@ -76,7 +77,9 @@ static as_status jtab_visit(const as_record *rec, void *ctx) {
     return AS_OK;
   }
   if (t->slot[rec->trial] != NO_SLOT) {
-    t->recs[t->slot[rec->trial]] = *rec;
+    as_record *old = &t->recs[t->slot[rec->trial]];
+    /* A failed or non-finite entry is superseded by the result of a retry, in any order. */
+    if (!(as_outset_is_retryable(rec) && !as_outset_is_retryable(old))) *old = *rec;
     return AS_OK;
   }
   if (t->count == t->cap) {

@@ -114,6 +114,34 @@ cleanup:
 
 static as_status agree(MPI_Comm comm, as_status st);
 
+/* Rank 0 of a resume: the done rows that are failed or non-finite (as_outset_is_retryable).
+ * They count into r->failed_total, or with retry they become to-do again (done[i] = 0, no
+ * longer skipped; r->retried). Reads /trials in blocks. */
+static as_status scan_retryable(as_results *rf, uint8_t *done, uint64_t n_trials, int retry,
+                                as_sweep_result *r) {
+  as_status st = AS_OK;
+  enum { BLOCK = 4096 };
+  as_record *buf = malloc(BLOCK * sizeof *buf);
+  AS_CHECK_ALLOC(buf);
+  for (uint64_t b = 0; b < n_trials; b += BLOCK) {
+    size_t k = n_trials - b < BLOCK ? (size_t)(n_trials - b) : BLOCK;
+    AS_TRY(as_results_read_records(rf, b, k, buf));
+    for (size_t i = 0; i < k; i++) {
+      if (!done[b + i] || !as_outset_is_retryable(&buf[i])) continue;
+      if (retry) {
+        done[b + i] = 0;
+        r->retried++;
+        if (r->skipped) r->skipped--;
+      } else {
+        r->failed_total++;
+      }
+    }
+  }
+cleanup:
+  free(buf);
+  return st;
+}
+
 /* Collective: analyse on the spec's BLACS grids (pspectral.h) every trial of todo (rank 0's
  * list) whose d reaches the threshold, before the sweep. A failure of one analysis is that
  * trial's failure, not the sweep's; a stop signal ends it with AS_ERR_INTERRUPTED. */
@@ -393,6 +421,8 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
         for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i];
         dst = as_outset_recover(path, rf, done, n_trials, &r.recovered);
       }
+      /* The failed and non-finite rows that stay (or, with retry_failed, run again). */
+      if (dst == AS_OK) dst = scan_retryable(rf, done, n_trials, opts.retry_failed, &r);
     }
     if (dst == AS_OK)
       for (uint64_t i = 0; i < n_trials; i++)
@@ -429,6 +459,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
   r.done = sum.done - sum.interrupted;
   r.failed = sum.failed;
+  r.failed_total += r.failed;
   st = sst;
 
 cleanup:
@@ -441,6 +472,14 @@ cleanup:
       cst = as_results_close(&rf);
       if (st == AS_OK && cst != AS_OK) st = cst;
     }
+  }
+  /* A clean close of a complete sweep: the side files go, once every journaled record is
+   * verified in the file (outset.h). Still under the lock; a failure here leaves them and is
+   * reported, but the sweep is complete. */
+  if (st == AS_OK && claim) {
+    r.tidy_status = as_outset_tidy(path, &r.journal_differing);
+    r.tidied = r.tidy_status == AS_OK && r.journal_differing == 0;
+    if (r.tidy_status != AS_OK) as_error_clear();
   }
   as_outset_release(&claim);
   as_pipeline_destroy(&pl);

@@ -42,7 +42,7 @@ PY
 
 "$mpiexec" -n 1 "$bin" run "$tmp/spec.yaml" -o "$tmp/ref.h5" --quiet >"$tmp/ref.log" 2>&1
 rc=$?
-check "reference run exits 0 ($rc)" test $rc -eq 0
+check "reference run (2 failed trials) exits 4 ($rc)" test $rc -eq 4
 read -r np_ nf nfile _ < <(rows "$tmp/ref.h5")
 check "missing matrix file: recorded failed trials with the file named ($np_ pending, $nf failed, $nfile naming the file)" \
   test "$np_ $nf $nfile" = "0 2 2"
@@ -74,7 +74,7 @@ for np in 1 2; do
   timeout 120 "$mpiexec" -n $np "$bin" run "$tmp/spec.yaml" -o "$out" --resume --quiet \
     >"$tmp/resume$np.log" 2>&1
   rc=$?
-  check "$np rank(s): --resume without the bug exits 0 ($rc)" test $rc -eq 0
+  check "$np rank(s): --resume without the bug exits 4, the 2 missing-file trials ($rc)" test $rc -eq 4
   check "$np rank(s): the resumed file equals the reference" \
     "$py" "$tools/compare_results.py" "$tmp/ref.h5" "$out" --require-complete
 done

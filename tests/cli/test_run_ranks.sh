@@ -34,7 +34,7 @@ for np in 1 2 3 4; do
   "$mpi" -n $np "$bin" run "$work/spec.yaml" -o "$work/r$np.h5" --quiet --flush 0.2 \
     >"$work/log$np" 2>&1
   rc=$?
-  check "run with $np rank(s) exits 0 (rc $rc)" test $rc -eq 0
+  check "run with $np rank(s) exits 4: complete, with failed and non-finite trials (rc $rc)" test $rc -eq 4
   [ $rc -eq 0 ] || cat "$work/log$np"
 done
 for np in 2 3 4; do

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Side files: after a clean, complete close only OUT.h5 remains (journals verified against
+# /trials, then removed with the spec copy and the lock file); a stopped sweep keeps them all
+# (repair needs the journals); a journal entry that differs from its row keeps the journals,
+# with a warning.
+set -u
+source "$(dirname "$0")/lib.sh"
+as_test_init side_files
+cat >"$tmp/spec.yaml" <<'YAML'
+name: side
+seed: 4
+replicates: 30
+sweep:
+  concat:
+    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
+       init: {kind: box, scale: 3}}
+YAML
+side() { (cd "$tmp" && ls -1 "$1".* 2>/dev/null | tr '\n' ' '); }
+
+mkdir "$tmp/a"
+"$mpiexec" -n 2 "$bin" run "$tmp/spec.yaml" -o "$tmp/a/out.h5" -q >/dev/null 2>&1; rc=$?
+check "complete run: exit 0 ($rc)" test $rc -eq 0
+check "complete run: only out.h5 remains ($(ls "$tmp/a" | tr '\n' ' '))" test "$(ls "$tmp/a")" = "out.h5"
+
+"$mpiexec" -n 2 "$bin" run "$tmp/spec.yaml" -o "$tmp/s.h5" -q --time-limit 0.05 >/dev/null 2>&1; rc=$?
+check "stopped run: exit 99 ($rc)" test $rc -eq 99
+have=$(side s.h5)
+check "stopped run: journals, spec copy and lock stay ($have)" \
+  test "$have" = "s.h5.journal.0 s.h5.journal.1 s.h5.lock s.h5.spec "
+"$bin" repair "$tmp/s.h5" --dry-run >"$tmp/repair.log" 2>&1; rc=$?
+check "stopped run: repair --dry-run reads them (exit $rc)" test $rc -eq 0
+# A row that no longer matches its journal entry: the journals must stay, with a warning.
+"$py" - "$tmp/s.h5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    t = f["trials"]
+    lab = {v: k for k, v in h5py.check_enum_dtype(t.dtype["outcome"]).items()}
+    done = [i for i, o in enumerate(t["outcome"]) if lab[o] != "pending"]
+    row = t[done[0]]
+    row["n_clusters"] += 7
+    t[done[0]] = row
+PY
+err=$("$mpiexec" -n 2 "$bin" run "$tmp/spec.yaml" -o "$tmp/s.h5" --resume -q 2>&1); rc=$?
+check "resume over a changed row: exit 0 ($rc)" test $rc -eq 0
+check "resume over a changed row: warns" grep -q "warning: 1 journal entries differ from their rows" <<<"$err"
+check "resume over a changed row: journals kept" test -e "$tmp/s.h5.journal.0"
+
+"$mpiexec" -n 2 "$bin" run "$tmp/spec.yaml" -o "$tmp/t.h5" -q --time-limit 0.05 >/dev/null 2>&1
+"$mpiexec" -n 1 "$bin" run "$tmp/spec.yaml" -o "$tmp/t.h5" --resume -q >/dev/null 2>&1; rc=$?
+check "stopped, then resumed to the end: exit 0 ($rc)" test $rc -eq 0
+check "stopped, then resumed: no side file left ($(side t.h5))" test -z "$(side t.h5)"
+check "the tidied file is complete and readable" bash -c "'$bin' status '$tmp/t.h5' | grep -q '^state: complete$'"
+# A resume of the tidied file rewrites the spec copy and runs nothing.
+"$mpiexec" -n 1 "$bin" run -o "$tmp/t.h5" --resume -q >/dev/null 2>&1; rc=$?
+check "resume of a tidied file: exit 0 ($rc), nothing left beside it" test $rc -eq 0 -a -z "$(side t.h5)"
+exit $fail
