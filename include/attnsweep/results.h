@@ -56,6 +56,7 @@ typedef struct as_label_set {
   const char *field;        /* record field name */
   int count;                /* names */
   const char *const *names; /* unique, non-empty */
+  const char *const *paths; /* input files (file, init_file): names resolved, else NULL */
 } as_label_set;
 
 /* What as_results_create needs. Pointers are borrowed for the duration of the call and must

@@ -56,7 +56,15 @@ typedef struct as_spec as_spec;
 as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
                         as_spec **out);
 
-/* Read the file at path and parse it (name = path). Also AS_ERR_IO when it cannot be read. */
+/* Relative paths of input files (a matrix `file:`, a token file `init: {file: ...}`) resolve
+ * against the directory of name, the spec's file name (as_spec_load: its path): a trial's
+ * file.text and init.file.text are the resolved paths, while the labels (as_spec_labels, the
+ * record's /labels) stay as written. A name whose directory does not exist (e.g.
+ * "<built-in default sweep>") leaves them relative to the working directory. Spec text read
+ * back from a results file (reproduce, resume) is parsed with name = the file's spec_name
+ * attribute when that names an existing file, else the results file's path.
+ *
+ * Read the file at path and parse it (name = path). Also AS_ERR_IO when it cannot be read. */
 as_status as_spec_load(const char *path, as_spec_diags *diags, as_spec **out);
 
 /* The built-in default sweep (the paper's theorems at paper settings, several seeds);
@@ -113,6 +121,11 @@ int as_spec_labels(const as_spec *s, const char *field, const char *const **name
 
 /* ---------------------------------------------------------------- global settings */
 
+/* The absolute directory input files resolve against (NULL: the working directory). */
+const char *as_spec_base_dir(const as_spec *s);
+/* The input files of record field `file` or `init_file`, resolved (paths[i] goes with label i
+ * of as_spec_labels); returns their count, 0 and *paths = NULL for other fields. */
+int as_spec_input_paths(const as_spec *s, const char *field, const char *const **paths);
 const char *as_spec_name(const as_spec *s);             /* the spec's `name` (or the file name) */
 uint64_t as_spec_seed(const as_spec *s);                /* master seed */
 const as_output_spec *as_spec_output(const as_spec *s); /* bulk data to store */

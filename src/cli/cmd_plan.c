@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "attnsweep/cost.h"
+#include "attnsweep/journal.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/spectral.h"
@@ -77,7 +79,9 @@ static int find_template(char *out, size_t cap) {
   return 0;
 }
 
-/* Absolute form of a path that may not exist yet (its directory must): returns 0 on success. */
+/* Absolute form of a path whose directory may not exist yet (the job script creates it):
+ * the real path of its directory when that exists, else the path joined to the working
+ * directory. Returns 0 on success. */
 static int absolute_path(const char *path, char *out, size_t cap) {
   char dir[PATH_CAP], real[PATH_CAP];
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -86,9 +90,17 @@ static int absolute_path(const char *path, char *out, size_t cap) {
   } else {
     snprintf(dir, sizeof dir, ".");
   }
-  if (!realpath(dir, real)) return -1;
   if (!base[0]) return -1;
-  int len = snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+  int len;
+  if (realpath(dir, real)) {
+    len = snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+  } else if (path[0] == '/') {
+    len = snprintf(out, cap, "%s", path);
+  } else {
+    char cwd[PATH_CAP];
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    len = snprintf(out, cap, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+  }
   return len < 0 || (size_t)len >= cap ? -1 : 0;
 }
 
@@ -121,20 +133,37 @@ static void job_name(const char *name, char *out, size_t cap) {
   if (k == 0) snprintf(out, cap, "attnsweep");
 }
 
-/* Prints the job script: the template with its settings replaced. Returns an exit code. */
-static int render_sbatch(const as_spec *spec, const char *spec_path, const char *out_path,
-                         double ranks, double expect_s, double tot_s, uint64_t trials) {
-  char tpath[PATH_CAP], exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
-  if (!find_template(tpath, sizeof tpath)) {
-    fprintf(stderr,
-            "attnsweep plan: the job script template %s was not found (looked in "
-            "$ATTNSWEEP_JOBS_DIR, %s/../jobs and beside the executable); set "
-            "ATTNSWEEP_JOBS_DIR to the directory that holds it\n",
-            TEMPLATE_NAME, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)");
-    return 3;
+/* Site options of --sbatch, passed through to the job script. */
+#define SETUP_MAX 16
+typedef struct site_opts {
+  const char *account, *partition, *qos, *mem; /* #SBATCH values, NULL: not given */
+  long cpus_per_task;                          /* #SBATCH --cpus-per-task, 0: not given */
+  long per_node;                               /* --ntasks-per-node, 0: not given */
+  const char *mpi;                             /* srun --mpi plugin, NULL: the template's */
+  const char *setup[SETUP_MAX];                /* --setup commands, in order */
+  int n_setup;
+} site_opts;
+
+/* The lead time of the time-limit signal, from the template's #SBATCH --signal=B:USR1@N
+ * (300 s when the template is absent or has none). */
+static long template_lead(const char *tpath) {
+  long lead = 300;
+  FILE *f = tpath ? fopen(tpath, "r") : NULL;
+  if (!f) return lead;
+  char line[8192];
+  while (fgets(line, sizeof line, f)) {
+    const char *at = strstr(line, "--signal=B:USR1@");
+    if (starts_with(line, "#SBATCH") && at) lead = strtol(at + 16, NULL, 10);
   }
-  char treal[PATH_CAP];
-  if (realpath(tpath, treal)) snprintf(tpath, sizeof tpath, "%s", treal);
+  fclose(f);
+  return lead;
+}
+
+/* Prints the job script: the template with its settings replaced. Returns an exit code. */
+static int render_sbatch(const as_spec *spec, const char *tpath, const char *spec_path,
+                         const char *out_path, const site_opts *so, double ranks, const char *wall,
+                         long lead, double expect_s, double tot_s, uint64_t trials) {
+  char exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
     fprintf(stderr, "attnsweep plan: cannot find this executable's path: %s\n", strerror(errno));
@@ -155,7 +184,7 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
     out_path = def_out;
   }
   if (absolute_path(out_path, out_abs, sizeof out_abs) != 0) {
-    fprintf(stderr, "attnsweep plan: -o %s: its directory does not exist\n", out_path);
+    fprintf(stderr, "attnsweep plan: -o %s: not a usable file path\n", out_path);
     return 2;
   }
   FILE *f = fopen(tpath, "r");
@@ -163,16 +192,7 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
     fprintf(stderr, "attnsweep plan: %s: %s\n", tpath, strerror(errno));
     return 3;
   }
-  /* Lead time of the time-limit signal, from the template's --signal=B:USR1@N. */
   char line[8192];
-  long lead = 300;
-  while (fgets(line, sizeof line, f)) {
-    const char *at = strstr(line, "--signal=B:USR1@");
-    if (starts_with(line, "#SBATCH") && at) lead = strtol(at + 16, NULL, 10);
-  }
-  rewind(f);
-  char wall[32];
-  hms(1.2 * expect_s + 60.0 + (double)lead, wall, sizeof wall);
   job_name(as_spec_name(spec), name, sizeof name);
   int seen = 0, in_header = 1;
   while (fgets(line, sizeof line, f)) {
@@ -181,12 +201,20 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
     }
     if (in_header && starts_with(line, "#SBATCH --ntasks=")) {
       printf("#SBATCH --ntasks=%.0f\n", ranks);
+      if (so->per_node > 0)
+        printf("#SBATCH --nodes=%.0f\n#SBATCH --ntasks-per-node=%ld\n",
+               ranks / (double)so->per_node, so->per_node);
       seen |= 1;
     } else if (in_header && starts_with(line, "#SBATCH --time=")) {
       printf("#SBATCH --time=%s\n", wall);
       seen |= 2;
     } else if (in_header && starts_with(line, "#SBATCH --job-name=")) {
       printf("#SBATCH --job-name=%s\n", name);
+      if (so->account) printf("#SBATCH --account=%s\n", so->account);
+      if (so->partition) printf("#SBATCH --partition=%s\n", so->partition);
+      if (so->qos) printf("#SBATCH --qos=%s\n", so->qos);
+      if (so->mem) printf("#SBATCH --mem=%s\n", so->mem);
+      if (so->cpus_per_task > 0) printf("#SBATCH --cpus-per-task=%ld\n", so->cpus_per_task);
     } else if (in_header && starts_with(line, "#SBATCH --output=")) {
       fputs(line, stdout);
       printf("#\n# Rendered by `attnsweep plan --sbatch` from %s:\n"
@@ -205,16 +233,31 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
       shell_quote(stdout, out_abs);
       fputs(")\n", stdout);
       seen |= 8;
+    } else if (starts_with(line, "AS_RENDERED_MPI=")) {
+      if (so->mpi)
+        printf("AS_RENDERED_MPI=%s\n", so->mpi);
+      else
+        fputs(line, stdout);
+      seen |= 16;
+    } else if (starts_with(line, "# AS_RENDERED_SETUP")) {
+      fputs(line, stdout);
+      for (int k = 0; k < so->n_setup; k++) {
+        printf("%s || {\n  say \"set-up command failed (exit $?):\" ", so->setup[k]);
+        shell_quote(stdout, so->setup[k]);
+        fputs("\n  exit 2\n}\n", stdout);
+      }
+      seen |= 32;
     } else {
       fputs(line, stdout);
     }
   }
   int bad = ferror(f);
   fclose(f);
-  if (bad || seen != 15) {
+  if (bad || seen != 63) {
     fprintf(stderr,
             "attnsweep plan: %s is not a usable template (it needs the lines '#SBATCH "
-            "--ntasks=', '#SBATCH --time=', 'AS_RENDERED_BIN=' and 'AS_RENDERED_ARGS=')\n",
+            "--ntasks=', '#SBATCH --time=', 'AS_RENDERED_BIN=', 'AS_RENDERED_ARGS=', "
+            "'AS_RENDERED_MPI=' and '# AS_RENDERED_SETUP')\n",
             tpath);
     return 3;
   }
@@ -226,15 +269,67 @@ static int render_sbatch(const as_spec *spec, const char *spec_path, const char 
   return 0;
 }
 
+/* A value for an #SBATCH line: non-empty, printable, no blank or quote (it is not quoted). */
+static int sbatch_word(const char *v) {
+  if (!v[0]) return 0;
+  for (const char *c = v; *c; c++)
+    if (*c <= ' ' || *c == 127 || *c == '\'' || *c == '"' || *c == '\\' || *c == '#') return 0;
+  return 1;
+}
+
+static int positive_long(const char *v, long *out) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || end == v || x < 1 || x > 1000000) return 0;
+  *out = x;
+  return 1;
+}
+
 int as_cmd_plan(int argc, char **argv) {
   const char *path = NULL, *out_path = NULL;
   int sbatch = 0;
   double target_h = 1.0;
   as_cost_model model;
   as_cost_model_default(&model);
-  int cal = 0, cost_given = 0;
+  int cal = 0, cost_given = 0, site_given = 0;
+  site_opts so;
+  memset(&so, 0, sizeof so);
+  static const struct {
+    const char *opt;
+    size_t at;
+  } words[] = {{"--account", offsetof(site_opts, account)},
+               {"--partition", offsetof(site_opts, partition)},
+               {"--qos", offsetof(site_opts, qos)},
+               {"--mem", offsetof(site_opts, mem)},
+               {"--mpi", offsetof(site_opts, mpi)}};
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
+    size_t w = 0;
+    while (w < sizeof words / sizeof words[0] && strcmp(o, words[w].opt) != 0) w++;
+    if (w < sizeof words / sizeof words[0]) {
+      if (i + 1 >= argc || !sbatch_word(argv[i + 1]))
+        return as_cli_usage_error("plan", "%s needs a value without blanks or quotes", o);
+      *(const char **)(void *)((char *)&so + words[w].at) = argv[++i];
+      site_given = 1;
+      continue;
+    }
+    if (strcmp(o, "--cpus-per-task") == 0 || strcmp(o, "--ntasks-per-node") == 0) {
+      long *dst = o[2] == 'c' ? &so.cpus_per_task : &so.per_node;
+      if (i + 1 >= argc || !positive_long(argv[++i], dst))
+        return as_cli_usage_error("plan", "%s needs a whole number >= 1", o);
+      site_given = 1;
+      continue;
+    }
+    if (strcmp(o, "--setup") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return as_cli_usage_error("plan", "--setup needs a shell command");
+      if (so.n_setup == SETUP_MAX)
+        return as_cli_usage_error("plan", "at most %d --setup commands", SETUP_MAX);
+      so.setup[so.n_setup++] = argv[++i];
+      site_given = 1;
+      continue;
+    }
     if (strcmp(o, "--calibrate") == 0) {
       cal = 32;
     } else if (strncmp(o, "--calibrate=", 12) == 0) {
@@ -265,6 +360,31 @@ int as_cmd_plan(int argc, char **argv) {
   }
   if (!path) return as_cli_usage_error("plan", "missing SPEC");
   if (out_path && !sbatch) return as_cli_usage_error("plan", "-o OUT.h5 goes with --sbatch");
+  if (site_given && !sbatch)
+    return as_cli_usage_error("plan", "the job script options (--account, --partition, --qos, "
+                                      "--mem, --cpus-per-task, --ntasks-per-node, --mpi, "
+                                      "--setup) go with --sbatch");
+  if (so.mpi) {
+    for (const char *c = so.mpi; *c; c++)
+      if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+        return as_cli_usage_error("plan", "--mpi needs a plugin name such as pmix or pmi2");
+  }
+  /* The template: needed for --sbatch; its signal lead time enters the suggested walltime,
+   * so that the walltime printed equals the script's --time. */
+  char tpath[PATH_CAP];
+  int have_template = find_template(tpath, sizeof tpath);
+  if (have_template) {
+    char treal[PATH_CAP];
+    if (realpath(tpath, treal)) snprintf(tpath, sizeof tpath, "%s", treal);
+  } else if (sbatch) {
+    fprintf(stderr,
+            "attnsweep plan: the job script template %s was not found (looked in "
+            "$ATTNSWEEP_JOBS_DIR, %s/../jobs and beside the executable); set "
+            "ATTNSWEEP_JOBS_DIR to the directory that holds it\n",
+            TEMPLATE_NAME, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)");
+    return 3;
+  }
+  const long lead = template_lead(have_template ? tpath : NULL);
   /* With --sbatch stdout carries the job script only; the report goes to stderr. */
   FILE *rep = sbatch ? stderr : stdout;
 
@@ -355,8 +475,18 @@ int as_cmd_plan(int argc, char **argv) {
   human_bytes(tot_bytes, hb, sizeof hb);
   fprintf(rep, "\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", model.a, model.b,
           cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
-  fprintf(rep, "estimate%s: %.3g core-hours, output %s (results file, bulk data included)\n",
-          est.sampled ? " (sampled)" : "", tot_s / 3600.0, hb);
+  /* Beside the results file each rank journals its records (OUT.h5.journal.<rank>, one
+   * entry per trial it finished, docs/robustness.md): all journals hold about one entry per
+   * trial, plus a header per rank. */
+  char jb[32], allb[32];
+  double jbytes = (double)as_spec_trial_count(spec) * (double)AS_JOURNAL_ENTRY_BYTES;
+  human_bytes(jbytes, jb, sizeof jb);
+  human_bytes(tot_bytes + jbytes, allb, sizeof allb);
+  fprintf(rep,
+          "estimate%s: %.3g core-hours, output %s = %s results file (bulk data included) + %s "
+          "journals (%zu bytes per trial)\n",
+          est.sampled ? " (sampled)" : "", tot_s / 3600.0, allb, hb, jb,
+          (size_t)AS_JOURNAL_ENTRY_BYTES);
   /* Ranks: enough workers to finish in the target time at 85% efficiency;
    * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
   double target_s = target_h * 3600.0, longest_s = est.max_seconds;
@@ -384,18 +514,28 @@ int as_cmd_plan(int argc, char **argv) {
             pre_wall * workers / 3600.0);
     fprintf(rep, "estimate with the large-d phase: %.3g core-hours\n", tot_s / 3600.0);
   }
-  hms(1.2 * expect_s + 60.0, wall, sizeof wall);
+  hms(1.2 * expect_s + 60.0 + (double)lead, wall, sizeof wall);
   /* Up to AS_SCHED_COORD_RUNS_MAX ranks the coordinator runs trials too (sched.h); beyond,
    * it only coordinates and needs a rank of its own. */
   double ranks = workers <= AS_SCHED_COORD_RUNS_MAX ? workers : workers + 1;
+  char nodes[96] = "";
+  if (so.per_node > 0) {
+    /* Whole nodes: the extra ranks run trials too, so the estimate only gets shorter. */
+    double pn = (double)so.per_node, whole = ceil(ranks / pn) * pn;
+    snprintf(nodes, sizeof nodes, ", %.0f node%s x %ld", whole / pn, whole == pn ? "" : "s",
+             so.per_node);
+    ranks = whole;
+  }
   fprintf(rep,
-          "suggested for a %.3g h target: %.0f rank%s (%s), walltime %s (longest trial ~%.3g s)\n",
+          "suggested for a %.3g h target: %.0f rank%s (%s%s), walltime %s (longest trial ~%.3g "
+          "s; 1.2 x the work + 1 min + %ld s of warning before the limit)\n",
           target_h, ranks, ranks == 1 ? "" : "s",
-          ranks == workers ? "every rank runs trials, rank 0 also coordinates"
-                           : "one coordinator, the others run trials",
-          wall, longest_s);
+          ranks <= AS_SCHED_COORD_RUNS_MAX ? "every rank runs trials, rank 0 also coordinates"
+                                           : "one coordinator, the others run trials",
+          nodes, wall, longest_s, lead);
   if (sbatch)
-    code = render_sbatch(spec, path, out_path, ranks, expect_s, tot_s, as_spec_trial_count(spec));
+    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, lead, expect_s, tot_s,
+                         as_spec_trial_count(spec));
 done:
   as_cost_estimate_free(&est);
   as_spec_diags_free(&diags);

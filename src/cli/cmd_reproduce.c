@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnsweep/results.h"
 #include "attnsweep/spec.h"
@@ -79,6 +80,10 @@ typedef struct stored_trial {
   double *bulk[AS_BULK_COUNT];
   uint64_t count[AS_BULK_COUNT];
   char *spec;
+  /* The name the stored spec text is parsed under: its relative input files resolve against
+   * this name's directory (spec.h): the spec_name attribute when it names an existing file,
+   * else the results file. */
+  char name[4096];
 } stored_trial;
 
 static as_status read_stored(const char *path, uint64_t trial, stored_trial *s) {
@@ -93,6 +98,9 @@ static as_status read_stored(const char *path, uint64_t trial, stored_trial *s) 
            "%s: trial %llu has not been run yet (pending): nothing to compare", path,
            (unsigned long long)trial);
   AS_TRY(as_results_spec_text(rf, &s->spec));
+  if (as_results_attr_string(rf, "spec_name", s->name, sizeof s->name) != AS_OK || !s->name[0] ||
+      access(s->name, R_OK) != 0)
+    snprintf(s->name, sizeof s->name, "%s", path);
   /* Bulk data exist only for trials that ran to an end state (see sweep.c). */
   if (s->rec.outcome != AS_OUT_FAILED && s->rec.outcome != AS_OUT_INTERRUPTED) {
     for (int k = 0; k < AS_BULK_COUNT; k++) {
@@ -192,10 +200,36 @@ int as_cmd_reproduce(int argc, char **argv) {
   }
   MPI_Bcast(s.spec, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
   s.spec[len] = '\0';
+  MPI_Bcast(s.name, (int)sizeof s.name, MPI_CHAR, 0, MPI_COMM_WORLD);
 
   as_record rec;
-  st = as_spec_parse(s.spec, (size_t)len, "/spec", NULL, &spec);
-  if (st == AS_OK) st = as_sweep_trial(MPI_COMM_WORLD, spec, trial, &rec, rerun_bulk, rerun_counts);
+  st = as_spec_parse(s.spec, (size_t)len, s.name, NULL, &spec);
+  if (st == AS_OK) {
+    /* A set-up failure (an input file that cannot be read here) is one line and exit 2, not
+     * a rerun whose failed record differs from the stored one field by field. */
+    as_trial t;
+    const char *missing = NULL, *what = NULL;
+    if (as_spec_trial(spec, trial, &t) == AS_OK) {
+      if (t.triple.file.text && access(t.triple.file.text, R_OK) != 0) {
+        missing = t.triple.file.text;
+        what = "matrix file";
+      } else if (t.init.kind == AS_INIT_FILE && t.init.file.text &&
+                 access(t.init.file.text, R_OK) != 0) {
+        missing = t.init.file.text;
+        what = "token file";
+      }
+    }
+    if (missing) {
+      if (rank == 0)
+        fprintf(stderr,
+                "attnsweep reproduce: %s trial %llu: cannot read its %s %s: %s (relative paths "
+                "resolve against the directory of %s)\n",
+                path, (unsigned long long)trial, what, missing, strerror(errno), s.name);
+      code = 2;
+      goto done;
+    }
+    st = as_sweep_trial(MPI_COMM_WORLD, spec, trial, &rec, rerun_bulk, rerun_counts);
+  }
   if (st != AS_OK) {
     code = rank == 0 ? as_cli_report("reproduce", st) : as_status_exit_code(st);
     goto done;

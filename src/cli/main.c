@@ -18,7 +18,9 @@ static const as_command commands[] = {
      "Exit 0 with a one-line summary when valid, 2 otherwise.\n"},
     {"plan", as_cmd_plan, 0, "trial counts, cost estimate, suggested ranks and walltime",
      "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"
-     "                      [--sbatch [-o OUT.h5]]\n\n"
+     "                      [--sbatch [-o OUT.h5] [--account A] [--partition P] [--qos Q]\n"
+     "                       [--mem M] [--cpus-per-task C] [--ntasks-per-node N] [--mpi PLUGIN]\n"
+     "                       [--setup CMD]...]\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
      "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},

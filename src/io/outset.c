@@ -415,6 +415,7 @@ as_status as_outset_layout(const as_spec *spec, as_results_info *info,
     as_label_set *ls = &info->labels[info->n_labels++];
     ls->field = fields[i];
     ls->count = as_spec_labels(spec, fields[i], &ls->names);
+    if (as_spec_input_paths(spec, fields[i], &ls->paths) != ls->count) ls->paths = NULL;
   }
 cleanup:
   if (st != AS_OK) as_outset_layout_free(bulk);

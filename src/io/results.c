@@ -591,7 +591,8 @@ static as_status input_hashes(as_results *rf, const as_results_info *info, char 
   size_t cap = 1;
   for (int k = 0; k < 2; k++) {
     const as_label_set *set = find_label_set(info, fields[k]);
-    for (int i = 0; set && i < set->count; i++) cap += strlen(set->names[i]) + 100;
+    for (int i = 0; set && i < set->count; i++)
+      cap += strlen(set->paths ? set->paths[i] : set->names[i]) + 100;
   }
   char *buf = calloc(cap, 1);
   AS_CHECK_ALLOC(buf);
@@ -600,9 +601,11 @@ static as_status input_hashes(as_results *rf, const as_results_info *info, char 
     for (int k = 0; k < 2; k++) {
       const as_label_set *set = find_label_set(info, fields[k]);
       for (int i = 0; set && i < set->count; i++) {
+        /* The resolved path (the spec's label resolved against its directory). */
+        const char *p = set->paths ? set->paths[i] : set->names[i];
         char hex[96];
-        file_sha256(set->names[i], hex, sizeof hex);
-        used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, set->names[i]);
+        file_sha256(p, hex, sizeof hex);
+        used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, p);
       }
     }
   }

@@ -7,6 +7,7 @@
  * concat is flattened into the list of cases (a product distributes over it). A trial index
  * decodes as replicate * P + p, p -> (case, point), point -> one value per axis.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -140,6 +141,10 @@ struct as_spec {
   const char **labels[F_COUNT];
   int nlabels[F_COUNT], caplabels[F_COUNT];
   const char **case_names; /* ncases */
+  /* Input files (the TEXT keys whose record field is `file` or `init_file`): paths[i][id] is
+   * label id of key i resolved against base (as written when absolute or base is NULL). */
+  const char *base; /* absolute directory of the spec file, NULL: the working directory */
+  const char **paths[F_COUNT];
 };
 
 #define MAX_CASES 10000
@@ -1229,6 +1234,43 @@ static int cmp_diag(const void *a, const void *b) {
   return x < y ? -1 : (x > y);
 }
 
+/* The TEXT keys that name input files: their labels resolve against the spec's directory. */
+static int is_path_key(int i) {
+  return as_params[i].kind == AS_PK_TEXT &&
+         (strcmp(as_params[i].rname, "file") == 0 || strcmp(as_params[i].rname, "init_file") == 0);
+}
+
+/* The directory part of name ("." without a slash), made absolute; NULL when it does not
+ * exist (a name that is no path, e.g. "<built-in default sweep>"). */
+static const char *base_dir(as_arena *a, const char *name) {
+  const char *slash = strrchr(name, '/');
+  char dir[4096], real[4096];
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", slash == name ? 1 : (int)(slash - name), name);
+  else
+    snprintf(dir, sizeof dir, ".");
+  if (name[0] == '<' || !realpath(dir, real)) return NULL;
+  return as_arena_strndup(a, real, strlen(real));
+}
+
+static void resolve_paths(as_spec *s) {
+  for (int i = 0; i < F_COUNT; i++) {
+    if (!is_path_key(i) || s->nlabels[i] == 0) continue;
+    s->paths[i] = as_arena_alloc(&s->arena, (size_t)s->nlabels[i] * sizeof *s->paths[i]);
+    for (int k = 0; s->paths[i] && k < s->nlabels[i]; k++) {
+      const char *l = s->labels[i][k];
+      if (l[0] == '/' || !s->base) {
+        s->paths[i][k] = l;
+        continue;
+      }
+      size_t n = strlen(s->base) + strlen(l) + 2;
+      char *r = as_arena_alloc(&s->arena, n);
+      if (r) snprintf(r, n, "%s/%s", strcmp(s->base, "/") == 0 ? "" : s->base, l);
+      s->paths[i][k] = r ? r : l;
+    }
+  }
+}
+
 as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
                         as_spec **out) {
   as_status st = AS_OK;
@@ -1247,6 +1289,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
   s->source = as_arena_strndup(&s->arena, name, strlen(name));
   s->text = as_arena_strndup(&s->arena, text, len);
   s->text_len = len;
+  s->base = base_dir(&s->arena, name);
   AS_CHECK(!s->arena.nomem, AS_ERR_NOMEM, "out of memory reading the spec");
   s->name = s->source;
 
@@ -1358,6 +1401,8 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
                       f->col, f->message, cx.diags.count > 1 ? " (and more problems)" : "");
     goto cleanup;
   }
+  resolve_paths(s);
+  AS_CHECK(!s->arena.nomem, AS_ERR_NOMEM, "out of memory parsing %s", name);
   *out = s;
   s = NULL;
 cleanup:
@@ -1461,6 +1506,20 @@ const char *as_spec_text(const as_spec *s, size_t *len) {
   return s->text;
 }
 
+const char *as_spec_base_dir(const as_spec *s) {
+  return s->base;
+}
+
+int as_spec_input_paths(const as_spec *s, const char *field, const char *const **paths) {
+  for (int i = 0; i < F_COUNT; i++)
+    if (is_path_key(i) && strcmp(as_params[i].rname, field) == 0 && s->paths[i]) {
+      *paths = s->paths[i];
+      return s->nlabels[i];
+    }
+  *paths = NULL;
+  return 0;
+}
+
 int as_spec_labels(const as_spec *s, const char *field, const char *const **names) {
   if (strcmp(field, "case_name") == 0) {
     *names = s->case_names;
@@ -1526,6 +1585,12 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   point pt;
   resolve_point(s, lo, p - s->cases[lo].offset, &pt);
   *out = pt.t;
+  /* Input files: the label as written, resolved against the spec's directory. */
+  for (int i = 0; i < F_COUNT; i++) {
+    if (!s->paths[i]) continue;
+    as_text *x = (as_text *)(void *)((char *)out + as_params[i].offset);
+    if (x->text && x->id >= 0 && x->id < s->nlabels[i]) x->text = s->paths[i][x->id];
+  }
   out->index = index;
   out->replicate = (uint32_t)r;
   out->token_key = index;

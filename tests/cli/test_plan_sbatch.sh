@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# attnsweep plan SPEC --sbatch: the site options reach the rendered job script, tasks are rounded
+# to whole nodes, plan's suggested walltime is the script's --time, bash accepts the script, the
+# size estimate counts the journals, and the script (run with a stand-in srun that records its
+# arguments and environment) creates the directory of OUT.h5, as the quick start of
+# docs/slurm.md needs.
+set -euo pipefail
+: "${ATTNSWEEP:?set ATTNSWEEP to the attnsweep binary}"
+src=${AS_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1" >&2; fail=1; fi; }
+export ATTNSWEEP_JOBS_DIR=$src/jobs
+spec=$src/jobs/examples/identity.yaml
+
+mkdir -p "$tmp/wd"
+cd "$tmp/wd"
+"$ATTNSWEEP" plan "$spec" --sbatch -o results/id.h5 --account acct7 --partition part7 \
+  --qos qos7 --mem 3G --cpus-per-task 2 --ntasks-per-node 3 --mpi pmi2 \
+  --setup 'echo setup-ran >"$SETUP_MARK"' --setup 'export AS_FROM_SETUP=yes' \
+  >"$tmp/s.sbatch" 2>"$tmp/plan" && rc=0 || rc=$?
+check "plan --sbatch with site options exits 0 (rc $rc: $(tail -n 1 "$tmp/plan"))" '[ $rc -eq 0 ]'
+s=$tmp/s.sbatch
+for opt in account=acct7 partition=part7 qos=qos7 mem=3G cpus-per-task=2 ntasks-per-node=3; do
+  check "script has #SBATCH --$opt" "grep -qx -- '#SBATCH --$opt' '$s'"
+done
+check "bash -n accepts the script" "bash -n '$s'"
+check "OPENBLAS_NUM_THREADS=1 exported" "grep -qx 'export OPENBLAS_NUM_THREADS=1' '$s'"
+check "--mpi reaches the script" "grep -qx 'AS_RENDERED_MPI=pmi2' '$s'"
+# Tasks: a multiple of 3 and (the default estimate of this small spec asks for less) 3 on 1 node.
+ntasks=$(sed -n 's/^#SBATCH --ntasks=//p' "$s")
+nodes=$(sed -n 's/^#SBATCH --nodes=//p' "$s")
+check "ntasks ($ntasks) is a whole number of nodes of 3 ($nodes)" \
+  '[ $((ntasks % 3)) -eq 0 ] && [ "$ntasks" -eq $((nodes * 3)) ]'
+ranks=$(sed -n 's/^suggested for a .* target: \([0-9]*\) ranks\{0,1\} .*/\1/p' "$tmp/plan")
+check "plan's ranks ($ranks) are the script's ($ntasks)" '[ "$ranks" = "$ntasks" ]'
+# Walltime: the text's is the script's, and it includes the template's warning lead.
+wall=$(sed -n 's/^suggested.* walltime \([0-9:]*\) .*/\1/p' "$tmp/plan")
+time=$(sed -n 's/^#SBATCH --time=//p' "$s")
+check "plan's walltime ($wall) equals the script's --time ($time)" '[ -n "$wall" ] && [ "$wall" = "$time" ]'
+check "walltime covers the 300 s signal lead" '[ "$time" \> "00:05:59" ]'
+out=$("$ATTNSWEEP" plan "$spec" 2>&1)
+check "plan without --sbatch suggests the same walltime" \
+  "grep -q 'walltime $time ' <<<\"\$out\""
+# Journals: one entry per trial in the estimate (120 trials of identity.yaml).
+eb=$(sed -n 's/.* journals (\([0-9]*\) bytes per trial).*/\1/p' <<<"$out")
+check "estimate names the journals' size per trial ($eb)" '[ -n "$eb" ] && [ "$eb" -gt 100 ]'
+# Site options are refused without --sbatch, and bad values are usage errors.
+"$ATTNSWEEP" plan "$spec" --account a >/dev/null 2>&1 && rc=0 || rc=$?
+check "--account without --sbatch: exit 2 ($rc)" '[ $rc -eq 2 ]'
+"$ATTNSWEEP" plan "$spec" --sbatch --ntasks-per-node 0 >/dev/null 2>&1 && rc=0 || rc=$?
+check "--ntasks-per-node 0: exit 2 ($rc)" '[ $rc -eq 2 ]'
+"$ATTNSWEEP" plan "$spec" --sbatch --partition 'a b' >/dev/null 2>&1 && rc=0 || rc=$?
+check "--partition with a blank: exit 2 ($rc)" '[ $rc -eq 2 ]'
+"$ATTNSWEEP" plan "$spec" --sbatch --mpi 'pmix;x' >/dev/null 2>&1 && rc=0 || rc=$?
+check "--mpi with a bad name: exit 2 ($rc)" '[ $rc -eq 2 ]'
+# Default plugin: pmix in the script when --mpi is not given.
+"$ATTNSWEEP" plan "$spec" --sbatch -o x.h5 >"$tmp/d.sbatch" 2>/dev/null
+check "default script runs srun --mpi=pmix" \
+  "grep -qx 'AS_RENDERED_MPI=' '$tmp/d.sbatch' && grep -q 'mpi=\${AS_SRUN_MPI:-\${AS_RENDERED_MPI:-pmix}}' '$tmp/d.sbatch'"
+
+# Run the rendered script outside Slurm with a stand-in srun: it records its arguments and
+# OPENBLAS_NUM_THREADS, then runs the command on one rank. results/ does not exist yet.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/srun" <<'SRUN'
+#!/usr/bin/env bash
+printf '%s\n' "$*" >"$SRUN_LOG"
+echo "OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset} AS_FROM_SETUP=${AS_FROM_SETUP:-unset}" >>"$SRUN_LOG"
+while [ $# -gt 0 ] && [[ $1 == --* ]]; do shift; done
+exec "$@"
+SRUN
+chmod +x "$tmp/bin/srun"
+check "results/ does not exist before the job" '[ ! -e results ]'
+rc=0
+env -u ATTNSWEEP PATH="$tmp/bin:$PATH" SRUN_LOG="$tmp/srun.log" SETUP_MARK="$tmp/setup.mark" \
+  SLURM_CPUS_PER_TASK=2 OPENBLAS_NUM_THREADS=8 bash "$s" >"$tmp/job.out" 2>&1 || rc=$?
+check "the rendered script completes the sweep (rc $rc: $(tail -n 3 "$tmp/job.out"))" '[ $rc -eq 0 ]'
+check "it created results/id.h5" '[ -s results/id.h5 ]'
+check "the set-up hooks ran before the run" '[ -s "$tmp/setup.mark" ] && grep -q "AS_FROM_SETUP=yes" "$tmp/srun.log"'
+check "srun got --mpi=pmi2 and --cpus-per-task=2 ($(head -n 1 "$tmp/srun.log"))" \
+  'grep -q -- "^--mpi=pmi2 --cpus-per-task=2 " "$tmp/srun.log"'
+check "the ranks saw OPENBLAS_NUM_THREADS=1" 'grep -q "OPENBLAS_NUM_THREADS=1 " "$tmp/srun.log"'
+# A failing set-up command stops the job before the run, naming the command.
+"$ATTNSWEEP" plan "$spec" --sbatch -o y.h5 --setup 'false' >"$tmp/f.sbatch" 2>/dev/null
+rc=0
+env -u ATTNSWEEP PATH="$tmp/bin:$PATH" SRUN_LOG="$tmp/srun2.log" bash "$tmp/f.sbatch" >"$tmp/f.out" 2>&1 || rc=$?
+check "failing --setup: exit 2 ($rc) naming the command" \
+  '[ $rc -eq 2 ] && grep -q "set-up command failed.*false" "$tmp/f.out" && [ ! -e "$tmp/srun2.log" ]'
+exit $fail
