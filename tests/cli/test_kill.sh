@@ -27,15 +27,6 @@ h5check() {
   esac
 }
 
-wait_running() { # wait_running PID FILE
-  for _ in $(seq 1 400); do
-    kill -0 "$1" 2>/dev/null || return 1
-    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
-    sleep 0.03
-  done
-  return 1
-}
-
 write_spec() { # write_spec FILE [output line]
   cat >"$1" <<EOF
 name: kill
