@@ -406,7 +406,17 @@ def _distance_scale(ax, x):
             return "log"
         return "linear"
     if nz.max() / nz.min() > 100:
-        ax.set_xscale("symlog", linthresh=float(nz.min()), linscale=1.0)
+        lt = float(nz.min())
+        ax.set_xscale("symlog", linthresh=lt, linscale=1.0)
+        # ticks at 0 and at the decades outside the linear range only: one inside it would
+        # sit on top of the 0 label
+        lo, hi = int(np.ceil(np.log10(lt))), int(np.floor(np.log10(nz.max()))) + 1
+        dec = [10.0 ** e for e in range(lo, hi + 1)]
+        ticks = [0.0] + [t for t in dec if t <= 10 * x.max()] + \
+            [-t for t in dec if -t >= 10 * x.min()]
+        from matplotlib.ticker import FixedLocator, NullLocator
+        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+        ax.xaxis.set_minor_locator(NullLocator())
         return "symlog"
     return "linear"
 

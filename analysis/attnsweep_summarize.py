@@ -866,11 +866,13 @@ def robustness_tables(rf, by, where, bins=12):
             [DistanceAxis(h, np.where(sel, cols[h].astype(float), np.nan), bins)]
         gid, keys = make_groups(axes, sel)
         st = compute_stats(rf, ncols, sel, gid, len(keys))
+        # x of a point: the median distance of its own trials (a bin is shared by the groups)
+        xmed, _ = group_quantiles(cols[h][sel].astype(float), gid, len(keys), [0.5])
         names = by + ["near theorem", h]
         rows, crows, trows, series = [], [], [], {}
         for i, k in enumerate(keys):
             labels = [ax.labels[k[j]] for j, ax in enumerate(axes)]
-            x = axes[-1].values[k[-1]]
+            x = float(xmed[i, 0])
             other = int(st["no_prediction"][i] + st["nonfinite"][i] + st["failed"][i])
             cells = [str(int(st["n"][i])), str(int(st["judged"][i])),
                      str(int(st["consistent"][i])), str(int(st["violated"][i])),
@@ -897,7 +899,8 @@ def robustness_tables(rf, by, where, bins=12):
         title = "near verdict against %s (%s)" % (h, ", ".join(theorems))
         notes = ["%s: %s. Rows: the trials whose nearest theorem (near_theorem) has this "
                  "hypothesis, by near_theorem%s and distance (with more than %d distinct values: "
-                 "quantile bins, separately for < 0, = 0 and > 0; x = the median in the bin). Counts are of near_verdict; the "
+                 "quantile bins, separately for < 0, = 0 and > 0; x = the median distance of "
+                 "the point's trials). Counts are of near_verdict; the "
                  "fraction is consistent / judged (consistent + violated + unresolved) with its "
                  "Wilson score 95%% interval; 'other' counts no_prediction, nonfinite, failed." %
                  (h, rf.axis_label(h), (", " + ", ".join(by)) if by else "", bins)]

@@ -146,6 +146,9 @@ class RobustnessTest(unittest.TestCase):
                     [label == "n/a" if math.isnan(v) else (label != "n/a" and in_bin(r, v, last))
                      for v in vals])
                 self.assertEqual(int(r["trials"]), int(members.sum()), (field, th, label))
+                fin = vals[members & np.isfinite(vals)]
+                if len(fin):  # x: the median distance of the point's own trials
+                    self.assertAlmostEqual(float(r["x"]), float(np.median(fin)), places=12)
                 k = {v: int((members & (nv == v)).sum()) for v in JUDGED}
                 for v in JUDGED:
                     self.assertEqual(int(r[v]), k[v], (field, th, label, v))
