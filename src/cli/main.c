@@ -25,14 +25,18 @@ static const as_command commands[] = {
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
      "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
-     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n\n"
+     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n"
+     "                                  [--shard I/N]\n\n"
      "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems;\n"
      "with --resume and no SPEC: the spec stored with OUT.h5, its .spec copy or /spec)\n"
      "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 4 when complete\n"
      "but some trials failed or are non-finite (the count is printed; --resume --retry-failed\n"
      "runs them again and keeps the rest), 99 when stopped early by a signal (resumable with\n"
      "--resume), 2 for bad input, 3 for I/O failures, 70 for an internal error (a bug:\n"
-     "file:line and the trial are named; resumable).\n"},
+     "file:line and the trial are named; resumable).\n"
+     "--shard I/N runs only shard I of N of the sweep (a cost-balanced split, the same for\n"
+     "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
+     "(docs/slurm.md).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
      "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
      "sweep.\n"},
@@ -53,6 +57,13 @@ static const as_command commands[] = {
      "usage: attnsweep repair OUT.h5 [--spec SPEC] [--dry-run]\n\n"
      "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
      "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n"},
+    {"merge", as_cmd_merge, 1, "join the shard files of a sweep into one results file",
+     "usage: attnsweep merge OUT.h5 SHARD... [--partial] [--force]\n\n"
+     "Joins the shard files of one sweep (run --shard I/N: OUT.h5.shard-I-of-N) into OUT.h5,\n"
+     "the file a single job would have written: /trials and the bulk data of every done row.\n"
+     "Refuses (exit 2) files of another spec, a missing or unfinished shard (named; --partial\n"
+     "merges what exists, the other rows stay pending) and rows two files disagree on.\n"
+     "The root attribute merged_from lists the inputs (docs/slurm.md).\n"},
     {"import-weights", as_cmd_import_weights, 0,
      "attention heads of a checkpoint (safetensors) -> a matrix file",
      "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model albert|bert|gpt2|vit]\n"
