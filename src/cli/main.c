@@ -20,10 +20,11 @@ static const as_command commands[] = {
      "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"
      "                      [--sbatch [-o OUT.h5] [--account A] [--partition P] [--qos Q]\n"
      "                       [--mem M] [--cpus-per-task C] [--ntasks-per-node N] [--mpi PLUGIN]\n"
-     "                       [--setup CMD]...]\n\n"
+     "                       [--setup CMD]... [--array N]]\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
-     "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
+     "with --sbatch prints a ready Slurm job script (docs/slurm.md); with --array N a submit\n"
+     "script (bash) for a job array of N shards (run --shard) and a dependent merge job.\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
      "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n"
      "                                  [--shard I/N]\n\n"
@@ -38,8 +39,9 @@ static const as_command commands[] = {
      "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
      "(docs/slurm.md).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
-     "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
-     "sweep.\n"},
+     "usage: attnsweep status OUT.h5 | SHARD...\n\nReports done/total, failures and the "
+     "segments of a sweep; for a job array (OUT.h5.shard-I-of-N beside a missing OUT.h5, or\n"
+     "several shard files) the progress of each shard.\n"},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
      "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format md|csv|latex]\n"
      "                           [--table1] [--phase PARAM [--bins N] [--png FILE]]\n"

@@ -81,6 +81,15 @@ check "a shard stopped by --time-limit exits 99 (got $rc)" test $rc -eq 99
 rc=$?
 check "merge refuses an unfinished shard, naming it (exit $rc)" \
   eval '[ $rc -eq 2 ] && grep -q "t.h5.shard-2-of-3: shard 2 of 3 has" merge.err && [ ! -e tm.h5 ]'
+"$bin" status t.h5 >status.out 2>&1
+check "status of the shard set: shard 2 stopped with its count, shards 1 and 3 missing" \
+  eval 'grep -q "^  shard 2/3 t.h5.shard-2-of-3: [0-9]* / $(done_rows m3.h5.shard-2-of-3) done.*stopped" status.out &&
+    grep -q "^  shard 1/3 t.h5.shard-1-of-3: missing" status.out &&
+    grep -q "^  shard 3/3 t.h5.shard-3-of-3: missing" status.out && grep -q "0 of 3 shards complete" status.out'
+"$bin" status m7.h5.shard-*-of-7 >status.out 2>&1
+check "status of 7 shard files: each complete, total $total" \
+  eval '[ "$(grep -c "^  shard [1-7]/7 .*complete" status.out)" = 7 ] &&
+    grep -q "^trials: $total / $total done" status.out && grep -q "every shard complete" status.out'
 cp t.h5.shard-2-of-3 wrong.h5.shard-1-of-3
 run 1 s.yaml -o wrong.h5 --shard 1/3 --resume
 check "resume with another shard than the file's: exit 2" test $? -eq 2
@@ -127,6 +136,17 @@ PY
 rc=$?
 check "merge refuses overlapping files that disagree, naming both (exit $rc)" \
   eval '[ $rc -eq 2 ] && grep -q "differs between m3.h5.shard-1-of-3 and bad.h5" merge.err && [ ! -e y.h5 ]'
+
+# plan --sbatch --array: the submit script (its run under Slurm: tests/slurm/test_slurm.sh).
+"$bin" plan s.yaml --sbatch --array 3 -o arr/out.h5 >submit.sh 2>plan.err
+check "plan --sbatch --array 3 renders a bash script" eval 'bash -n submit.sh'
+check "... an array of 3 tasks, each its shard of OUT.h5" \
+  eval 'grep -q "^#SBATCH --array=1-3$" submit.sh &&
+    grep -qF -- "-o '"'$tmp/arr/out.h5'"' --shard \"\${SLURM_ARRAY_TASK_ID:-0}/3\")" submit.sh'
+check "... and a merge job after all of them (afterok) merging the 3 shard files" \
+  eval 'grep -q "sbatch --parsable --dependency=afterok:\"\$array\"" submit.sh &&
+    grep -qF "\"\$bin\" merge \"\$out\" \"\${shards[@]}\"" submit.sh &&
+    grep -qF "shards+=(\"\$out.shard-\$i-of-3\")" submit.sh'
 
 [ $fail -eq 0 ] || tail -n 30 "$tmp/run.log" "$tmp/cmp.log" "$tmp/merge.log" merge.err 2>/dev/null
 echo "test_shards: $([ $fail -eq 0 ] && echo ok || echo FAILED)"
