@@ -39,9 +39,10 @@ static const as_command commands[] = {
      "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
      "(docs/slurm.md).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
-     "usage: attnsweep status OUT.h5 | SHARD...\n\nReports done/total, failures and the "
-     "segments of a sweep; for a job array (OUT.h5.shard-I-of-N beside a missing OUT.h5, or\n"
-     "several shard files) the progress of each shard.\n"},
+     "usage: attnsweep status OUT.h5 | SHARD...\n\n"
+     "Reports done/total, failures and the segments of a sweep. For a job array (shard\n"
+     "files OUT.h5.shard-I-of-N beside a missing OUT.h5, or several shard files given):\n"
+     "the progress of each shard, the missing ones and the total.\n"},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
      "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format md|csv|latex]\n"
      "                           [--table1] [--phase PARAM [--bins N] [--png FILE]]\n"
