@@ -23,6 +23,7 @@ int as_cmd_status(int argc, char **argv);
 int as_cmd_summarize(int argc, char **argv);
 int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
+int as_cmd_merge(int argc, char **argv);
 int as_cmd_bench(int argc, char **argv);
 int as_cmd_import_weights(int argc, char **argv);
 int as_cmd_census(int argc, char **argv);

@@ -14,6 +14,7 @@
 #include "attnsweep/outset.h"
 #include "attnsweep/par.h"
 #include "attnsweep/results.h"
+#include "attnsweep/shard.h"
 #include "attnsweep/signals.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/sweep.h"
@@ -135,6 +136,14 @@ int as_cmd_run(int argc, char **argv) {
       opts.force = 1;
     } else if (strcmp(a, "--allow-spec-change") == 0) {
       opts.allow_spec_change = 1;
+    } else if (strcmp(a, "--shard") == 0) {
+      if (!val || as_shard_parse(val, &opts.shard_index, &opts.shard_count) != AS_OK) {
+        as_error_clear();
+        return rank == 0 ? as_cli_usage_error("run", "--shard needs I/N with 1 <= I <= N <= %u",
+                                              AS_SHARD_MAX)
+                         : 2;
+      }
+      i++;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = 1;
     } else if (strcmp(a, "--progress") == 0 || strcmp(a, "--time-limit") == 0 ||
@@ -158,6 +167,14 @@ int as_cmd_run(int argc, char **argv) {
     }
   }
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  /* --shard I/N: the sweep's shard I runs into its own file OUT.h5.shard-I-of-N (shard.h). */
+  char shard_out[AS_OUTSET_PATH_MAX];
+  if (opts.shard_count) {
+    if (as_shard_path(out, opts.shard_index, opts.shard_count, shard_out, sizeof shard_out) !=
+        AS_OK)
+      return rank == 0 ? as_cli_report("run", AS_ERR_ARG) : 2;
+    out = shard_out;
+  }
   if (opts.retry_failed && !opts.resume)
     return rank == 0 ? as_cli_usage_error("run", "--retry-failed needs --resume") : 2;
   if (opts.resume && opts.force)
@@ -208,8 +225,9 @@ int as_cmd_run(int argc, char **argv) {
   as_spec_diags_free(&diags);
 
   if (rank == 0 && !quiet)
-    fprintf(stderr, "attnsweep run: %s: %llu trials on %d rank%s -> %s%s\n", as_spec_name(spec),
-            (unsigned long long)as_spec_trial_count(spec), size, size == 1 ? "" : "s", out,
+    fprintf(stderr, "attnsweep run: %s: %llu trials%s on %d rank%s -> %s%s\n", as_spec_name(spec),
+            (unsigned long long)as_spec_trial_count(spec), opts.shard_count ? " (one shard)" : "",
+            size, size == 1 ? "" : "s", out,
             !opts.resume     ? ""
             : stored_name[0] ? " (resume, with the spec stored in the file)"
                              : " (resume)");
@@ -227,9 +245,15 @@ int as_cmd_run(int argc, char **argv) {
       if (!quiet || st != AS_OK || some_failed)
         fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
                 (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
-                st != AS_OK   ? "; stopped early: continue with --resume (exit 99)"
-                : some_failed ? ""
-                              : "; the sweep is complete");
+                st != AS_OK       ? "; stopped early: continue with --resume (exit 99)"
+                : some_failed     ? ""
+                : res.shard_count ? ""
+                                  : "; the sweep is complete");
+      if (st == AS_OK && res.shard_count && !quiet)
+        fprintf(stderr,
+                "attnsweep run: shard %u of %u is complete (%llu trials); once every shard is, "
+                "`attnsweep merge OUT.h5 SHARD...` joins them\n",
+                res.shard_index, res.shard_count, (unsigned long long)res.shard_trials);
       if (res.retried && !quiet)
         fprintf(stderr, "attnsweep run: %llu failed or non-finite trials were run again\n",
                 (unsigned long long)res.retried);

@@ -20,22 +20,29 @@ static const as_command commands[] = {
      "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"
      "                      [--sbatch [-o OUT.h5] [--account A] [--partition P] [--qos Q]\n"
      "                       [--mem M] [--cpus-per-task C] [--ntasks-per-node N] [--mpi PLUGIN]\n"
-     "                       [--setup CMD]...]\n\n"
+     "                       [--setup CMD]... [--array N]]\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
-     "with --sbatch prints a ready Slurm job script (docs/slurm.md).\n"},
+     "with --sbatch prints a ready Slurm job script (docs/slurm.md); with --array N a submit\n"
+     "script (bash) for a job array of N shards (run --shard) and a dependent merge job.\n"},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
-     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n\n"
+     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n"
+     "                                  [--shard I/N]\n\n"
      "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems;\n"
      "with --resume and no SPEC: the spec stored with OUT.h5, its .spec copy or /spec)\n"
      "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 4 when complete\n"
      "but some trials failed or are non-finite (the count is printed; --resume --retry-failed\n"
      "runs them again and keeps the rest), 99 when stopped early by a signal (resumable with\n"
      "--resume), 2 for bad input, 3 for I/O failures, 70 for an internal error (a bug:\n"
-     "file:line and the trial are named; resumable).\n"},
+     "file:line and the trial are named; resumable).\n"
+     "--shard I/N runs only shard I of N of the sweep (a cost-balanced split, the same for\n"
+     "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
+     "(docs/slurm.md).\n"},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
-     "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
-     "sweep.\n"},
+     "usage: attnsweep status OUT.h5 | SHARD...\n\n"
+     "Reports done/total, failures and the segments of a sweep. For a job array (shard\n"
+     "files OUT.h5.shard-I-of-N beside a missing OUT.h5, or several shard files given):\n"
+     "the progress of each shard, the missing ones and the total.\n"},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
      "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format md|csv|latex]\n"
      "                           [--table1] [--phase PARAM [--bins N] [--png FILE]]\n"
@@ -53,6 +60,13 @@ static const as_command commands[] = {
      "usage: attnsweep repair OUT.h5 [--spec SPEC] [--dry-run]\n\n"
      "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
      "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n"},
+    {"merge", as_cmd_merge, 1, "join the shard files of a sweep into one results file",
+     "usage: attnsweep merge OUT.h5 SHARD... [--partial] [--force]\n\n"
+     "Joins the shard files of one sweep (run --shard I/N: OUT.h5.shard-I-of-N) into OUT.h5,\n"
+     "the file a single job would have written: /trials and the bulk data of every done row.\n"
+     "Refuses (exit 2) files of another spec, a missing or unfinished shard (named; --partial\n"
+     "merges what exists, the other rows stay pending) and rows two files disagree on.\n"
+     "The root attribute merged_from lists the inputs (docs/slurm.md).\n"},
     {"import-weights", as_cmd_import_weights, 0,
      "attention heads of a checkpoint (safetensors) -> a matrix file",
      "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model albert|bert|gpt2|vit]\n"
