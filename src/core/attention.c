@@ -117,8 +117,8 @@ AS_VECTORIZE int as_attention_softmax_hot(int n, int m, const double *S, double 
     if (ties > 1) second = best;
     if (ties == 1 && m == 1) second = -INFINITY;
     int arg = 0;
-    while (s[arg] != best) arg++;
-    double gap = best - second; /* > 0 unless tied */
+    while (arg < m - 1 && s[arg] != best) arg++; /* bounded: a NaN score never equals best */
+    double gap = best - second;                  /* > 0 unless tied */
     if (gap > 0.0 && (c == INFINITY || c * gap > AS_CUT)) {
       /* Saturated: every other weight underflows; an exact one-hot row. */
       for (int j = 0; j < m; j++) p[j] = 0.0;
