@@ -141,4 +141,15 @@ as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t 
  * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
 as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);
 
+/* (d) model variants at (n, d): seconds per right-hand side of the plain model and of the
+ * variant, measured in the same run on the same tokens. SPHERE: x variables, tokens on the
+ * unit sphere, plain = the base model in x; SINKHORN: z variables, exactly 10 Sinkhorn
+ * iterations, plain = the row softmax. */
+typedef enum as_dyn_bench_variant {
+  AS_DYN_BENCH_SPHERE,
+  AS_DYN_BENCH_SINKHORN
+} as_dyn_bench_variant;
+as_status as_dyn_bench_variant_run(int n, int d, as_dyn_bench_variant kind, double min_seconds,
+                                   double *plain_s, double *variant_s);
+
 #endif /* ATTNSWEEP_DYNAMICS_H */
