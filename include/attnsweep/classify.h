@@ -172,7 +172,8 @@ void as_theorem_for_model(const as_spectral *sp, const struct as_attn_spec *am, 
 /* ------------------------------------------------------------------ metastability
  * Cluster counts along a run: single linkage of the tokens at the distance
  * tol = AS_META_TOL * (diameter of the initial tokens), counted after every step; a plateau
- * is a maximal stretch of constant count >= 2 lasting at least AS_PLATEAU_MIN time units. */
+ * is a maximal stretch of constant count >= 2 lasting at least AS_PLATEAU_MIN time units, other
+ * than the first stretch (from t = 0 until the first pair comes within tol: the approach). */
 #define AS_META_TOL 1e-3
 #define AS_PLATEAU_MIN 2.0
 typedef struct as_meta as_meta;

@@ -743,6 +743,7 @@ struct as_meta {
   int *parent;          /* n */
   int k_run;            /* count of the current run (-1: none yet) */
   double t_run, t_last; /* start of the current run, last time seen */
+  double t_first;       /* time of the first count (the start of the run) */
   int n_plateaus;
   double best_start, best_len, t_merge;
 };
@@ -797,10 +798,11 @@ int as_meta_count(as_meta *m, const double *X) {
   return k;
 }
 
-/* Close the current run at m->t_last. */
+/* Close the current run at m->t_last. The first run (from t = 0, every token its own cluster
+ * until the first pair comes within tol) is the approach, not a plateau. */
 static void meta_close(as_meta *m) {
   const double len = m->t_last - m->t_run;
-  if (m->k_run >= 2 && len >= AS_PLATEAU_MIN) {
+  if (m->k_run >= 2 && len >= AS_PLATEAU_MIN && m->t_run > m->t_first) {
     m->n_plateaus++;
     if (!(len <= m->best_len)) m->best_len = len, m->best_start = m->t_run;
   }
@@ -810,7 +812,7 @@ void as_meta_step(as_meta *m, double t, const double *X) {
   const int k = as_meta_count(m, X);
   if (m->k_run < 0) {
     m->k_run = k;
-    m->t_run = m->t_last = t;
+    m->t_run = m->t_last = m->t_first = t;
     return;
   }
   if (k != m->k_run) {
