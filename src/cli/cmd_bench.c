@@ -3,6 +3,8 @@
  *   stage    (a) z right-hand side at n = d = 256: GFLOP/s next to dgemm's, same run
  *   trials   (b) whole trials per second in the paper's setting (n = 20, d = 2, T = 5, RK4)
  *   highdim  (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with mixed-sign spectrum
+ *   sphere   (d) right-hand side on the sphere at n = d = 256, against the plain one (same run)
+ *   sinkhorn (e) right-hand side with 10 Sinkhorn iterations at n = d = 256, against softmax
  * Times are CPU seconds of this (single-threaded) process, so a busy machine does not
  * distort them much; the run pins OpenBLAS to one thread. */
 #include <cblas.h>
@@ -13,7 +15,7 @@
 #include "attnsweep/enums.h"
 #include "cli.h"
 
-static const char *const names[] = {"stage", "trials", "highdim", "all"};
+static const char *const names[] = {"stage", "trials", "highdim", "sphere", "sinkhorn", "all"};
 
 int as_cmd_bench(int argc, char **argv) {
   const char *which = argc >= 2 ? argv[1] : "all";
@@ -22,8 +24,8 @@ int as_cmd_bench(int argc, char **argv) {
   int known = 0;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) known |= strcmp(which, names[i]) == 0;
   if (!known)
-    return as_cli_usage_error("bench", "unknown benchmark '%s' (stage, trials, highdim, all)",
-                              which);
+    return as_cli_usage_error(
+        "bench", "unknown benchmark '%s' (stage, trials, highdim, sphere, sinkhorn, all)", which);
   const int all = strcmp(which, "all") == 0;
   openblas_set_num_threads(1);
   as_status st = AS_OK;
@@ -56,6 +58,18 @@ int as_cmd_bench(int argc, char **argv) {
            "%.2f s (target < 5 s; %lld steps, e^{tV} path %s, outcome %s)\n",
            sec, (long long)s.steps, as_enum_label(&as_expm_table, (int)path),
            as_enum_label(&as_outcome_table, (int)s.outcome));
+  }
+  for (int v = 0; v < 2; v++) {
+    const char *name = v == 0 ? "sphere" : "sinkhorn";
+    if (!all && strcmp(which, name) != 0) continue;
+    double plain = 0.0, var = 0.0;
+    st = as_dyn_bench_variant_run(256, 256, v == 0 ? AS_DYN_BENCH_SPHERE : AS_DYN_BENCH_SINKHORN,
+                                  1.0, &plain, &var);
+    if (st != AS_OK) return as_cli_report("bench", st);
+    printf("%-8s n = d = 256: %.2f ms per right-hand side (%s), plain %.2f ms in the same run: "
+           "%.2fx\n",
+           name, 1e3 * var, v == 0 ? "x on the sphere, sa" : "10 Sinkhorn iterations, z",
+           1e3 * plain, var / plain);
   }
   return 0;
 }
