@@ -53,6 +53,12 @@ void as_dyn_destroy(as_dyn **p);
  * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_INTERNAL (a bug). */
 as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path);
 
+/* Transformer blocks (blocks.h): the field of b replaces the base one, or (inside form) its
+ * hook is applied to the base field; NULL: the base model. b is borrowed (outlives the runs).
+ * Set after as_dyn_set_triple (which the field trials still call, with sum_h V_h and M_0). */
+struct as_blocks;
+as_status as_dyn_set_blocks(as_dyn *w, struct as_blocks *b);
+
 typedef struct as_dyn_stats {
   as_outcome outcome; /* reached_T, settled, max_steps, nonfinite, interrupted */
   int64_t steps;      /* steps taken (accepted + rejected) */

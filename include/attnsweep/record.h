@@ -109,6 +109,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(F64, verdict_margin, "the distance or count that decided the verdict")                \
   X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")         \
   X(F64, mean_shift, "|mean Y(T) - mean Y(0)| / initial spread (theorem coordinates)")    \
+  X(F64, residual, "res(X) = ||X - 1 mean(X)^T||_F / ||X||_F of the final tokens")        \
   /* ---- bookkeeping (excluded from reproducibility comparisons) */                      \
   X(F64, wall_time, "seconds spent on the trial")                                         \
   X(I32, rank, "MPI rank that ran it")                                                    \

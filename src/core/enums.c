@@ -22,6 +22,10 @@ AS_DEFINE_TABLE(as_theorem_table, AS_THEOREM_LIST, "theorem", AS_THM_COUNT)
 AS_DEFINE_TABLE(as_geom_table, AS_GEOM_LIST, "geometry", AS_GEOM_COUNT)
 AS_DEFINE_TABLE(as_verdict_table, AS_VERDICT_LIST, "verdict", AS_VERDICT_COUNT)
 AS_DEFINE_TABLE(as_outcome_table, AS_OUTCOME_LIST, "outcome", AS_OUT_COUNT)
+AS_DEFINE_TABLE(as_ffn_table, AS_FFN_LIST, "ffn", AS_FFN_COUNT)
+AS_DEFINE_TABLE(as_ffn_form_table, AS_FFN_FORM_LIST, "ffn_form", AS_FFN_FORM_COUNT)
+AS_DEFINE_TABLE(as_ffn_w_table, AS_FFN_W_LIST, "ffn_w", AS_FFN_W_COUNT)
+AS_DEFINE_TABLE(as_weights_table, AS_WEIGHTS_LIST, "weights", AS_WEIGHTS_COUNT)
 
 const char *as_enum_label(const as_enum_table *t, int v) {
   return (v >= 0 && v < t->count) ? t->labels[v] : "?";

@@ -77,6 +77,15 @@ AXES = {
     "settle_tol": "settle_window: 0.1, settle_tol: [1.0e-8, 1.0e-6]",
     "settle_window": "settle_window: [0, 0.1]",
     "triple_seed": "triple_seed: [per_trial, per_parameters]",
+    "heads": "heads: [1, 2]",
+    "skip": "method: layers, skip: [true, false]",
+    "ffn": "ffn: [relu, tanh]",
+    "ffn_form": "ffn: relu, ffn_form: [inside, block]",
+    "ffn_width": "ffn: relu, ffn_form: block, ffn_width: [2, 3]",
+    "ffn_w": "ffn: relu, ffn_w: [identity, random]",
+    "ffn_bias": "ffn: relu, ffn_form: block, ffn_bias: [true, false]",
+    "weights": "weights: [shared, per_layer]",
+    "weights_every": "weights: per_layer, weights_every: [1, 2]",
 }
 
 
