@@ -287,7 +287,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   if (ts != AS_OK) goto trial_failed;
   AS_TRY(as_dyn_set_blocks(pl->dyn, blk));
   copy_spectral(pl->sp, path, rec);
-  if (bkind != AS_BLOCKS_OFF) { /* no theorem speaks about these dynamics */
+  if (bkind == AS_BLOCKS_FIELD) { /* no theorem speaks about these dynamics */
     rec->theorem = AS_THM_NONE;
     rec->predicted = AS_GEOM_NONE;
   }
@@ -345,16 +345,16 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   rec->residual = as_blocks_residual(n, d, bkind == AS_BLOCKS_FIELD ? state : pl->X);
   if (!isfinite(rec->residual)) rec->residual = NAN;
   if (ds.outcome != AS_OUT_INTERRUPTED) {
-    /* Beyond the base model the generic observables only: the analysis without a theorem,
-     * the effective V of the final block, the heads' mean attention. */
+    /* Field trials: the generic observables only (the analysis without a theorem, the
+     * effective V of the final block, the heads' mean attention). The inside form is judged
+     * against the theorem of its triple: does that geometry survive the feed-forward part? */
     as_spectral spg = *pl->sp;
     const double *Vc = pl->tr->V;
-    if (bkind != AS_BLOCKS_OFF) {
+    if (bkind == AS_BLOCKS_FIELD) {
       spg.theorem = AS_THM_NONE;
       spg.dim_f = 0;
-      if (bkind == AS_BLOCKS_FIELD)
-        Vc = as_blocks_veff(blk,
-                            as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
+      Vc = as_blocks_veff(blk,
+                          as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
     }
     as_classify_input in = {n,  d,    pl->X0,     Z,          pl->X,     P,
                             Vc, &spg, ds.outcome, ds.t_final, t->integ.T};
