@@ -112,6 +112,10 @@ typedef struct as_dyn_bench_stage {
 /* (a) stage throughput at (n, d) against dgemm, each timed for about min_seconds. */
 as_status as_dyn_bench_stage_run(int n, int d, double min_seconds, as_dyn_bench_stage *out);
 
+/* (d) several heads (blocks.h) at (n, d, H): one z right-hand side of H Gaussian heads, its
+ * useful flops H (4 n^2 d + 4 n d^2) per second, against dgemm in the same run. */
+as_status as_dyn_bench_heads(int n, int d, int heads, double min_seconds, as_dyn_bench_stage *out);
+
 /* (b) whole trials per second in the paper's setting (n = 20, d = 2, V = I, Q = K = I,
  * x0 uniform on [-5, 5]^2, T = 5, RK4 dt = 0.1), including set_triple per trial. */
 as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t *trials);
