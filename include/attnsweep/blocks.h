@@ -88,6 +88,10 @@ double as_blocks_logscale(const as_blocks *b, int layers, int zvars, double t, l
 /* Attention of head h at the last field evaluation (n x n). */
 const double *as_blocks_head_attention(const as_blocks *b, int head);
 
+/* Smallest and largest numerical rank over the heads of their attention at the last field
+ * evaluation (singular values above rtol * sigma_1, dgesvd). AS_ERR_LAPACK. */
+as_status as_blocks_head_ranks(as_blocks *b, double rtol, int *rmin, int *rmax);
+
 /* res(X) = ||X - 1 mean(X)^T||_F / ||X||_F (0 for X = 0): the residual of Dong, Cordonnier,
  * Loukas 2021. Scale invariant, so z and x give the same value. */
 double as_blocks_residual(int n, int d, const double *X);

@@ -37,6 +37,7 @@ struct as_blocks {
   double *S;                             /* n*n */
   double *Ph;                            /* H*n*n */
   int *hot;                              /* n */
+  double *sv, *svwork;                   /* n, 8 n: singular values of P^h */
 };
 
 as_blocks_kind as_blocks_kind_of(const as_trial *t) {
@@ -83,6 +84,8 @@ void as_blocks_destroy(as_blocks **p) {
                     &b->A, &b->Hh, &b->acc,  &b->X1, &b->U,  &b->O,  &b->S, &b->Ph};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(*all[i]);
   free(b->hot);
+  free(b->sv);
+  free(b->svwork);
   free(b);
   *p = NULL;
 }
@@ -200,6 +203,10 @@ as_status as_blocks_create(const as_trial *t, as_blocks **out) {
   b->S = zalloc(nn);
   b->Ph = zalloc((size_t)H * nn);
   b->hot = calloc((size_t)n, sizeof *b->hot);
+  b->sv = zalloc((size_t)n);
+  b->svwork = zalloc(8 * (size_t)n + 16);
+  AS_CHECK_ALLOC(b->sv);
+  AS_CHECK_ALLOC(b->svwork);
   AS_CHECK_ALLOC(b->S);
   AS_CHECK_ALLOC(b->Ph);
   AS_CHECK_ALLOC(b->hot);
@@ -378,6 +385,29 @@ as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k,
     }
   }
   for (size_t i = 0; i < nd; i++) F[i] = b->X1[i] - Y[i];
+cleanup:
+  return st;
+}
+
+as_status as_blocks_head_ranks(as_blocks *b, double rtol, int *rmin, int *rmax) {
+  as_status st = AS_OK;
+  const int n = b->n;
+  const size_t nn = (size_t)n * n;
+  *rmin = *rmax = -1;
+  for (int h = 0; h < b->H; h++) {
+    memcpy(b->S, b->Ph + (size_t)h * nn, nn * sizeof *b->S);
+    int info = 0, one = 1, lw = 8 * n + 16;
+    double dummy = 0.0;
+    dgesvd_("N", "N", &n, &n, b->S, &n, b->sv, &dummy, &one, &dummy, &one, b->svwork, &lw, &info, 1,
+            1);
+    AS_LAPACK_CHECK("dgesvd", info);
+    AS_CHECK(info == 0, AS_ERR_LAPACK, "dgesvd: no convergence on the attention of head %d", h);
+    int rank = 0;
+    for (int i = 0; i < n; i++)
+      if (b->sv[i] > rtol * b->sv[0]) rank++;
+    if (*rmin < 0 || rank < *rmin) *rmin = rank;
+    if (rank > *rmax) *rmax = rank;
+  }
 cleanup:
   return st;
 }

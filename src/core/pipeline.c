@@ -244,6 +244,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   double t0 = now_seconds();
   AS_CHECK(pl && t && rec, AS_ERR_ARG, "as_trial_run: NULL argument");
   as_record_init(rec, t);
+  rec->rank_p_head_min = rec->rank_p_head_max = -1;
   as_error_clear();
   const int n = t->n, d = t->d;
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
@@ -343,6 +344,13 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
 
   /* Classification. */
   rec->residual = as_blocks_residual(n, d, bkind == AS_BLOCKS_FIELD ? state : pl->X);
+  if (bkind == AS_BLOCKS_FIELD) {
+    int rmin = -1, rmax = -1;
+    ts = as_blocks_head_ranks(blk, AS_CLASSIFY_RANK_RTOL, &rmin, &rmax);
+    if (ts != AS_OK) goto trial_failed;
+    rec->rank_p_head_min = rmin;
+    rec->rank_p_head_max = rmax;
+  }
   if (!isfinite(rec->residual)) rec->residual = NAN;
   if (ds.outcome != AS_OUT_INTERRUPTED) {
     /* Field trials: the generic observables only (the analysis without a theorem, the

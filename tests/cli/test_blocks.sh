@@ -63,7 +63,12 @@ bad = [r["message"] for r in t if ver[r["verdict"]] in ("failed", "nonfinite")]
 assert not bad, bad
 assert set(t["heads"]) == {1, 2, 3}, set(t["heads"])
 assert (t["residual"] >= 0).all() and (t["residual"] <= 1).all(), t["residual"]
-print("ok: no failed trial; residual in [0, 1]")
+field = t["heads"] > 1
+assert ((t["rank_p_head_min"] >= 1) & (t["rank_p_head_min"] <= t["rank_p_head_max"])
+        & (t["rank_p_head_max"] <= t["n"]))[field].all(), t[["rank_p_head_min", "rank_p_head_max"]]
+base = (t["heads"] == 1) & (t["ffn"] == 0) & (t["weights"] == 0) & (t["skip"] != 0)
+assert (t["rank_p_head_min"][base] == -1).all(), t["rank_p_head_min"][base]
+print("ok: no failed trial; residual in [0, 1]; head ranks in 1..n for several heads, -1 for the base")
 PY
 check "every new key: trials classified" test $? -eq 0
 
