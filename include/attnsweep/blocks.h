@@ -1,5 +1,5 @@
 /* attnsweep/blocks.h: transformer blocks beyond the bare model (docs/variants.md
- * "Transformer blocks"; ../theory.md section 4): several heads, feed-forward sublayers, skip
+ * "Transformer blocks"; docs/theory.md section 4.6): several heads, feed-forward sublayers, skip
  * connections and per-layer weights (the sweep keys heads, ffn*, skip, weights*).
  *
  * Tokens are rows (n x d). The vector field of a trial whose keys leave the base model

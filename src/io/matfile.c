@@ -205,10 +205,15 @@ static as_status read_item(hid_t fid, const char *path, const char *name, int in
   hsize_t mdim = (hsize_t)nh * per;
   AS_H5_ID(msp, H5Screate_simple(1, &mdim, NULL));
   AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, buf));
-  for (size_t e = 0; e < (size_t)nh * per; e++)
-    AS_CHECK(isfinite(buf[e]), AS_ERR_DATA,
+  for (size_t e = 0; e < (size_t)nh * per; e++) {
+    if (isfinite(buf[e])) continue;
+    AS_CHECK(h > 0, AS_ERR_DATA,
+             "%s: dataset %s, item %d: entry (%zu, %zu) is %g, not a finite number", path, name,
+             index, e / cols, e % cols, buf[e]);
+    AS_CHECK(0, AS_ERR_DATA,
              "%s: dataset %s, item %d, head %zu: entry (%zu, %zu) is %g, not a finite number", path,
              name, index, e / per, (e % per) / cols, e % cols, buf[e]);
+  }
   *out = buf;
   buf = NULL;
 cleanup:

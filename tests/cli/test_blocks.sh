@@ -3,7 +3,8 @@
 # byte-identical to the specs without them; a spec that uses every new key gives identical
 # records with 1, 2, 3 and 4 ranks; a key without effect is an error at SPEC:LINE:COL (exit 2);
 # per-head files of the wrong shape (or with a non-finite entry) fail their trial with a message
-# naming the file, the dataset and the head; the four examples run at small size.
+# naming the file, the dataset and the head; the stacked explicit form of two heads with V/2
+# equals one head with V; the four examples run at small size.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_test_init blocks
@@ -107,12 +108,19 @@ with h5py.File("nan.h5", "w") as f:
 PY
 cat >files.yaml <<'YAML'
 name: files
+output: {final: true}
 sweep:
   concat:
     - {case: ok, vfamily: file, mfamily: file, file: heads2.h5, heads: 2, d: 2, n: 5, T: 1}
     - {case: wrong_h, vfamily: file, mfamily: file, file: heads2.h5, heads: 3, d: 2, n: 5, T: 1}
     - {case: no_axis, vfamily: file, mfamily: file, file: heads2.h5, d: 2, n: 5, T: 1}
     - {case: nan, vfamily: file, mfamily: file, file: nan.h5, heads: 2, d: 2, n: 5, T: 1}
+    # the stacked explicit form: two heads with V/2 each against one head with V (x variables)
+    - {case: one, V: [[1.2, 0.1], [0.05, 0.6]], M: [[0.8, 0.2], [-0.1, 0.6]], vars: x, T: 1,
+       init: {data: [[1, 0.5], [-2, 1], [0.3, -1.7], [2.2, 2], [-1, -1]]}}
+    - {case: two, heads: 2, V: [[0.6, 0.05], [0.025, 0.3], [0.6, 0.05], [0.025, 0.3]],
+       M: [[0.8, 0.2], [-0.1, 0.6], [0.8, 0.2], [-0.1, 0.6]], vars: x, T: 1,
+       init: {data: [[1, 0.5], [-2, 1], [0.3, -1.7], [2.2, 2], [-1, -1]]}}
 YAML
 "$mpiexec" -n 1 "$bin" run files.yaml -o files.h5 --quiet >files.log 2>&1
 rc=$?
@@ -130,6 +138,17 @@ for i, words in ((1, ["heads2.h5", "/triples/V", "heads = 3"]), (2, ["heads2.h5"
 print("ok: messages name file, dataset, head:", msg[1], "|", msg[3])
 PY
 check "per-head file failures name the file, the dataset and the head" test $? -eq 0
+"$py" - files.h5 <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+t, v, o = f["trials"][...], f["bulk/final_tokens"][...], f["bulk/final_tokens_offset"][...]
+a, b = v[o[4]:o[5]], v[o[5]:o[6]]
+assert t[5]["heads"] == 2 and t[5]["d"] == 2 and len(a) == len(b) == 10, (t[5]["d"], len(a))
+err = np.abs(a - b).max() / np.abs(a).max()
+assert err <= 1e-12, err
+print("ok: stacked explicit heads V/2, V/2 equal one head V: relative difference %.2g" % err)
+PY
+check "the stacked explicit form: two heads V/2 equal one head V to 1e-12" test $? -eq 0
 
 # ---- the examples at small size
 for e in multihead ffn skip per_layer; do
