@@ -53,6 +53,12 @@ void as_dyn_destroy(as_dyn **p);
  * Statuses: AS_ERR_DATA (non-finite entries, named), AS_ERR_INTERNAL (a bug). */
 as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm *path);
 
+/* Transformer blocks (blocks.h): the field of b replaces the base one, or (inside form) its
+ * hook is applied to the base field; NULL: the base model. b is borrowed (outlives the runs).
+ * Set after as_dyn_set_triple (which the field trials still call, with sum_h V_h and M_0). */
+struct as_blocks;
+as_status as_dyn_set_blocks(as_dyn *w, struct as_blocks *b);
+
 typedef struct as_dyn_stats {
   as_outcome outcome; /* reached_T, settled, max_steps, nonfinite, interrupted */
   int64_t steps;      /* steps taken (accepted + rejected) */
@@ -132,6 +138,10 @@ typedef struct as_dyn_bench_stage {
 } as_dyn_bench_stage;
 /* (a) stage throughput at (n, d) against dgemm, each timed for about min_seconds. */
 as_status as_dyn_bench_stage_run(int n, int d, double min_seconds, as_dyn_bench_stage *out);
+
+/* (d) several heads (blocks.h) at (n, d, H): one z right-hand side of H Gaussian heads, its
+ * useful flops H (4 n^2 d + 4 n d^2) per second, against dgemm in the same run. */
+as_status as_dyn_bench_heads(int n, int d, int heads, double min_seconds, as_dyn_bench_stage *out);
 
 /* (b) whole trials per second in the paper's setting (n = 20, d = 2, V = I, Q = K = I,
  * x0 uniform on [-5, 5]^2, T = 5, RK4 dt = 0.1), including set_triple per trial. */

@@ -139,6 +139,29 @@
   X(AS_NFORM_SA, "sa", "x_i' = Proj_{x_i}(sum_j P_ij V x_j)") \
   X(AS_NFORM_USA, "usa", "unnormalised weights e^{beta <Q x_i, K x_j>} / n")
 
+/* ---- transformer blocks (blocks.h, docs/variants.md "Transformer blocks") */
+/* Feed-forward activation sigma. */
+#define AS_FFN_LIST(X)                           \
+  X(AS_FFN_NONE, "none", "no feed-forward part") \
+  X(AS_FFN_RELU, "relu", "sigma = max(0, .)")    \
+  X(AS_FFN_TANH, "tanh", "sigma = tanh")         \
+  X(AS_FFN_IDENTITY, "identity", "sigma = identity")
+
+/* Where the feed-forward part sits. */
+#define AS_FFN_FORM_LIST(X)                                                        \
+  X(AS_FFN_INSIDE, "inside", "z_i' = W sigma(V sum_j P_ij (z_j - z_i)) (authors)") \
+  X(AS_FFN_BLOCK, "block", "attention plus a per-token MLP W_2 sigma(W_1 x + b)")
+
+/* The feed-forward weights. */
+#define AS_FFN_W_LIST(X)                                         \
+  X(AS_FFN_W_IDENTITY, "identity", "W = I (W_1, W_2: I padded)") \
+  X(AS_FFN_W_RANDOM, "random", "i.i.d. N(0, 1/fan_in) entries")
+
+/* Weights over depth. */
+#define AS_WEIGHTS_LIST(X)                                             \
+  X(AS_WEIGHTS_SHARED, "shared", "one triple for all layers (ALBERT)") \
+  X(AS_WEIGHTS_PER_LAYER, "per_layer", "a fresh triple every weights_every layers")
+
 #define AS_X_ENUM_ENTRY(name, label, doc) name,
 typedef enum as_vfamily { AS_VFAMILY_LIST(AS_X_ENUM_ENTRY) AS_V_COUNT } as_vfamily;
 typedef enum as_mfamily { AS_MFAMILY_LIST(AS_X_ENUM_ENTRY) AS_M_COUNT } as_mfamily;
@@ -156,6 +179,10 @@ typedef enum as_attn { AS_ATTN_LIST(AS_X_ENUM_ENTRY) AS_ATTN_COUNT } as_attn;
 typedef enum as_mask { AS_MASK_LIST(AS_X_ENUM_ENTRY) AS_MASK_COUNT } as_mask;
 typedef enum as_norm { AS_NORM_LIST(AS_X_ENUM_ENTRY) AS_NORM_COUNT } as_norm;
 typedef enum as_nform { AS_NFORM_LIST(AS_X_ENUM_ENTRY) AS_NFORM_COUNT } as_nform;
+typedef enum as_ffn { AS_FFN_LIST(AS_X_ENUM_ENTRY) AS_FFN_COUNT } as_ffn;
+typedef enum as_ffn_form { AS_FFN_FORM_LIST(AS_X_ENUM_ENTRY) AS_FFN_FORM_COUNT } as_ffn_form;
+typedef enum as_ffn_w { AS_FFN_W_LIST(AS_X_ENUM_ENTRY) AS_FFN_W_COUNT } as_ffn_w;
+typedef enum as_weights { AS_WEIGHTS_LIST(AS_X_ENUM_ENTRY) AS_WEIGHTS_COUNT } as_weights;
 #undef AS_X_ENUM_ENTRY
 
 /* A table of one enumeration: labels[i] is the label of value i. */
@@ -170,6 +197,7 @@ extern const as_enum_table as_vfamily_table, as_mfamily_table, as_perturb_table,
     as_init_table, as_method_table, as_vars_table, as_expm_table, as_theorem_table, as_geom_table,
     as_verdict_table, as_outcome_table;
 extern const as_enum_table as_attn_table, as_mask_table, as_norm_table, as_nform_table;
+extern const as_enum_table as_ffn_table, as_ffn_form_table, as_ffn_w_table, as_weights_table;
 
 /* Label of value v in table t ("?" when out of range). */
 const char *as_enum_label(const as_enum_table *t, int v);

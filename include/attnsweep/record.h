@@ -65,78 +65,81 @@
 enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #undef AS_X_FLAG_BIT
 
-#define AS_RECORD_FIELDS(X)                                                               \
-  /* ---- sweep coordinates: the case, the replicate and every key of params.h */         \
-  X(U64, trial, "trial index = row")                                                      \
-  X(LABEL, case_name, "case (sub-sweep) of the spec; labels are the case names")          \
-  X(I32, replicate, "seed axis value")                                                    \
-  AS_PARAM_TABLE(AS_X_PARAM_RECORD, X)                                                    \
-  /* ---- the triple: spectral analysis and hypotheses */                                 \
-  X(I32, flags, "AS_FLAG_* bits (see the schema documentation)")                          \
-  X(THEOREM, theorem, "theorem whose hypotheses hold")                                    \
-  X(GEOM, predicted, "geometry the theorem predicts")                                     \
-  X(EXPM, expm, "how e^{tV} was computed")                                                \
-  X(F64, lambda1_re, "leading eigenvalue of V (largest modulus), real part")              \
-  X(F64, lambda1_im, "leading eigenvalue of V, imaginary part")                           \
-  X(F64, lambda2_abs, "second largest modulus of an eigenvalue of V")                     \
-  X(F64, gap, "lambda_1 - |lambda_2|")                                                    \
-  X(F64, margin, "<Q phi_1, K phi_1> with the right eigenvector phi_1, |phi_1| = 1")      \
-  X(F64, m_min_sym_eig, "smallest eigenvalue of (M + M^T)/2")                             \
-  X(F64, m_asym, "||M - M^T||_F / ||M||_F")                                               \
-  X(F64, angle_l1_phi1, "angle between left and right leading eigenvectors [degrees]")    \
-  X(I32, kpos, "number of eigenvalues of V with positive real part")                      \
-  X(I32, dim_f, "paranormal: dim F found (0 if not paranormal)")                          \
-  X(F64, eig_cond, "condition number of V's eigenvector matrix")                          \
-  /* ---- nearest theorem, hypothesis distances (classify.h; > 0: missed by) */           \
-  X(THEOREM, near_theorem, "nearest proved theorem (the one that holds if none nearer)")  \
-  X(GEOM, near_predicted, "geometry the nearest theorem predicts")                        \
-  X(F64, near_dist, "distance of the triple to near_theorem (0: it holds)")               \
-  X(F64, dist_v_identity, "||V - cI||_F / ||V||_F, c >= 0 nearest (0: V = cI)")           \
-  X(F64, dist_v_minus_identity, "||V - cI||_F / ||V||_F, c <= 0 nearest (0: V = -cI)")    \
-  X(F64, dist_m_identity, "||M - cI||_F / ||M||_F, c >= 0 nearest (0: M = cI)")           \
-  X(F64, dist_m_symmetric, "||M - M^T||_F / ||M||_F (0: M symmetric)")                    \
-  X(F64, dist_m_posdef, "-min eig((M + M^T)/2) / ||M||_F (< 0: definite)")                \
-  X(F64, dist_lead_real, "|Im lambda_1| / |lambda_1| (0: lambda_1 real)")                 \
-  X(F64, dist_gap, "(|lambda_2| - Re lambda_1) / |lambda_1| (< 0: dominant)")             \
-  X(F64, dist_margin, "-<Q phi_1, K phi_1> / ||M||_F (< 0: margin positive)")             \
-  X(F64, dist_paranormal, "V to lambda I on F, 2 <= dim F < d (< 0: paranormal)")         \
-  X(VERDICT, near_verdict, "verdict against the nearest theorem's prediction")            \
-  /* ---- integration */                                                                  \
-  X(OUTCOME, outcome, "how the integration ended")                                        \
-  X(I64, steps, "accepted steps")                                                         \
-  X(I64, rejected, "rejected steps (dopri5)")                                             \
-  X(F64, t_final, "time reached")                                                         \
-  X(F64, settle_time, "time at which the configuration settled (NaN: never)")             \
-  X(F64, velocity, "final max_i |z_i'| relative to the radius max_i |z_i - mean|")        \
-  X(F64, spread, "diameter max_ij |Y_i - Y_j| of the classified coordinates (NaN: none)") \
-  /* ---- classification */                                                               \
-  X(GEOM, observed, "observed geometry")                                                  \
-  X(VERDICT, verdict, "verdict against the prediction")                                   \
-  X(I32, n_clusters, "number of clusters")                                                \
-  X(I32, n_unresolved, "tokens not settled (in no cluster)")                              \
-  X(I32, n_leaders, "tokens that receive whole rows of P")                                \
-  X(I32, rank_p, "numerical rank of the final P")                                         \
-  X(I32, n_vertices, "clusters that are vertices of their convex hull")                   \
-  X(I32, n_levels, "distinct limits of l_1^T z (good) or of pi_F z (codim k)")            \
-  X(F64, cluster_tol, "distance under which tokens are one cluster")                      \
-  X(F64, p_bool_dist, "max distance of an entry of P from {0, 1}")                        \
-  X(F64, p_uniform_dist, "max |P_ij - 1/n|")                                              \
-  X(F64, max_norm_x, "max_i |x_i(T)|")                                                    \
-  X(F64, level_a, "lowest level of l_1^T z (good)")                                       \
-  X(F64, level_b, "highest level of l_1^T z (good)")                                      \
-  X(F64, verdict_margin, "the distance or count that decided the verdict")                \
-  X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")         \
-  X(F64, mean_shift, "|mean Y(T) - mean Y(0)| / initial spread (theorem coordinates)")    \
-  /* ---- attention normalisations, metastability (docs/variants.md) */                   \
-  X(F64, sinkhorn_dev, "Sinkhorn: largest |row/column sum - 1| left, over the run")       \
-  X(I32, n_plateaus, "plateaus: >= 2 clusters for >= 2 time units (-1: none)")            \
-  X(F64, plateau_start, "start of the longest plateau (NaN: none)")                       \
-  X(F64, plateau_length, "length of the longest plateau (NaN: none)")                     \
-  X(F64, t_last_merge, "time the cluster count last dropped (NaN: none)")                 \
-  X(I32, n_clusters_track, "cluster count at the end, step-wise count (-1: none)")        \
-  /* ---- bookkeeping (excluded from reproducibility comparisons) */                      \
-  X(F64, wall_time, "seconds spent on the trial")                                         \
-  X(I32, rank, "MPI rank that ran it")                                                    \
+#define AS_RECORD_FIELDS(X)                                                                      \
+  /* ---- sweep coordinates: the case, the replicate and every key of params.h */                \
+  X(U64, trial, "trial index = row")                                                             \
+  X(LABEL, case_name, "case (sub-sweep) of the spec; labels are the case names")                 \
+  X(I32, replicate, "seed axis value")                                                           \
+  AS_PARAM_TABLE(AS_X_PARAM_RECORD, X)                                                           \
+  /* ---- the triple: spectral analysis and hypotheses */                                        \
+  X(I32, flags, "AS_FLAG_* bits (see the schema documentation)")                                 \
+  X(THEOREM, theorem, "theorem whose hypotheses hold")                                           \
+  X(GEOM, predicted, "geometry the theorem predicts")                                            \
+  X(EXPM, expm, "how e^{tV} was computed")                                                       \
+  X(F64, lambda1_re, "leading eigenvalue of V (largest modulus), real part")                     \
+  X(F64, lambda1_im, "leading eigenvalue of V, imaginary part")                                  \
+  X(F64, lambda2_abs, "second largest modulus of an eigenvalue of V")                            \
+  X(F64, gap, "lambda_1 - |lambda_2|")                                                           \
+  X(F64, margin, "<Q phi_1, K phi_1> with the right eigenvector phi_1, |phi_1| = 1")             \
+  X(F64, m_min_sym_eig, "smallest eigenvalue of (M + M^T)/2")                                    \
+  X(F64, m_asym, "||M - M^T||_F / ||M||_F")                                                      \
+  X(F64, angle_l1_phi1, "angle between left and right leading eigenvectors [degrees]")           \
+  X(I32, kpos, "number of eigenvalues of V with positive real part")                             \
+  X(I32, dim_f, "paranormal: dim F found (0 if not paranormal)")                                 \
+  X(F64, eig_cond, "condition number of V's eigenvector matrix")                                 \
+  /* ---- nearest theorem, hypothesis distances (classify.h; > 0: missed by) */                  \
+  X(THEOREM, near_theorem, "nearest proved theorem (the one that holds if none nearer)")         \
+  X(GEOM, near_predicted, "geometry the nearest theorem predicts")                               \
+  X(F64, near_dist, "distance of the triple to near_theorem (0: it holds)")                      \
+  X(F64, dist_v_identity, "||V - cI||_F / ||V||_F, c >= 0 nearest (0: V = cI)")                  \
+  X(F64, dist_v_minus_identity, "||V - cI||_F / ||V||_F, c <= 0 nearest (0: V = -cI)")           \
+  X(F64, dist_m_identity, "||M - cI||_F / ||M||_F, c >= 0 nearest (0: M = cI)")                  \
+  X(F64, dist_m_symmetric, "||M - M^T||_F / ||M||_F (0: M symmetric)")                           \
+  X(F64, dist_m_posdef, "-min eig((M + M^T)/2) / ||M||_F (< 0: definite)")                       \
+  X(F64, dist_lead_real, "|Im lambda_1| / |lambda_1| (0: lambda_1 real)")                        \
+  X(F64, dist_gap, "(|lambda_2| - Re lambda_1) / |lambda_1| (< 0: dominant)")                    \
+  X(F64, dist_margin, "-<Q phi_1, K phi_1> / ||M||_F (< 0: margin positive)")                    \
+  X(F64, dist_paranormal, "V to lambda I on F, 2 <= dim F < d (< 0: paranormal)")                \
+  X(VERDICT, near_verdict, "verdict against the nearest theorem's prediction")                   \
+  /* ---- integration */                                                                         \
+  X(OUTCOME, outcome, "how the integration ended")                                               \
+  X(I64, steps, "accepted steps")                                                                \
+  X(I64, rejected, "rejected steps (dopri5)")                                                    \
+  X(F64, t_final, "time reached")                                                                \
+  X(F64, settle_time, "time at which the configuration settled (NaN: never)")                    \
+  X(F64, velocity, "final max_i |z_i'| relative to the radius max_i |z_i - mean|")               \
+  X(F64, spread, "diameter max_ij |Y_i - Y_j| of the classified coordinates (NaN: none)")        \
+  /* ---- classification */                                                                      \
+  X(GEOM, observed, "observed geometry")                                                         \
+  X(VERDICT, verdict, "verdict against the prediction")                                          \
+  X(I32, n_clusters, "number of clusters")                                                       \
+  X(I32, n_unresolved, "tokens not settled (in no cluster)")                                     \
+  X(I32, n_leaders, "tokens that receive whole rows of P")                                       \
+  X(I32, rank_p, "numerical rank of the final P")                                                \
+  X(I32, n_vertices, "clusters that are vertices of their convex hull")                          \
+  X(I32, n_levels, "distinct limits of l_1^T z (good) or of pi_F z (codim k)")                   \
+  X(F64, cluster_tol, "distance under which tokens are one cluster")                             \
+  X(F64, p_bool_dist, "max distance of an entry of P from {0, 1}")                               \
+  X(F64, p_uniform_dist, "max |P_ij - 1/n|")                                                     \
+  X(F64, max_norm_x, "max_i |x_i(T)|")                                                           \
+  X(F64, level_a, "lowest level of l_1^T z (good)")                                              \
+  X(F64, level_b, "highest level of l_1^T z (good)")                                             \
+  X(F64, verdict_margin, "the distance or count that decided the verdict")                       \
+  X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")                \
+  X(F64, mean_shift, "|mean Y(T) - mean Y(0)| / initial spread (theorem coordinates)")           \
+  X(F64, residual, "res(X) = ||X - 1 mean(X)^T||_F / ||X||_F of the final tokens")               \
+  X(I32, rank_p_head_min, "blocks field trials: smallest rank of a head's final P^h (-1: none)") \
+  X(I32, rank_p_head_max, "blocks field trials: largest rank of a head's final P^h (-1: none)")  \
+  /* ---- attention normalisations, metastability (docs/variants.md) */                          \
+  X(F64, sinkhorn_dev, "Sinkhorn: largest |row/column sum - 1| left, over the run")              \
+  X(I32, n_plateaus, "plateaus: >= 2 clusters for >= 2 time units (-1: none)")                   \
+  X(F64, plateau_start, "start of the longest plateau (NaN: none)")                              \
+  X(F64, plateau_length, "length of the longest plateau (NaN: none)")                            \
+  X(F64, t_last_merge, "time the cluster count last dropped (NaN: none)")                        \
+  X(I32, n_clusters_track, "cluster count at the end, step-wise count (-1: none)")               \
+  /* ---- bookkeeping (excluded from reproducibility comparisons) */                             \
+  X(F64, wall_time, "seconds spent on the trial")                                                \
+  X(I32, rank, "MPI rank that ran it")                                                           \
   X(MSG, message, "error message of a failed trial, else empty")
 
 #define AS_CT_U64 uint64_t

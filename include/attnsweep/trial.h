@@ -19,7 +19,11 @@ typedef enum as_purpose {
   AS_PURPOSE_TOKENS = 2,    /* initial tokens */
   AS_PURPOSE_PERTURB = 3,   /* the eps-perturbation of a triple */
   AS_PURPOSE_CALIBRATE = 4, /* cost-model calibration sampling */
+  AS_PURPOSE_FFN = 5,       /* feed-forward weights (blocks.h; sub-stream: the block index) */
   AS_PURPOSE_TEST = 99      /* tests */
+  /* Heads and per-layer blocks (blocks.h): head h of block b draws with purpose
+   * AS_PURPOSE_TRIPLE + 256 (h + 64 b) (and AS_PURPOSE_PERTURB + ...), head 0 of block 0 with
+   * the plain purposes; see as_purpose_of (triple.h). */
 } as_purpose;
 
 /* A string value of the spec (a file name, a dataset): its text and its label id, the index
@@ -103,6 +107,19 @@ typedef struct as_attn_spec {
   as_nform norm_form;  /* sphere: sa (softmax weights) | usa (e^{beta <Qx_i,Kx_j>} / n) */
 } as_attn_spec;
 
+/* Transformer blocks (blocks.h): every field set by a sweep key of params.h. */
+typedef struct as_blocks_spec {
+  int heads;            /* H, 1..64 */
+  bool skip;            /* layers: residual x + dt Attn(x) (true) or pure attention (false) */
+  as_ffn ffn;           /* activation of the feed-forward part (none: no such part) */
+  as_ffn_form ffn_form; /* inside or block */
+  int ffn_width;        /* block: hidden width (0: d) */
+  as_ffn_w ffn_w;       /* identity or random weights */
+  bool ffn_bias;        /* block: random bias */
+  as_weights weights;   /* shared or per_layer */
+  int weights_every;    /* per_layer: layers per triple */
+} as_blocks_spec;
+
 /* Bulk data to store for a trial (the spec's output section). */
 #define AS_MAX_SNAPSHOTS 64
 typedef struct as_output_spec {
@@ -130,6 +147,7 @@ typedef struct as_trial {
   as_integ_spec integ;
   as_attn_spec attn; /* attention normalisations and layer normalisation */
   as_output_spec output;
+  as_blocks_spec blocks;
 } as_trial;
 
 /* Defaults for every field: the `dflt` column of the key table (params.h) (the paper's

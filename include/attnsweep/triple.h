@@ -8,6 +8,7 @@
 #define ATTNSWEEP_TRIPLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attnsweep/status.h"
 #include "attnsweep/trial.h"
@@ -32,5 +33,17 @@ void as_triple_destroy(as_triple **p);
  * Returns AS_ERR_DATA with a message naming the parameter for impossible requests
  * (a d = 1 family with d > 1, k > d, NaN entries...). Not collective. */
 as_status as_triple_build(const as_trial *t, as_triple *tr);
+
+/* ---- heads and per-layer blocks (blocks.h) */
+/* Blocks of per-layer weights a trial may have (purposes stay below 2^32). */
+#define AS_MAX_BLOCKS 65536
+/* The Philox purpose of head h of block b for the base purpose (AS_PURPOSE_TRIPLE or
+ * AS_PURPOSE_PERTURB): the base itself for (0, 0), else base + 256 (h + 64 b). Pure. */
+uint32_t as_purpose_of(uint32_t base, int head, long block);
+/* as_triple_build for head `head` (0..63) of block `block` (0..AS_MAX_BLOCKS-1): the random
+ * families draw from the purposes of as_purpose_of; explicit and file matrices stacked by
+ * heads (V: H d x d, Q and K: H m x d, M: H d x d) give head h its slice h. (0, 0) is
+ * as_triple_build exactly. */
+as_status as_triple_build_at(const as_trial *t, int head, long block, as_triple *tr);
 
 #endif

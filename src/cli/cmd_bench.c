@@ -5,6 +5,7 @@
  *   highdim  (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with mixed-sign spectrum
  *   sphere   (d) right-hand side on the sphere at n = d = 256, against the plain one (same run)
  *   sinkhorn (e) right-hand side with 10 Sinkhorn iterations at n = d = 256, against softmax
+ *   heads    (d) z right-hand side of H = 4 heads at n = d = 256 (blocks.h), against dgemm
  * Times are CPU seconds of this (single-threaded) process, so a busy machine does not
  * distort them much; the run pins OpenBLAS to one thread. */
 #include <cblas.h>
@@ -15,7 +16,8 @@
 #include "attnsweep/enums.h"
 #include "cli.h"
 
-static const char *const names[] = {"stage", "trials", "highdim", "sphere", "sinkhorn", "all"};
+static const char *const names[] = {"stage",    "trials", "highdim", "sphere",
+                                    "sinkhorn", "heads",  "all"};
 
 int as_cmd_bench(int argc, char **argv) {
   const char *which = argc >= 2 ? argv[1] : "all";
@@ -25,7 +27,8 @@ int as_cmd_bench(int argc, char **argv) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) known |= strcmp(which, names[i]) == 0;
   if (!known)
     return as_cli_usage_error(
-        "bench", "unknown benchmark '%s' (stage, trials, highdim, sphere, sinkhorn, all)", which);
+        "bench", "unknown benchmark '%s' (stage, trials, highdim, sphere, sinkhorn, heads, all)",
+        which);
   const int all = strcmp(which, "all") == 0;
   openblas_set_num_threads(1);
   as_status st = AS_OK;
@@ -70,6 +73,15 @@ int as_cmd_bench(int argc, char **argv) {
            "%.2fx\n",
            name, 1e3 * var, v == 0 ? "x on the sphere, sa" : "10 Sinkhorn iterations, z",
            1e3 * plain, var / plain);
+  }
+  if (all || strcmp(which, "heads") == 0) {
+    as_dyn_bench_stage b;
+    st = as_dyn_bench_heads(256, 256, 4, 1.0, &b);
+    if (st != AS_OK) return as_cli_report("bench", st);
+    printf("heads    n = %d, d = %d, H = 4: %.2f GFLOP/s (%.2f ms per stage), dgemm %.2f GFLOP/s, "
+           "%.0f%% of dgemm (target >= 70%%)\n",
+           b.n, b.d, b.stage_gflops, 1e3 * b.stage_seconds, b.dgemm_gflops,
+           100.0 * b.stage_gflops / b.dgemm_gflops);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/blocks.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/rng.h"
 #include "linalg_dyn.h"
@@ -106,6 +107,70 @@ cleanup:
   as_dyn_destroy(&w);
   free(V);
   free(M);
+  free(Z);
+  free(F);
+  free(A);
+  free(B);
+  free(C);
+  return st;
+}
+
+/* (d) several heads (blocks.h): one z right-hand side of H independent Gaussian heads,
+ * H (4 n^2 d + 4 n d^2) useful flops (per head: G M_h, scores, P^h Y, (P^h Y) V_h^T). */
+as_status as_dyn_bench_heads(int n, int d, int heads, double min_seconds, as_dyn_bench_stage *out) {
+  as_status st = AS_OK;
+  as_dyn *w = NULL;
+  as_blocks *b = NULL;
+  double *Z = malloc((size_t)n * d * sizeof(double)), *F = malloc((size_t)n * d * sizeof(double));
+  double *A = malloc((size_t)n * d * sizeof(double)), *B = malloc((size_t)d * d * sizeof(double));
+  double *C = malloc((size_t)n * d * sizeof(double));
+  AS_CHECK_ALLOC(Z);
+  AS_CHECK_ALLOC(F);
+  AS_CHECK_ALLOC(A);
+  AS_CHECK_ALLOC(B);
+  AS_CHECK_ALLOC(C);
+  as_trial t;
+  as_trial_defaults(&t);
+  t.n = n;
+  t.d = d;
+  t.master_seed = 1;
+  t.blocks.heads = heads;
+  t.triple.vfamily = AS_V_GAUSSIAN;
+  t.triple.mfamily = AS_M_GAUSSIAN;
+  t.triple.m_scale = 1.0 / d;
+  AS_TRY(as_blocks_create(&t, &b));
+  AS_TRY(as_dyn_create(n, d, &w));
+  AS_TRY(as_dyn_set_triple(w, as_blocks_veff(b, 0), as_blocks_m(b, 0, 0), NULL));
+  AS_TRY(as_dyn_set_blocks(w, b));
+  as_rng r;
+  as_rng_init(&r, 1, 0, AS_PURPOSE_TEST);
+  as_rng_fill_uniform(&r, Z, (long)n * d, -0.5, 0.5);
+  double tt = 0.0, t0 = now(), el = 0.0;
+  long reps = 0;
+  do {
+    AS_TRY(as_dyn_rhs(w, AS_VARS_Z, tt, Z, F));
+    tt += 0.01;
+    reps++;
+    el = now() - t0;
+  } while (el < min_seconds || reps < 3);
+  double flops = (double)heads * (4.0 * n * n * d + 4.0 * n * (double)d * d);
+  out->n = n;
+  out->d = d;
+  out->stage_seconds = el / (double)reps;
+  out->stage_gflops = flops / out->stage_seconds * 1e-9;
+  as_rng_fill_uniform(&r, A, (long)n * d, -1, 1);
+  as_rng_fill_uniform(&r, B, (long)d * d, -1, 1);
+  reps = 0;
+  t0 = now();
+  do {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, A, d, B, d, 0.0, C, d);
+    reps++;
+    el = now() - t0;
+  } while (el < min_seconds || reps < 3);
+  out->dgemm_gflops = 2.0 * n * (double)d * d * (double)reps / el * 1e-9;
+cleanup:
+  as_dyn_destroy(&w);
+  as_blocks_destroy(&b);
   free(Z);
   free(F);
   free(A);

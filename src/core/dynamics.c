@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/blocks.h"
 #include "attnsweep/expm.h"
 #include "attnsweep/tableau.h"
 #include "linalg_dyn.h"
@@ -105,7 +106,20 @@ struct as_dyn {
   double sk_dev;   /* largest remaining Sinkhorn deviation over the run (NaN: none) */
   as_dyn_snapshot_fn step_cb; /* called after every step (and at t = 0), NULL: none */
   void *step_ctx;
+  /* transformer blocks (blocks.h): the field or the inside hook, NULL: the base model */
+  as_blocks *blocks;
+  as_blocks_kind bkind;
 };
+
+as_status as_dyn_set_blocks(as_dyn *w, as_blocks *b) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_blocks: NULL workspace");
+  w->blocks = b;
+  w->bkind = b ? as_blocks_kind_get(b) : AS_BLOCKS_OFF;
+  w->ran = 0;
+cleanup:
+  return st;
+}
 
 /* ---------------------------------------------------------------- create / destroy */
 
@@ -562,6 +576,11 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
   double logc = 0.0;
+  if (w->bkind == AS_BLOCKS_FIELD) { /* transformer blocks: their own field (blocks.h) */
+    w->pt_newer = 0;
+    return as_blocks_field(w->blocks, mode == MODE_LZ || mode == MODE_LX,
+                           mode == MODE_Z || mode == MODE_LZ, t, k, Y, F, w->P);
+  }
   AS_TRY(scaled_tokens(w, mode, t, k, Y, &logc));
   if (w->hardmax) logc = INFINITY;
   const double *Mm = (mode == MODE_Z || mode == MODE_LZ) ? w->Mt : w->M;
@@ -591,6 +610,7 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
     break;
   }
 cleanup:
+  if (st == AS_OK && w->bkind == AS_BLOCKS_INSIDE) as_blocks_inside(w->blocks, n, F);
   return st;
 }
 
@@ -917,6 +937,10 @@ static as_status layer_setup(as_dyn *w, double dt) {
   as_status st = AS_OK;
   const int d = w->d;
   w->ldt = dt;
+  if (w->bkind == AS_BLOCKS_FIELD) { /* the blocks field rescales by itself */
+    w->rho = 1.0;
+    goto cleanup;
+  }
   w->rho = as_expm_layer_radius(w->ex, dt);
   if (!(w->rho > 0.0) || !isfinite(w->rho)) w->rho = 1.0; /* R nilpotent-like: no factor */
   if (w->mode != MODE_LZ) return AS_OK;
@@ -1044,10 +1068,15 @@ as_status as_dyn_state_x(as_dyn *w, double *X) {
     return AS_OK;
   }
   double ls = 0.0;
-  AS_TRY(transformed(w, w->mode, w->t, w->k, w->Z, &ls));
-  if (w->path == AS_EXPM_EIGEN)
+  if (w->bkind == AS_BLOCKS_FIELD) { /* x = e^{ls} z with a scalar ls (blocks.h) */
+    ls = as_blocks_logscale(w->blocks, w->mode == MODE_LZ, 1, w->t, w->k);
+    memcpy(X, w->Z, nd * sizeof(double));
+  } else {
+    AS_TRY(transformed(w, w->mode, w->t, w->k, w->Z, &ls));
+  }
+  if (w->bkind != AS_BLOCKS_FIELD && w->path == AS_EXPM_EIGEN)
     as_expm_from_eigen(w->ex, n, w->G, X);
-  else
+  else if (w->bkind != AS_BLOCKS_FIELD)
     memcpy(X, w->G, nd * sizeof(double));
   /* Multiply by e^{ls} = f 2^e without forming it: overflow gives +-inf, never 0 * inf. */
   double l2 = ls / AS_LN2, e = floor(l2);

@@ -26,6 +26,10 @@ AS_DEFINE_TABLE(as_attn_table, AS_ATTN_LIST, "attention", AS_ATTN_COUNT)
 AS_DEFINE_TABLE(as_mask_table, AS_MASK_LIST, "mask", AS_MASK_COUNT)
 AS_DEFINE_TABLE(as_norm_table, AS_NORM_LIST, "norm", AS_NORM_COUNT)
 AS_DEFINE_TABLE(as_nform_table, AS_NFORM_LIST, "norm_form", AS_NFORM_COUNT)
+AS_DEFINE_TABLE(as_ffn_table, AS_FFN_LIST, "ffn", AS_FFN_COUNT)
+AS_DEFINE_TABLE(as_ffn_form_table, AS_FFN_FORM_LIST, "ffn_form", AS_FFN_FORM_COUNT)
+AS_DEFINE_TABLE(as_ffn_w_table, AS_FFN_W_LIST, "ffn_w", AS_FFN_W_COUNT)
+AS_DEFINE_TABLE(as_weights_table, AS_WEIGHTS_LIST, "weights", AS_WEIGHTS_COUNT)
 
 const char *as_enum_label(const as_enum_table *t, int v) {
   return (v >= 0 && v < t->count) ? t->labels[v] : "?";

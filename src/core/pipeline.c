@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
@@ -296,10 +297,12 @@ static double now_seconds(void) {
 as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
                        as_record *rec, as_bulk *bulk) {
   as_status st = AS_OK;
-  as_status ts = AS_OK; /* status of a step that may fail because of the trial's data */
+  as_status ts = AS_OK;  /* status of a step that may fail because of the trial's data */
+  as_blocks *blk = NULL; /* transformer blocks (blocks.h), NULL: the base model */
   double t0 = now_seconds();
   AS_CHECK(pl && t && rec, AS_ERR_ARG, "as_trial_run: NULL argument");
   as_record_init(rec, t);
+  rec->rank_p_head_min = rec->rank_p_head_max = -1;
   as_error_clear();
   const int n = t->n, d = t->d;
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
@@ -316,6 +319,14 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   /* The triple and its analysis. */
   ts = as_triple_build(t, pl->tr);
   if (ts != AS_OK) goto trial_failed;
+  /* Transformer blocks: every head and block drawn now; a field trial is analysed and
+   * recorded through its effective V = sum_h V_h of block 0 and M_0 (blocks.h). */
+  const as_blocks_kind bkind = as_blocks_kind_of(t);
+  if (bkind != AS_BLOCKS_OFF) {
+    ts = as_blocks_create(t, &blk);
+    if (ts != AS_OK) goto trial_failed;
+    if (bkind == AS_BLOCKS_FIELD) memcpy(pl->tr->V, as_blocks_veff(blk, 0), dd * sizeof(double));
+  }
   if ((int64_t)t->index == pl->fault_trial) {
     ts = inject_fault(pl);
     goto trial_failed;
@@ -355,15 +366,20 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   if (ts != AS_OK) goto trial_failed;
   as_theorem_for_model(pl->sp, &t->attn, hardmax, d, pl->tr->V, pl->tr->M, &pl->sp->theorem,
                        &pl->sp->predicted);
+  AS_TRY(as_dyn_set_blocks(pl->dyn, blk));
   copy_spectral(pl->sp, path, rec);
+  if (bkind == AS_BLOCKS_FIELD) { /* no theorem speaks about these dynamics */
+    rec->theorem = AS_THM_NONE;
+    rec->predicted = AS_GEOM_NONE;
+  }
   /* The nearest theorem: the paper's theorems speak about the base model only; for a model
    * variant it is the variant's own theorem (or none), the distances still describe the triple. */
   as_near nr;
   AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &nr));
-  if (!as_attn_is_base(&t->attn, hardmax)) {
-    nr.theorem = pl->sp->theorem;
-    nr.predicted = pl->sp->predicted;
-    nr.dist = pl->sp->theorem != AS_THM_NONE ? 0.0 : NAN;
+  if (!as_attn_is_base(&t->attn, hardmax) || bkind == AS_BLOCKS_FIELD) {
+    nr.theorem = (as_theorem)rec->theorem;
+    nr.predicted = (as_geom)rec->predicted;
+    nr.dist = nr.theorem != AS_THM_NONE ? 0.0 : NAN;
   }
   copy_near(&nr, rec);
   as_meta_reset(pl->meta, pl->X0);
@@ -398,7 +414,9 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
   const double *Z = state;
-  if (t->integ.vars == AS_VARS_X && !sphere) {
+  if (bkind == AS_BLOCKS_FIELD) {
+    /* Scalar rescaling: the state is z (or x) itself, classified as it is. */
+  } else if (t->integ.vars == AS_VARS_X && !sphere) {
     ts = as_expm_set(pl->expm, pl->tr->V, AS_EXPM_NONE, NULL);
     if (ts != AS_OK) goto trial_failed;
     if (t->integ.method == AS_METHOD_LAYERS) {
@@ -426,10 +444,30 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   }
 
   /* Classification. */
+  rec->residual = as_blocks_residual(n, d, bkind == AS_BLOCKS_FIELD ? state : pl->X);
+  if (bkind == AS_BLOCKS_FIELD) {
+    int rmin = -1, rmax = -1;
+    ts = as_blocks_head_ranks(blk, AS_CLASSIFY_RANK_RTOL, &rmin, &rmax);
+    if (ts != AS_OK) goto trial_failed;
+    rec->rank_p_head_min = rmin;
+    rec->rank_p_head_max = rmax;
+  }
+  if (!isfinite(rec->residual)) rec->residual = NAN;
   if (ds.outcome != AS_OUT_INTERRUPTED) {
+    /* Field trials: the generic observables only (the analysis without a theorem, the
+     * effective V of the final block, the heads' mean attention). The inside form is judged
+     * against the theorem of its triple: does that geometry survive the feed-forward part? */
+    as_spectral spg = *pl->sp;
+    const double *Vc = pl->tr->V;
+    if (bkind == AS_BLOCKS_FIELD) {
+      spg.theorem = AS_THM_NONE;
+      spg.dim_f = 0;
+      Vc = as_blocks_veff(blk,
+                          as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
+    }
     as_classify_input in = {n,          d,          pl->X0,
                             Z,          pl->X,      P,
-                            pl->tr->V,  pl->sp,     ds.outcome,
+                            Vc,         &spg,       ds.outcome,
                             ds.t_final, t->integ.T, sphere ? as_dyn_velocity(pl->dyn) : NULL,
                             sphere};
     ts = near_verdict(pl, &nr, &in, rec);
@@ -454,6 +492,8 @@ trial_failed:
 done:
   rec->wall_time = now_seconds() - t0;
 cleanup:
+  if (pl && pl->dyn && blk) (void)as_dyn_set_blocks(pl->dyn, NULL);
+  as_blocks_destroy(&blk);
   /* Whatever stops the run says where (the error record) and in which trial. */
   if (st != AS_OK) st = as_trial_failure(t, st, 0, NULL);
   return st;

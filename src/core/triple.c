@@ -190,13 +190,28 @@ cleanup:
 
 /* ---------------------------------------------------------------- V families */
 
-static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *phi_good) {
+/* Where the build of one head of one block draws and reads (as_triple_build_at). */
+typedef struct head_at {
+  uint32_t p_triple, p_perturb; /* purposes of the random streams */
+  int head;                     /* which slice of a stacked explicit or file matrix */
+} head_at;
+
+/* Head h's d x cols slice of a matrix stacked by heads (rows = H * block rows), or the matrix
+ * itself when it holds one head. */
+static const double *head_slice(const as_matref *x, int rows, int cols, int head) {
+  if (x->data == NULL || head == 0 || x->rows <= rows) return x->data;
+  return x->data + (size_t)head * rows * cols;
+}
+
+static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *phi_good,
+                         const head_at *at) {
   as_status st = AS_OK;
   const as_triple_spec *ts = &t->triple;
   int d = tr->d;
   size_t dd = (size_t)d * d;
   as_rng r;
-  rng_sub(&r, t->master_seed, t->triple_key, AS_PURPOSE_TRIPLE, 0);
+  rng_sub(&r, t->master_seed, t->triple_key, at->p_triple, 0);
+  const double *Vdata = head_slice(&ts->V, d, d, at->head);
   const char *fam = as_enum_label(&as_vfamily_table, (int)ts->vfamily);
   double *Dm = s->D;
   switch (ts->vfamily) {
@@ -210,8 +225,8 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
     AS_CHECK(ts->V.data != NULL, AS_ERR_DATA, "vfamily %s: no matrix V was given%s%s", fam,
              ts->file.text ? " (file " : "", ts->file.text ? ts->file.text : "");
     AS_TRY(check_finite("V", ts->vfamily == AS_V_FILE && ts->file.text ? ts->file.text : "explicit",
-                        d, d, ts->V.data));
-    memcpy(tr->V, ts->V.data, dd * sizeof(double));
+                        d, d, Vdata));
+    memcpy(tr->V, Vdata, dd * sizeof(double));
     break;
   case AS_V_PERRON:
     as_rng_fill_uniform(&r, tr->V, (long)dd, 0.0, 1.0);
@@ -323,13 +338,16 @@ cleanup:
 
 /* ---------------------------------------------------------------- M families */
 
-static as_status build_m(const as_trial *t, as_triple *tr, scratch *s) {
+static as_status build_m(const as_trial *t, as_triple *tr, scratch *s, const head_at *at) {
   as_status st = AS_OK;
   const as_triple_spec *ts = &t->triple;
   int d = tr->d, m = tr->m;
   size_t md = (size_t)m * d;
   as_rng r;
-  rng_sub(&r, t->master_seed, t->triple_key, AS_PURPOSE_TRIPLE, 1);
+  rng_sub(&r, t->master_seed, t->triple_key, at->p_triple, 1);
+  const double *Qdata = head_slice(&ts->Q, m, d, at->head);
+  const double *Kdata = head_slice(&ts->K, m, d, at->head);
+  const double *Mdata = head_slice(&ts->M, d, d, at->head);
   const char *fam = as_enum_label(&as_mfamily_table, (int)ts->mfamily);
   double sc = ts->m_scale;
   AS_CHECK(isfinite(sc), AS_ERR_DATA, "mfamily %s: m_scale is not finite", fam);
@@ -407,18 +425,18 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s) {
   case AS_M_FILE: {
     const char *origin = ts->mfamily == AS_M_FILE && ts->file.text ? ts->file.text : "explicit";
     if (ts->Q.data != NULL && ts->K.data != NULL) {
-      AS_TRY(check_finite("Q", origin, m, d, ts->Q.data));
-      AS_TRY(check_finite("K", origin, m, d, ts->K.data));
-      memcpy(tr->Q, ts->Q.data, md * sizeof(double));
-      memcpy(tr->K, ts->K.data, md * sizeof(double));
+      AS_TRY(check_finite("Q", origin, m, d, Qdata));
+      AS_TRY(check_finite("K", origin, m, d, Kdata));
+      memcpy(tr->Q, Qdata, md * sizeof(double));
+      memcpy(tr->K, Kdata, md * sizeof(double));
     } else {
       AS_CHECK(ts->M.data != NULL, AS_ERR_DATA, "mfamily %s (%s): neither Q and K nor M were given",
                fam, origin);
       AS_CHECK(m == d, AS_ERR_DATA,
                "mfamily %s (%s): only M is given, so m_rows = %d must equal d = %d", fam, origin, m,
                d);
-      AS_TRY(check_finite("M", origin, d, d, ts->M.data));
-      memcpy(tr->M, ts->M.data, (size_t)d * d * sizeof(double));
+      AS_TRY(check_finite("M", origin, d, d, Mdata));
+      memcpy(tr->M, Mdata, (size_t)d * d * sizeof(double));
       qk_from_m(tr);
     }
     if (ts->mfamily == AS_M_FILE) {
@@ -467,17 +485,17 @@ cleanup:
   return st;
 }
 
-static void perturb(const as_trial *t, as_triple *tr) {
+static void perturb(const as_trial *t, as_triple *tr, const head_at *at) {
   const as_triple_spec *ts = &t->triple;
   int d = tr->d, m = tr->m;
   double sd = ts->eps / sqrt((double)d);
   as_rng r;
   if (ts->perturb == AS_PERTURB_V || ts->perturb == AS_PERTURB_BOTH) {
-    rng_sub(&r, t->master_seed, t->triple_key, AS_PURPOSE_PERTURB, 0);
+    rng_sub(&r, t->master_seed, t->triple_key, at->p_perturb, 0);
     for (size_t k = 0; k < (size_t)d * d; k++) tr->V[k] += sd * as_rng_normal(&r);
   }
   if (ts->perturb == AS_PERTURB_M || ts->perturb == AS_PERTURB_BOTH) {
-    rng_sub(&r, t->master_seed, t->triple_key, AS_PURPOSE_PERTURB, 1);
+    rng_sub(&r, t->master_seed, t->triple_key, at->p_perturb, 1);
     if (m == d) {
       for (size_t k = 0; k < (size_t)d * d; k++) tr->M[k] += sd * as_rng_normal(&r);
       qk_from_m(tr);
@@ -488,11 +506,24 @@ static void perturb(const as_trial *t, as_triple *tr) {
   }
 }
 
+uint32_t as_purpose_of(uint32_t base, int head, long block) {
+  if (head == 0 && block == 0) return base;
+  return base + 256u * ((uint32_t)head + 64u * (uint32_t)block);
+}
+
 as_status as_triple_build(const as_trial *t, as_triple *tr) {
+  return as_triple_build_at(t, 0, 0, tr);
+}
+
+as_status as_triple_build_at(const as_trial *t, int head, long block, as_triple *tr) {
   as_status st = AS_OK;
   scratch s = {0};
   double *phi = NULL, *tmp = NULL;
   AS_CHECK(t != NULL && tr != NULL, AS_ERR_ARG, "triple: NULL argument");
+  AS_CHECK(head >= 0 && head < 64 && block >= 0 && block < AS_MAX_BLOCKS, AS_ERR_ARG,
+           "triple: head %d, block %ld out of range", head, block);
+  const head_at at = {as_purpose_of(AS_PURPOSE_TRIPLE, head, block),
+                      as_purpose_of(AS_PURPOSE_PERTURB, head, block), head};
   int d = t->d, m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
   AS_CHECK(tr->d == d && tr->m == m, AS_ERR_ARG,
            "triple: created with (d, m) = (%d, %d), the trial asks (%d, %d)", tr->d, tr->m, d, m);
@@ -505,13 +536,13 @@ as_status as_triple_build(const as_trial *t, as_triple *tr) {
   AS_CHECK_ALLOC(phi);
   tmp = calloc((size_t)m, sizeof(double));
   AS_CHECK_ALLOC(tmp);
-  AS_TRY(build_v(t, tr, &s, phi));
-  AS_TRY(build_m(t, tr, &s));
+  AS_TRY(build_v(t, tr, &s, phi, &at));
+  AS_TRY(build_m(t, tr, &s, &at));
   if (t->triple.vfamily == AS_V_GOOD && !isnan(t->triple.margin)) {
     AS_CHECK(isfinite(t->triple.margin), AS_ERR_DATA, "vfamily good: margin is infinite");
     AS_TRY(impose_margin(t, tr, phi, tmp));
   }
-  if (t->triple.eps > 0) perturb(t, tr);
+  if (t->triple.eps > 0) perturb(t, tr, &at);
   /* Temperature: scores beta <Q x_i, K x_j>, i.e. M -> beta M (K carries the factor so that
    * M = Q^T K stays exact). beta = 1 leaves the triple bit for bit as it was; beta = +inf
    * (hardmax) leaves M unscaled: only the argmax of each row matters, and the dynamics takes

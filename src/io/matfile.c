@@ -13,7 +13,7 @@ struct as_matfile {
   /* What was loaded, for as_matfile_reuse: the trial fields that decide it. */
   int vfile, mfile, tfile;       /* V, M (Q, K) and tokens came from files */
   char *file, *tokens, *dataset; /* owned copies of the names (NULL when not used) */
-  int index, d, m, n;
+  int index, d, m, n, heads;
 };
 
 /* NULL-safe string equality. */
@@ -39,18 +39,28 @@ int as_matfile_reuse(const as_matfile *mf, as_trial *t) {
   as_triple_spec *ts = &t->triple;
   int vfile = ts->vfamily == AS_V_FILE, mfile = ts->mfamily == AS_M_FILE;
   int tfile = t->init.kind == AS_INIT_FILE, m = ts->m_rows > 0 ? ts->m_rows : t->d;
-  if (vfile != mf->vfile || mfile != mf->mfile || tfile != mf->tfile || t->d != mf->d) return 0;
+  if (vfile != mf->vfile || mfile != mf->mfile || tfile != mf->tfile || t->d != mf->d ||
+      t->blocks.heads != mf->heads)
+    return 0;
   if ((vfile || mfile) &&
       (!same_name(ts->file.text, mf->file) || ts->file_index != mf->index || m != mf->m))
     return 0;
   if (tfile && (!same_name(t->init.file.text, mf->tokens) ||
                 !same_name(t->init.dataset.text, mf->dataset) || t->n != mf->n))
     return 0;
-  if (vfile) ts->V.data = mf->V;
+  const int H = mf->heads > 1 ? mf->heads : 1, d = t->d;
+  if (vfile) {
+    ts->V.data = mf->V;
+    ts->V.rows = H * d;
+    ts->V.cols = d;
+  }
   if (mfile) {
     ts->Q.data = mf->Q;
     ts->K.data = mf->K;
     ts->M.data = mf->M;
+    ts->Q.rows = ts->K.rows = H * m;
+    ts->M.rows = H * d;
+    ts->Q.cols = ts->K.cols = ts->M.cols = d;
   }
   if (tfile) t->init.data.data = mf->X;
   return 1;
@@ -101,8 +111,25 @@ static int exists(hid_t fid, const char *name) {
   return 1;
 }
 
+/* Shape of a dataset as (count, heads, rows, cols): rank 4 [k][H][r][c] (per-head triples),
+ * rank 3 [k][r][c], rank 2 [r][c] (k = 1); heads 0 when there is no head axis. */
+static as_status shape_h(hid_t fid, const char *path, const char *name, int *k, int *h, int *r,
+                         int *c);
+
 /* Shape of a dataset as (count, rows, cols): rank 3 [k][r][c], rank 2 [r][c] (k = 1). */
 static as_status shape(hid_t fid, const char *path, const char *name, int *k, int *r, int *c) {
+  as_status st = AS_OK;
+  int h = 0;
+  AS_TRY(shape_h(fid, path, name, k, &h, r, c));
+  AS_CHECK(h == 0, AS_ERR_DATA,
+           "%s: dataset %s has a head axis ([k][H][rows][cols], H = %d): sweep it with heads: %d",
+           path, name, h, h);
+cleanup:
+  return st;
+}
+
+static as_status shape_h(hid_t fid, const char *path, const char *name, int *k, int *h, int *r,
+                         int *c) {
   as_status st = AS_OK;
   hid_t ds = -1, sp = -1, ty = -1;
   AS_CHECK(exists(fid, name), AS_ERR_DATA, "%s: dataset %s is missing", path, name);
@@ -112,16 +139,25 @@ static as_status shape(hid_t fid, const char *path, const char *name, int *k, in
            path, name);
   AS_H5_ID(sp, H5Dget_space(ds));
   int rank = H5Sget_simple_extent_ndims(sp);
-  AS_CHECK(rank == 2 || rank == 3, AS_ERR_DATA,
-           "%s: dataset %s has rank %d; expected [k][rows][cols] or [rows][cols]", path, name,
-           rank);
-  hsize_t dims[3] = {1, 1, 1};
-  AS_H5_CHECK(H5Sget_simple_extent_dims(sp, rank == 3 ? dims : dims + 1, NULL));
-  AS_CHECK(dims[0] <= 1u << 30 && dims[1] <= 1u << 20 && dims[2] <= 1u << 20, AS_ERR_DATA,
-           "%s: dataset %s is too large", path, name);
+  AS_CHECK(rank >= 2 && rank <= 4, AS_ERR_DATA,
+           "%s: dataset %s has rank %d; expected [k][rows][cols] or [rows][cols] (or "
+           "[k][H][rows][cols] for several heads)",
+           path, name, rank);
+  hsize_t dims[4] = {1, 1, 1, 1};
+  if (rank == 4) {
+    AS_H5_CHECK(H5Sget_simple_extent_dims(sp, dims, NULL));
+  } else {
+    AS_H5_CHECK(H5Sget_simple_extent_dims(sp, rank == 3 ? dims : dims + 1, NULL));
+    dims[3] = dims[2];
+    dims[2] = dims[1];
+    dims[1] = 0;
+  }
+  AS_CHECK(dims[0] <= 1u << 30 && dims[1] <= 64 && dims[2] <= 1u << 20 && dims[3] <= 1u << 20,
+           AS_ERR_DATA, "%s: dataset %s is too large", path, name);
   *k = (int)dims[0];
-  *r = (int)dims[1];
-  *c = (int)dims[2];
+  *h = (int)dims[1];
+  *r = (int)dims[2];
+  *c = (int)dims[3];
 cleanup:
   if (sp >= 0) H5Sclose(sp);
   if (ty >= 0) H5Tclose(ty);
@@ -129,33 +165,55 @@ cleanup:
   return st;
 }
 
-/* Read item `index` of dataset `name` (shape checked against rows x cols) into a new buffer. */
-static as_status read_item(hid_t fid, const char *path, const char *name, int index, int rows,
-                           int cols, const char *what, double **out) {
+/* Read item `index` of dataset `name` (shape checked against rows x cols) into a new buffer.
+ * heads > 1: the dataset is [k][H][rows][cols] with H = heads and the item is read as the
+ * heads' matrices stacked (heads * rows x cols); messages name the head. */
+static as_status read_item(hid_t fid, const char *path, const char *name, int index, int heads,
+                           int rows, int cols, const char *what, double **out) {
   as_status st = AS_OK;
   hid_t ds = -1, fsp = -1, msp = -1;
   double *buf = NULL;
-  int k, r, c;
-  AS_TRY(shape(fid, path, name, &k, &r, &c));
+  int k, h, r, c;
+  AS_TRY(shape_h(fid, path, name, &k, &h, &r, &c));
+  AS_CHECK(heads > 1 || h <= 1, AS_ERR_DATA,
+           "%s: dataset %s has a head axis ([k][H][rows][cols], H = %d): sweep it with heads: %d",
+           path, name, h, h);
+  AS_CHECK(heads <= 1 || h == heads, AS_ERR_DATA,
+           "%s: dataset %s %s; heads = %d needs [k][%d][%d][%d] (one %s per head)", path, name,
+           h == 0 ? "has no head axis" : "holds another number of heads", heads, heads, rows, cols,
+           what);
   AS_CHECK(index >= 0 && index < k, AS_ERR_DATA,
            "%s: dataset %s holds %d item(s); index %d was asked", path, name, k, index);
   AS_CHECK(r == rows && c == cols, AS_ERR_DATA,
-           "%s: dataset %s items are %d x %d; %s must be %d x %d", path, name, r, c, what, rows,
-           cols);
-  buf = malloc((size_t)rows * cols * sizeof(double));
+           "%s: dataset %s items are %d x %d%s; %s must be %d x %d", path, name, r, c,
+           heads > 1 ? " per head" : "", what, rows, cols);
+  const int nh = h > 0 ? h : 1;
+  const size_t per = (size_t)rows * cols;
+  buf = malloc((size_t)nh * per * sizeof(double));
   AS_CHECK_ALLOC(buf);
   AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
   AS_H5_ID(fsp, H5Dget_space(ds));
   int rank = H5Sget_simple_extent_ndims(fsp);
-  hsize_t start[3] = {(hsize_t)index, 0, 0}, count[3] = {1, (hsize_t)rows, (hsize_t)cols};
-  if (rank == 3) AS_H5_CHECK(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL));
-  hsize_t mdim = (hsize_t)rows * cols;
+  hsize_t start[4] = {(hsize_t)index, 0, 0, 0};
+  hsize_t count[4] = {1, (hsize_t)rows, (hsize_t)cols, 1};
+  if (rank == 4) {
+    count[1] = (hsize_t)nh;
+    count[2] = (hsize_t)rows;
+    count[3] = (hsize_t)cols;
+  }
+  if (rank >= 3) AS_H5_CHECK(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL));
+  hsize_t mdim = (hsize_t)nh * per;
   AS_H5_ID(msp, H5Screate_simple(1, &mdim, NULL));
   AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, buf));
-  for (size_t e = 0; e < (size_t)rows * cols; e++)
-    AS_CHECK(isfinite(buf[e]), AS_ERR_DATA,
+  for (size_t e = 0; e < (size_t)nh * per; e++) {
+    if (isfinite(buf[e])) continue;
+    AS_CHECK(h > 0, AS_ERR_DATA,
              "%s: dataset %s, item %d: entry (%zu, %zu) is %g, not a finite number", path, name,
              index, e / cols, e % cols, buf[e]);
+    AS_CHECK(0, AS_ERR_DATA,
+             "%s: dataset %s, item %d, head %zu: entry (%zu, %zu) is %g, not a finite number", path,
+             name, index, e / per, (e % per) / cols, e % cols, buf[e]);
+  }
   *out = buf;
   buf = NULL;
 cleanup:
@@ -280,13 +338,16 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   AS_CHECK_ALLOC(mf);
   as_triple_spec *ts = &t->triple;
   int d = t->d, m = ts->m_rows > 0 ? ts->m_rows : d;
+  const int H = t->blocks.heads > 1 ? t->blocks.heads : 1;
   if (ts->vfamily == AS_V_FILE || ts->mfamily == AS_M_FILE) {
     const char *path = ts->file.text;
     AS_TRY(open_file(path, &fid));
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
-      AS_TRY(read_item(fid, path, "/triples/V", idx, d, d, "V", &mf->V));
+      AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
       ts->V.data = mf->V;
+      ts->V.rows = H * d;
+      ts->V.cols = d;
     }
     if (ts->mfamily == AS_M_FILE) {
       double mscale;
@@ -295,18 +356,22 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
       AS_CHECK(hq == hk, AS_ERR_DATA, "%s: /triples/%s is present without /triples/%s", path,
                hq ? "Q" : "K", hq ? "K" : "Q");
       if (hq) {
-        AS_TRY(read_item(fid, path, "/triples/Q", idx, m, d, "Q (m_rows x d)", &mf->Q));
-        AS_TRY(read_item(fid, path, "/triples/K", idx, m, d, "K (m_rows x d)", &mf->K));
-        for (size_t e = 0; e < (size_t)m * d; e++) mf->K[e] *= mscale;
+        AS_TRY(read_item(fid, path, "/triples/Q", idx, H, m, d, "Q (m_rows x d)", &mf->Q));
+        AS_TRY(read_item(fid, path, "/triples/K", idx, H, m, d, "K (m_rows x d)", &mf->K));
+        for (size_t e = 0; e < (size_t)H * m * d; e++) mf->K[e] *= mscale;
         ts->Q.data = mf->Q;
         ts->K.data = mf->K;
+        ts->Q.rows = ts->K.rows = H * m;
+        ts->Q.cols = ts->K.cols = d;
         ts->M.data = NULL;
       } else {
         AS_CHECK(exists(fid, "/triples/M"), AS_ERR_DATA,
                  "%s: neither /triples/Q with /triples/K nor /triples/M is present", path);
-        AS_TRY(read_item(fid, path, "/triples/M", idx, d, d, "M", &mf->M));
-        for (size_t e = 0; e < (size_t)d * d; e++) mf->M[e] *= mscale;
+        AS_TRY(read_item(fid, path, "/triples/M", idx, H, d, d, "M", &mf->M));
+        for (size_t e = 0; e < (size_t)H * d * d; e++) mf->M[e] *= mscale;
         ts->M.data = mf->M;
+        ts->M.rows = H * d;
+        ts->M.cols = d;
         ts->Q.data = ts->K.data = NULL;
       }
     }
@@ -321,7 +386,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
     int n = snprintf(full, sizeof full, "%s%s", name[0] == '/' ? "" : "/tokens/", name);
     AS_CHECK(n > 0 && (size_t)n < sizeof full, AS_ERR_DATA, "tokens dataset name too long");
     AS_TRY(open_file(path, &fid));
-    AS_TRY(read_item(fid, path, full, 0, t->n, d, "the tokens (n x d)", &mf->X));
+    AS_TRY(read_item(fid, path, full, 0, 1, t->n, d, "the tokens (n x d)", &mf->X));
     t->init.data.data = mf->X;
   }
   int ok = 1;
@@ -329,6 +394,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   mf->mfile = ts->mfamily == AS_M_FILE;
   mf->tfile = t->init.kind == AS_INIT_FILE;
   mf->index = ts->file_index;
+  mf->heads = t->blocks.heads;
   mf->d = d;
   mf->m = m;
   mf->n = t->n;

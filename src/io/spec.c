@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "attnsweep/blocks.h"
+#include "attnsweep/classify.h"
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
 #include "attnsweep/spectral.h"
@@ -849,10 +853,14 @@ static void resolve_point(const as_spec *s, int c, uint64_t q, point *pt) {
   as_triple_spec *tr = &t->triple;
   if (tr->V.data && !SRC(vfamily)) tr->vfamily = AS_V_EXPLICIT;
   if ((tr->M.data || tr->Q.data || tr->K.data) && !SRC(mfamily)) tr->mfamily = AS_M_EXPLICIT;
-  if (tr->V.data && !SRC(d)) t->d = tr->V.rows;
-  if (!SRC(d) && !tr->V.data && tr->M.data) t->d = tr->M.rows;
+  /* With several heads an explicit matrix may stack one per head: d is its width. */
+  const int by_cols = t->blocks.heads > 1;
+  if (tr->V.data && !SRC(d)) t->d = by_cols ? tr->V.cols : tr->V.rows;
+  if (!SRC(d) && !tr->V.data && tr->M.data) t->d = by_cols ? tr->M.cols : tr->M.rows;
   if (!SRC(d) && (tr->vfamily == AS_V_SCALAR || tr->mfamily == AS_M_SCALAR)) t->d = 1;
-  if (tr->Q.data && !SRC(m_rows)) tr->m_rows = tr->Q.rows;
+  if (tr->Q.data && !SRC(m_rows))
+    tr->m_rows =
+        by_cols && tr->Q.rows % t->blocks.heads == 0 ? tr->Q.rows / t->blocks.heads : tr->Q.rows;
   if (t->init.data.data && !SRC(init_kind)) t->init.kind = AS_INIT_EXPLICIT;
   if (t->init.file.text && !SRC(init_kind)) t->init.kind = AS_INIT_FILE;
   if (t->init.data.data && !SRC(n)) t->n = t->init.data.rows;
@@ -876,8 +884,62 @@ static const as_sn *src_or(const point *pt, as_param_id a, as_param_id b) {
                  __VA_ARGS__);                                                         \
   } while (0)
 
-static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname) {
+/* Transformer blocks (blocks.h): keys without effect, combinations outside the model, and a
+ * workspace that cannot fit in this machine's memory. */
+static void check_blocks(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname,
+                         int threshold) {
   const as_trial *t = &pt->t;
+  const as_blocks_spec *b = &t->blocks;
+  for (int i = 0; i < AS_PARAM_COUNT; i++)
+    if ((as_params[i].flags & AS_PF_STRICT) && pt->src[i] && !as_params[i].applies(t))
+      DIAG_AT(pt->src[i], "case '%s': %s has no effect with these settings (%s)", cname,
+              as_params[i].key, as_params[i].doc);
+  as_blocks_kind kind = as_blocks_kind_of(t);
+  if (kind == AS_BLOCKS_OFF) return;
+  if (!as_attn_is_base(&t->attn, isinf(t->triple.beta)))
+    DIAG_AT(src_or(pt, AS_P_heads, AS_P_ffn),
+            "case '%s': heads, ffn, skip and weights run with the row softmax only (no hardmax, "
+            "Sinkhorn, mask or sphere yet)",
+            cname);
+  const int layers = t->integ.method == AS_METHOD_LAYERS;
+  if (b->ffn != AS_FFN_NONE && b->ffn_form == AS_FFN_INSIDE &&
+      (b->heads > 1 || b->weights == AS_WEIGHTS_PER_LAYER || layers))
+    DIAG_AT(src_or(pt, AS_P_ffn_form, AS_P_ffn),
+            "case '%s': ffn_form inside is the one-head experiment of an ODE method with shared "
+            "weights (heads %d, weights %s, method %s): use ffn_form: block",
+            cname, b->heads, as_enum_label(&as_weights_table, b->weights),
+            as_enum_label(&as_method_table, t->integ.method));
+  if (t->d >= threshold)
+    DIAG_AT(src_or(pt, AS_P_d, AS_P_heads),
+            "case '%s': heads, ffn, skip and weights are not available for d = %d >= "
+            "spectral_threshold %d (the distributed large-d path runs the base model only)",
+            cname, t->d, threshold);
+  if (b->weights == AS_WEIGHTS_PER_LAYER &&
+      (t->triple.vfamily == AS_V_FILE || t->triple.mfamily == AS_M_FILE))
+    DIAG_AT(pt->src[AS_P_weights],
+            "case '%s': weights per_layer draws its triples from a random family; a file family "
+            "holds one triple per trial (sweep file_index instead)",
+            cname);
+  long nb = as_blocks_count(t);
+  if (nb > AS_MAX_BLOCKS)
+    DIAG_AT(src_or(pt, AS_P_weights_every, AS_P_weights),
+            "case '%s': weights per_layer makes %ld blocks, more than %d (raise weights_every)",
+            cname, nb, AS_MAX_BLOCKS);
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  double mem = pages > 0 && psize > 0 ? (double)pages * (double)psize : INFINITY;
+  double need = as_blocks_bytes(t) + 8.0 * (3.0 * t->n * (double)t->n + 20.0 * t->n * (double)t->d);
+  if (need > mem)
+    DIAG_AT(
+        src_or(pt, AS_P_heads, AS_P_n),
+        "case '%s': the workspace of n = %d, d = %d, heads %d, %ld weight blocks needs %.3g GB, "
+        "more than this machine's %.3g GB",
+        cname, t->n, t->d, b->heads, nb, need / 1e9, mem / 1e9);
+}
+
+static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname,
+                        int threshold) {
+  const as_trial *t = &pt->t;
+  check_blocks(cx, pt, fallback, cname, threshold);
   const as_triple_spec *tr = &t->triple;
   int d = t->d;
   const char *vf = as_enum_label(&as_vfamily_table, tr->vfamily);
@@ -910,9 +972,10 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
     DIAG_AT(pt->src[AS_P_vfamily], "case '%s': vfamily explicit needs V", cname);
   if (tr->V.data && tr->vfamily != AS_V_EXPLICIT)
     DIAG_AT(pt->src[AS_P_V], "case '%s': V is given but vfamily is %s (use explicit)", cname, vf);
-  if (tr->V.data && (tr->V.rows != d || tr->V.cols != d))
-    DIAG_AT(pt->src[AS_P_V], "case '%s': V is %d x %d but d = %d", cname, tr->V.rows, tr->V.cols,
-            d);
+  const int H = t->blocks.heads; /* explicit matrices: one, or H stacked (docs/spec.md) */
+  if (tr->V.data && ((tr->V.rows != d && tr->V.rows != H * d) || tr->V.cols != d))
+    DIAG_AT(pt->src[AS_P_V], "case '%s': V is %d x %d but d = %d%s", cname, tr->V.rows, tr->V.cols,
+            d, H > 1 ? " (one d x d matrix, or the heads' stacked: H d x d)" : "");
   int qk = tr->Q.data || tr->K.data;
   if (tr->mfamily == AS_M_EXPLICIT && !tr->M.data && !(tr->Q.data && tr->K.data))
     DIAG_AT(src_or(pt, AS_P_mfamily, tr->Q.data ? AS_P_Q : AS_P_K),
@@ -924,10 +987,11 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
     DIAG_AT(pt->src[AS_P_M], "case '%s': give either M or Q and K, not both", cname);
   if (tr->Q.data && !tr->K.data) DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is given without K", cname);
   if (tr->K.data && !tr->Q.data) DIAG_AT(pt->src[AS_P_K], "case '%s': K is given without Q", cname);
-  if (tr->M.data && (tr->M.rows != d || tr->M.cols != d))
-    DIAG_AT(pt->src[AS_P_M], "case '%s': M is %d x %d but d = %d", cname, tr->M.rows, tr->M.cols,
-            d);
-  if (tr->Q.data && (tr->Q.cols != d || (tr->m_rows > 0 && tr->Q.rows != tr->m_rows)))
+  if (tr->M.data && ((tr->M.rows != d && tr->M.rows != H * d) || tr->M.cols != d))
+    DIAG_AT(pt->src[AS_P_M], "case '%s': M is %d x %d but d = %d%s", cname, tr->M.rows, tr->M.cols,
+            d, H > 1 ? " (one d x d matrix, or the heads' stacked: H d x d)" : "");
+  if (tr->Q.data && (tr->Q.cols != d ||
+                     (tr->m_rows > 0 && tr->Q.rows != tr->m_rows && tr->Q.rows != H * tr->m_rows)))
     DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is %d x %d but must be m x d = %d x %d", cname,
             tr->Q.rows, tr->Q.cols, tr->m_rows > 0 ? tr->m_rows : d, d);
   if (tr->K.data && tr->Q.data && (tr->K.rows != tr->Q.rows || tr->K.cols != tr->Q.cols))
@@ -958,15 +1022,8 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
   if (t->init.kind == AS_INIT_FILE && (!t->init.file.text || !t->init.dataset.text))
     DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind),
             "case '%s': init kind file needs file and dataset", cname);
-  /* Attention normalisations and layer normalisation: a key given where its `applies`
-   * predicate (params.h) is false means nothing for the trial: refused, not ignored. */
-  static const as_param_id model_keys[] = {AS_P_sinkhorn_iters, AS_P_sinkhorn_tol, AS_P_norm_form};
-  for (size_t i = 0; i < sizeof model_keys / sizeof model_keys[0]; i++) {
-    const as_param *p = &as_params[model_keys[i]];
-    if (pt->src[model_keys[i]] && !p->applies(t))
-      DIAG_AT(pt->src[model_keys[i]], "case '%s': %s applies only with %s", cname, p->key,
-              model_keys[i] == AS_P_norm_form ? "norm: sphere" : "attention: sinkhorn");
-  }
+  /* Attention normalisations and layer normalisation. Their keys that do not apply (strict in
+   * params.h) are refused by check_blocks with the others. */
   if (t->attn.norm == AS_NORM_SPHERE && t->integ.vars != AS_VARS_X)
     DIAG_AT(src_or(pt, AS_P_vars, AS_P_norm),
             "case '%s': norm: sphere integrates the tokens themselves: use vars: x (the default "
@@ -1408,7 +1465,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
             for (uint64_t q = 0; q < lim && !cx.full; q++) {
               point pt;
               resolve_point(s, c, q, &pt);
-              check_point(&cx, &pt, anchor, cl.c[c].name);
+              check_point(&cx, &pt, anchor, cl.c[c].name, s->spectral_threshold);
             }
           }
         }

@@ -17,14 +17,15 @@ refuse() { # refuse NAME LINE:COL FRAGMENT YAML-LINE
   check "$1: at $tmp/$1.yaml:$2 says '$3' ($out)" \
     bash -c '[[ $1 == *"$2: "*"$3"* ]]' _ "$out" "$tmp/$1.yaml:$2" "$3"
 }
-refuse iters_softmax 4:48 "sinkhorn_iters applies only with attention: sinkhorn" \
+refuse iters_softmax 4:48 "sinkhorn_iters has no effect with these settings" \
   "{case: a, vfamily: identity, sinkhorn_iters: 10}"
-refuse tol_softmax 4:46 "sinkhorn_tol applies only with attention: sinkhorn" \
+refuse tol_softmax 4:46 "sinkhorn_tol has no effect with these settings" \
   "{case: a, vfamily: identity, sinkhorn_tol: 1.0e-6}"
-refuse form_plain 4:43 "norm_form applies only with norm: sphere" \
+refuse form_plain 4:43 "norm_form has no effect with these settings" \
   "{case: a, vfamily: identity, norm_form: usa}"
 refuse sphere_z 4:33 "use vars: x" "{case: a, norm: sphere, vars: z}"
 refuse causal_sinkhorn 4:19 "do not combine" "{case: a, mask: causal, attention: sinkhorn}"
+refuse heads_sinkhorn 4:20 "run with the row softmax only" "{case: a, heads: 2, attention: sinkhorn}"
 refuse usa_hardmax 4:49 "usa needs a finite beta" "{case: a, norm: sphere, norm_form: usa, beta: .inf}"
 
 # ---- the examples at small size (1 replicate, few tokens, short horizons, no snapshots)

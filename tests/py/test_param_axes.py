@@ -83,6 +83,15 @@ AXES = {
     "mask": "mask: [none, causal]",
     "norm": "norm: [none, sphere], vars: x",
     "norm_form": "norm: sphere, norm_form: [sa, usa]",
+    "heads": "heads: [1, 2]",
+    "skip": "method: layers, skip: [true, false]",
+    "ffn": "ffn: [relu, tanh]",
+    "ffn_form": "ffn: relu, ffn_form: [inside, block]",
+    "ffn_width": "ffn: relu, ffn_form: block, ffn_width: [2, 3]",
+    "ffn_w": "ffn: relu, ffn_w: [identity, random]",
+    "ffn_bias": "ffn: relu, ffn_form: block, ffn_bias: [true, false]",
+    "weights": "weights: [shared, per_layer]",
+    "weights_every": "weights: per_layer, weights_every: [1, 2]",
 }
 
 
