@@ -66,18 +66,18 @@ cleanup:
   return st;
 }
 
+/* `attnsweep status` has no options of its own (only -h/--help). */
+const as_optset as_opts_status = {NULL, 0, "OUT.h5"};
+
 int as_cmd_status(int argc, char **argv) {
   as_status st = AS_OK;
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
-  const char *path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1] != '\0')
-      return as_cli_usage_error("status", "unknown option '%s'", argv[i]);
-    if (path) return as_cli_usage_error("status", "one results file only ('%s')", argv[i]);
-    path = argv[i];
-  }
-  if (!path) return as_cli_usage_error("status", "missing the results file");
+  int npos = 0, code = 0;
+  if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
+  if (npos > 1) return as_cli_usage_error("status", "one results file only ('%s')", argv[2]);
+  if (npos == 0) return as_cli_usage_error("status", "missing the results file");
+  const char *path = argv[1];
   as_h5_quiet();
   AS_TRY(open_with_retry(path, &rf));
 
