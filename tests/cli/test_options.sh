@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one option parser (issue 20, point 4; src/cli/opts.c).
+# The one option parser (issue 20, point 4; src/cli/opts.c) and the live progress bar under
+# mpiexec (point 5; src/par/sched.c).
 #
 # Options: every command's option table (read from its source, src/cli/cmd_*.c, not from the
 # help) is what `attnsweep help CMD` lists, no more and no less; per command an option that
@@ -8,6 +9,11 @@
 # bound; operands are counted after the options (`plan X --calibrate 5` has one SPEC). `help
 # bench` lists the benchmarks of cmd_bench.c's table, `help summarize` the script's options
 # (its argparse declarations), `help help` the topics, `help` of an unknown topic exit 2.
+#
+# Progress on 2 ranks: with --progress-bar, rank 0's stderr (a file here) gets the live bar's
+# \r updates; without it plain lines; under a terminal (script(1) gives mpiexec a pty) the bar
+# comes on by itself. After a SIGTERM drain during long trials, the last progress line's done
+# count equals the done rows of the file, the interrupted trials being named as not done.
 set -u
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -115,5 +121,56 @@ out=$("$bin" help help); rc=$?
 check "help help: exit 0 with the topics" bash -c '[ "$1" -eq 0 ] && grep -q "keys" <<<"$2" && grep -q "commands:.* run" <<<"$2"' _ "$rc" "$out"
 err=$("$bin" help nope 2>&1 >/dev/null); rc=$?
 check "help nope: exit 2 with the topics" bash -c '[ "$1" -eq 2 ] && grep -q "unknown topic '"'"'nope'"'"'" <<<"$2" && grep -q "fields" <<<"$2"' _ "$rc" "$err"
+
+# ------------------------------------------------------------------ progress under mpiexec
+# 4 trials of about 0.3 s on 2 ranks.
+cat >"$tmp/p.yaml" <<'EOF'
+name: progress
+seed: 5
+replicates: 4
+flush_interval: 0.1
+sweep: {vfamily: identity, mfamily: identity, d: 3, n: 40, T: 40, dt: 0.02, init: {kind: box, scale: 5}}
+EOF
+"$mpiexec" -n 2 "$bin" run p.yaml -o bar.h5 --progress 0.1 --progress-bar >/dev/null 2>bar.err; rc=$?
+check "--progress-bar on 2 ranks: exit 0 ($rc)" test $rc -eq 0
+check "--progress-bar: rank 0's stderr (a file) gets the bar's \\r updates and the final 4/4" \
+  bash -c 'grep -q $'"'"'\r\['"'"' bar.err && grep -q "4/4 (100.0%)" bar.err'
+if script -qec true /dev/null >/dev/null 2>&1; then
+  script -qec "'$mpiexec' -n 2 '$bin' run p.yaml -o tty.h5 --progress 0.1" /dev/null >tty.out 2>&1 </dev/null
+  check "mpiexec on a terminal (script(1)): the bar comes on by itself" grep -q $'\r\[' tty.out
+else
+  echo "skip: script(1) cannot give mpiexec a terminal here"
+fi
+
+# SIGTERM to mpiexec (forwarded to both ranks) while trials run: they end interrupted, and
+# the last progress line must count only what the file holds as done.
+cat >"$tmp/long.yaml" <<'EOF'
+name: long
+seed: 6
+replicates: 6
+flush_interval: 0.1
+sweep: {vfamily: identity, mfamily: identity, d: 3, n: 40, T: 400, dt: 0.02, init: {kind: box, scale: 5}}
+EOF
+ok=0
+for attempt in 1 2; do
+  rm -f long.h5*
+  "$mpiexec" -n 2 "$bin" run long.yaml -o long.h5 --progress 0.2 >/dev/null 2>long.err &
+  job=$!
+  for _ in $(seq 1 200); do grep -q "^attnsweep: " long.err && break; sleep 0.05; done
+  sleep 0.3
+  kill -TERM "$job"
+  wait "$job"; rc=$?
+  job=
+  last=$(grep '^attnsweep: [0-9]*/' long.err | tail -n 1)
+  shown=$(sed -n 's|^attnsweep: \([0-9]*\)/.*|\1|p' <<<"$last")
+  intr=$(sed -n 's|.* interrupted \([0-9]*\) (not done).*|\1|p' <<<"$last")
+  done_rows=$("$bin" status long.h5 2>/dev/null | sed -n 's|^trials: \([0-9]*\) / .*|\1|p')
+  echo "attempt $attempt: rc $rc, last line '$last', status done $done_rows"
+  if [ -n "$intr" ] && [ "${intr:-0}" -ge 1 ]; then ok=1; break; fi
+done
+check "SIGTERM drain: a trial was interrupted (${intr:-none})" test $ok -eq 1
+check "stderr a file, no flag: plain lines, no \\r" bash -c '! grep -q $'"'"'\r'"'"' long.err && grep -q "^attnsweep: [0-9]" long.err'
+check "SIGTERM drain: the last line's done ($shown) = the done rows of the file ($done_rows)" \
+  bash -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$shown" "$done_rows"
 
 exit $fail
