@@ -391,6 +391,91 @@ def plot_phase(phase, png):
     return fig
 
 
+def _distance_scale(ax, x):
+    """Log x when the distances are positive and span more than two decades; symmetric log
+    when they reach 0 or below (the hypothesis holds there) and the rest spans decades, with
+    the linear range up to the smallest nonzero |x|; else linear."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    nz = np.abs(x[x != 0])
+    if len(x) < 2 or len(nz) == 0:
+        return "linear"
+    if np.all(x > 0):
+        if x.max() / x.min() > 100:
+            ax.set_xscale("log")
+            return "log"
+        return "linear"
+    if nz.max() / nz.min() > 100:
+        lt = float(nz.min())
+        ax.set_xscale("symlog", linthresh=lt, linscale=1.0)
+        # ticks at 0 and at the decades outside the linear range only: one inside it would
+        # sit on top of the 0 label
+        lo, hi = int(np.ceil(np.log10(lt))), int(np.floor(np.log10(nz.max()))) + 1
+        dec = [10.0 ** e for e in range(lo, hi + 1)]
+        ticks = [0.0] + [t for t in dec if t <= 10 * x.max()] + \
+            [-t for t in dec if -t >= 10 * x.min()]
+        from matplotlib.ticker import FixedLocator, NullLocator
+        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+        ax.xaxis.set_minor_locator(NullLocator())
+        return "symlog"
+    return "linear"
+
+
+def plot_robustness(robust, png):
+    """The fraction of trials consistent with their nearest theorem (near_verdict) against each
+    hypothesis distance: one panel per distance, one series per near theorem (and --by group),
+    Wilson 95% intervals as bars (clamped to [0, 1]), the number of trials of each point above
+    it ("n=trials/judged"), log or symmetric-log x where the distances span decades. robust:
+    {'panels': [{'param', 'xlabel', 'series': {group: {'x', 'trials', 'judged', 'consistent':
+    (f, lo, hi)}}}], 'where'} as attnsweep_summarize.robustness_tables builds it."""
+    panels = [p for p in robust["panels"] if p["series"]] or robust["panels"][:1]
+    where = robust.get("where")
+    k = max(1, len(panels))
+    ncol = min(k, 3)
+    nrow = (k + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow + (0.3 if where
+                                                                              else 0)),
+                             squeeze=False, sharey=True)
+    flat = axes.ravel()
+    for ax in flat[k:]:
+        ax.set_visible(False)
+    for ax, panel in zip(flat, panels):
+        allx = []
+        for j, (group, ser) in enumerate(panel["series"].items()):
+            x = np.asarray(ser["x"], dtype=float)
+            f, lo, hi = (np.asarray(a, dtype=float) for a in ser["consistent"])
+            ok = np.isfinite(f) & np.isfinite(x)
+            allx.extend(x[np.isfinite(x)])
+            if ok.any():
+                lo_c, hi_c = np.clip(lo[ok], 0, 1), np.clip(hi[ok], 0, 1)
+                ax.errorbar(x[ok], f[ok], yerr=[f[ok] - lo_c, hi_c - f[ok]],
+                            color="C%d" % j, marker="o", ms=3, capsize=2, lw=1, label=group)
+            for xi, fi, n, m in zip(x, f, ser["trials"], ser["judged"]):
+                ax.annotate("n=%d/%d" % (n, m), (xi, fi if np.isfinite(fi) else 0.0),
+                            xytext=(0, 5), textcoords="offset points", ha="center",
+                            va="bottom", fontsize=5.5, color="C%d" % j, rotation=90)
+        _distance_scale(ax, allx)
+        ax.margins(x=0.08)
+        ax.set_xlabel("%s (%s)" % (panel["xlabel"], panel["param"])
+                      if panel["xlabel"] != panel["param"] else panel["param"], fontsize=8)
+        ax.set_ylim(-0.02, 1.25)
+        ax.set_yticks(np.linspace(0, 1, 6))
+        ax.set_title(panel["param"], fontsize=9)
+        ax.grid(alpha=0.3)
+        if panel["series"]:
+            ax.legend(fontsize=6, loc="lower left", frameon=False)
+        else:
+            ax.text(0.5, 0.5, "no trials selected", ha="center", va="center",
+                    transform=ax.transAxes, color="0.4")
+    for row in axes:
+        row[0].set_ylabel("fraction consistent with\nthe nearest theorem")
+    if where:
+        fig.suptitle("trials where %s" % where, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, png)
+    return fig
+
+
 def plot_end_state(png, tokens, P=None, **kw):
     """A PNG of one end state (plot_tokens) with, when P is given, its heat map beside it."""
     d = np.asarray(tokens).shape[1]

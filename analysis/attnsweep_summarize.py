@@ -3,6 +3,7 @@
 
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
                            [--table1] [--phase PARAM [--bins N] [--png FILE]]
+                           [--robustness [--bins N] [--png FILE]]
                            [--plot TRIAL --png FILE] [-o FILE]
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
@@ -73,6 +74,24 @@ TABLE1_TEX = {
                 "no clustering expected"),
     "none": ("none", "otherwise", "no prediction"),
 }
+
+
+#: The hypothesis distances of the record (include/attnsweep/classify.h, as_near_analyze) and
+#: the proved theorems whose hypothesis each measures; near_dist is the distance of a trial to
+#: its nearest theorem (its largest miss), for every theorem.
+PROVED = ("d1", "identity", "minus_identity", "paranormal", "good")
+HYPOTHESES = [
+    ("near_dist", PROVED),
+    ("dist_v_identity", ("identity",)),
+    ("dist_m_symmetric", ("identity", "paranormal")),
+    ("dist_m_posdef", ("d1", "identity", "paranormal")),
+    ("dist_lead_real", ("good",)),
+    ("dist_gap", ("d1", "good")),
+    ("dist_margin", ("good",)),
+    ("dist_paranormal", ("paranormal",)),
+    ("dist_v_minus_identity", ("minus_identity",)),
+    ("dist_m_identity", ("minus_identity",)),
+]
 
 
 class UsageError(Exception):
@@ -307,6 +326,66 @@ class Axis:
             else:
                 self.labels = [str(int(u)) for u in uniq]
             self.values = [int(u) for u in uniq]
+
+
+class DistanceAxis:
+    """A hypothesis distance as an axis (--robustness): values equal to 10 significant digits
+    are one point; with more than `bins` points the values < 0 (the hypothesis holds), == 0 (on
+    it or on its boundary) and > 0 (missed) are binned separately, each side in quantile bins
+    (at least one, together about `bins`), so no bin mixes inside and outside. x of a bin: the
+    median of its values. NaN rows: the last label, n/a."""
+
+    def __init__(self, name, col, bins):
+        self.name, self.kind, self.centers = name, "float", None
+        col = np.asarray(col, dtype=float)
+        nan = np.isnan(col)
+        r = np.where(nan, np.nan, np.array([float("%.10g" % v) if not math.isnan(v) else v
+                                            for v in col]))
+        uniq = np.unique(r[~nan])
+        codes = np.zeros(len(col), dtype=np.int64)
+        self.labels, self.values = [], []
+        self.bounds = []  # (lo, hi) of each point, exact: a bin [lo, hi), the last [lo, hi]
+        if len(uniq) <= bins:
+            codes[~nan] = np.searchsorted(uniq, r[~nan])
+            self.labels = [_fmt_num(u) for u in uniq]
+            self.values = list(uniq)
+            self.bounds = [(u, u) for u in uniq]
+        else:
+            fin = r[~nan]
+            parts = [(fin < 0, r < 0), (fin == 0, r == 0), (fin > 0, r > 0)]
+            for sel_fin, sel_all in parts:
+                sel_all = sel_all & ~nan
+                v = fin[sel_fin]
+                if not len(v):
+                    continue
+                u = np.unique(v)
+                nb = 1 if len(u) == 1 else max(1, int(round(bins * len(v) / len(fin))))
+                if len(u) <= nb:
+                    edges = None
+                    idx = np.searchsorted(u, r[sel_all])
+                    labs = [_fmt_num(x) for x in u]
+                    meds = list(u)
+                    bnds = [(x, x) for x in u]
+                else:
+                    edges = np.unique(np.quantile(v, np.linspace(0, 1, nb + 1)))
+                    idx = np.clip(np.searchsorted(edges, r[sel_all], side="right") - 1, 0,
+                                  len(edges) - 2)
+                    labs = ["[%s, %s%s" % (_fmt_num(edges[i]), _fmt_num(edges[i + 1]),
+                                           "]" if i == len(edges) - 2 else ")")
+                            for i in range(len(edges) - 1)]
+                    m, _ = group_quantiles(r[sel_all], idx.astype(np.int64), len(labs), [0.5])
+                    meds = list(m[:, 0])
+                    bnds = [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+                codes[sel_all] = len(self.labels) + idx
+                self.labels += labs
+                self.values += meds
+                self.bounds += bnds
+        if nan.any():
+            codes[nan] = len(self.labels)
+            self.labels.append("n/a")
+            self.values.append(np.nan)
+            self.bounds.append((np.nan, np.nan))
+        self.codes = codes
 
 
 def make_groups(axes, mask):
@@ -718,6 +797,9 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
         except schema.SchemaError as e:
             raise UsageError("--by/--phase: %s" % e)
     want = [f for f in STAT_FIELDS + ["settle_window"] if f in rf.fields]
+    near_fields = ["theorem", "near_theorem", "near_verdict", "near_dist"]
+    if table1 and all(f in rf.fields for f in near_fields):
+        want += near_fields
     cols = rf.read(list(dict.fromkeys(want + axes_names)))
     pre = completeness(rf, cols)
     if where:
@@ -734,7 +816,8 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
              " over classified trials; 'other' "
              "counts no_prediction, nonfinite and failed trials."]
     if table1:
-        return pre, table1_tables(axes, key_labels, s, notes), None
+        near = near_miss_stats(rf, cols, mask, axes[:-1]) if "near_theorem" in cols else None
+        return pre, table1_tables(axes, key_labels, s, notes, near), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
     phase_data = None
@@ -744,7 +827,123 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     return pre, tables, phase_data
 
 
-def table1_tables(axes, key_labels, s, notes):
+def robustness_tables(rf, by, where, bins=12):
+    """--robustness: for each hypothesis distance of HYPOTHESES the file has, the verdict
+    against the nearest theorem (near_verdict) against that distance, over the trials whose
+    nearest theorem has the hypothesis, grouped by the --by axes and near_theorem. Returns
+    (preamble lines, [Table], plot data {'panels': [...], 'where'})."""
+    mask = where_mask(rf, where)
+    need = ["near_theorem", "near_verdict"]
+    missing = [f for f in need if f not in rf.fields]
+    if missing:
+        raise UsageError("--robustness needs the fields %s, which this file lacks (written by "
+                         "an attnsweep without the nearest theorem)" % ", ".join(missing))
+    hyps = [(h, th) for h, th in HYPOTHESES if h in rf.fields]
+    for a in by:
+        try:
+            rf.field_kind(a)
+        except schema.SchemaError as e:
+            raise UsageError("--by: %s" % e)
+    by = [a for a in by if a != "near_theorem"]
+    want = [f for f in STAT_FIELDS if f in rf.fields]
+    cols = rf.read(list(dict.fromkeys(want + need + by + [h for h, _ in hyps])))
+    pre = completeness(rf, cols)
+    if where:
+        pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+    # The statistics of the tables are those of --by, with near_verdict as the verdict.
+    ncols = dict(cols)
+    ncols["verdict"] = cols["near_verdict"]
+    near = cols["near_theorem"]
+    tables, panels = [], []
+    header_tail = ["x (median)", "trials", "judged", "consistent", "violated", "unresolved",
+                   "other", "consistent [95% CI]"]
+    csv_tail = ["x", "lo", "hi", "trials", "judged", "consistent", "violated", "unresolved", "other",
+                "consistent_frac", "consistent_lo", "consistent_hi"]
+    for h, theorems in hyps:
+        codes = [rf.code("near_theorem", t) for t in theorems if rf.has_code("near_theorem", t)]
+        sel = mask & np.isin(near, codes)
+        axes = [Axis(rf, a, cols[a]) for a in by] + [Axis(rf, "near_theorem", near)] + \
+            [DistanceAxis(h, np.where(sel, cols[h].astype(float), np.nan), bins)]
+        gid, keys = make_groups(axes, sel)
+        st = compute_stats(rf, ncols, sel, gid, len(keys))
+        # x of a point: the median distance of its own trials (a bin is shared by the groups)
+        xmed, _ = group_quantiles(cols[h][sel].astype(float), gid, len(keys), [0.5])
+        names = by + ["near theorem", h]
+        rows, crows, trows, series = [], [], [], {}
+        for i, k in enumerate(keys):
+            labels = [ax.labels[k[j]] for j, ax in enumerate(axes)]
+            x = float(xmed[i, 0])
+            other = int(st["no_prediction"][i] + st["nonfinite"][i] + st["failed"][i])
+            cells = [str(int(st["n"][i])), str(int(st["judged"][i])),
+                     str(int(st["consistent"][i])), str(int(st["violated"][i])),
+                     str(int(st["unresolved"][i])), str(other)]
+            rows.append(labels + [_g(x, 3)] + cells + [_frac_cell(st, "consistent", i)])
+            num = _num_getter(st, i)
+            fnum = lambda v: "" if v is None or math.isnan(v) else repr(float(v))  # noqa: E731
+            blo, bhi = axes[-1].bounds[k[-1]]
+            crows.append(labels + [fnum(x), fnum(blo), fnum(bhi)] + cells + [num("consistent_frac"), num("consistent_lo"),
+                                  num("consistent_hi")])
+            trows.append([latex_escape(l) for l in labels] + [_g(x, 2)] + cells[:2] +
+                         [_tex_frac(st, "consistent", i)])
+            glabel = ", ".join("%s = %s" % (n, l) for n, l in zip(by, labels[:len(by)]))
+            glabel = (glabel + ", " if glabel else "") + labels[len(by)]
+            ser = series.setdefault(glabel, {"x": [], "trials": [], "judged": [],
+                                             "consistent": ([], [], [])})
+            if x is None or math.isnan(x):
+                continue  # the n/a bin: in the table, not on an axis
+            ser["x"].append(float(x))
+            ser["trials"].append(int(st["n"][i]))
+            ser["judged"].append(int(st["judged"][i]))
+            for arr, key in zip(ser["consistent"], ("frac", "lo", "hi")):
+                arr.append(float(st["consistent_%s" % key][i]))
+        title = "near verdict against %s (%s)" % (h, ", ".join(theorems))
+        notes = ["%s: %s. Rows: the trials whose nearest theorem (near_theorem) has this "
+                 "hypothesis, by near_theorem%s and distance (with more than %d distinct values: "
+                 "quantile bins, separately for < 0, = 0 and > 0; x = the median distance of "
+                 "the point's trials). Counts are of near_verdict; the "
+                 "fraction is consistent / judged (consistent + violated + unresolved) with its "
+                 "Wilson score 95%% interval; 'other' counts no_prediction, nonfinite, failed." %
+                 (h, rf.axis_label(h), (", " + ", ".join(by)) if by else "", bins)]
+        tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names] + \
+            [("$x$", _tex_num("3em")), ("trials", _tex_num("2.6em")),
+             ("judged", _tex_num("2.6em")), ("cons.", _tex_num("4.1em"))]
+        tables.append(Table(title, names + header_tail, rows, names + csv_tail, crows, notes,
+                            tex_cols, trows))
+        panels.append({"param": h, "xlabel": rf.axis_label(h), "theorems": theorems,
+                       "series": {g: v for g, v in series.items() if v["x"]}})
+    return pre, tables, {"panels": panels, "where": where}
+
+
+def near_miss_stats(rf, cols, mask, outer):
+    """Table 1's near misses: per combination of the outer (--by) axes and proved theorem T,
+    the trials whose nearest theorem is T although T's hypotheses do not hold (near_theorem = T,
+    theorem != T), counted by near_verdict, with the median of near_dist. Returns {(outer
+    labels..., T): (stats, index)}."""
+    near, th = cols["near_theorem"], cols["theorem"]
+    sel = mask & (near != th) & np.isin(near, [rf.code("near_theorem", t) for t in PROVED
+                                               if rf.has_code("near_theorem", t)])
+    axes = list(outer) + [Axis(rf, "near_theorem", near)]
+    gid, keys = make_groups(axes, sel)
+    ncols = dict(cols)
+    ncols["verdict"] = cols["near_verdict"]
+    st = compute_stats(rf, ncols, sel, gid, len(keys))
+    q, _ = group_quantiles(cols["near_dist"][sel].astype(float), gid, len(keys), [0.5])
+    st["near_dist_median"] = q[:, 0]
+    return {tuple(ax.labels[k[j]] for j, ax in enumerate(axes)): (st, i)
+            for i, k in enumerate(keys)}
+
+
+def _near_cell(near, key):
+    if near is None:
+        return "-"
+    if key not in near:
+        return "0"
+    st, i = near[key]
+    return "%d: %s, dist med %s" % (st["n"][i], _frac_cell(st, "consistent", i),
+                                    _g(st["near_dist_median"][i], 2))
+
+
+def table1_tables(axes, key_labels, s, notes, near=None):
     """Table 1 of the paper with the measured columns, one table per combination of the
     outer axes (the --by axes; the last axis is the theorem)."""
     outer = [a.name for a in axes[:-1]]
@@ -756,15 +955,23 @@ def table1_tables(axes, key_labels, s, notes):
     header = ["theorem", "V", "condition on Q^T K", "predicted geometry", "reference",
               "trials", "done", "consistent [95% CI]", "violated [95% CI]",
               "unresolved [95% CI]", "clusters med [IQR]",
-              "rank P (value:count); V = -I: max dist of P to J/n, med (max)"]
+              "rank P (value:count); V = -I: max dist of P to J/n, med (max)",
+              "hypotheses hold", "near miss: trials: consistent [95% CI], near_dist"]
     notes = notes + ["rank P: singular values of the final P above %g sigma_1; for V = -I "
                      "(prediction P -> J/n) the column shows max_ij |P_ij - 1/n| instead: "
-                     "the median and the largest over the classified trials." % RANK_RTOL]
+                     "the median and the largest over the classified trials." % RANK_RTOL,
+                     "hypotheses hold: the trials whose theorem is the row's (its hypotheses "
+                     "hold). near miss: the trials whose nearest theorem is the row's although "
+                     "its hypotheses do not hold (near_theorem, docs/results.md), judged by "
+                     "near_verdict, with the median of their distance near_dist; only proved "
+                     "theorems have near misses."]
     csv_header = outer + ["theorem", "V", "condition_QtK", "predicted", "reference", "trials",
                           "done", "judged"] + \
         ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
         ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_dist",
-         "p_uniform_dist_median", "p_uniform_dist_max"]
+         "p_uniform_dist_median", "p_uniform_dist_max", "hypotheses_hold", "near_miss_trials",
+         "near_miss_judged", "near_miss_consistent", "near_miss_consistent_frac",
+         "near_miss_consistent_lo", "near_miss_consistent_hi", "near_miss_dist_median"]
     tex_cols = [("case: hypotheses", _TEX_TEXT),
                 ("prediction", _TEX_TEXT), ("trials", _tex_num("2.6em"))] + \
         [(h, c) for h, c, _ in _TEX_FRACS] + \
@@ -779,10 +986,21 @@ def table1_tables(axes, key_labels, s, notes):
             name, hyp, pred = TABLE1_TEX.get(label, (latex_escape(label), "?", "?"))
             hyp = r"\textbf{%s}\newline %s" % (name, hyp)
             i = pos.get(label)
+            proved = label in PROVED
+            ncell = _near_cell(near, tuple(ok) + (label,)) if proved else "-"
+            nst = near.get(tuple(ok) + (label,)) if (near and proved) else None
+            if nst:
+                nnum = _num_getter(*nst)
+                ncsv = [nnum("n"), nnum("judged"), nnum("consistent"),
+                        nnum("consistent_frac"), nnum("consistent_lo"), nnum("consistent_hi"),
+                        nnum("near_dist_median")]
+            else:
+                ncsv = ["0" if (near is not None and proved) else ""] + [""] * 6
             if i is None:
-                rows.append([label, v, m, geom, ref, "0", "0", "-", "-", "-", "-", "-"])
+                rows.append([label, v, m, geom, ref, "0", "0", "-", "-", "-", "-", "-", "0",
+                             ncell])
                 crows.append(list(ok) + [label, v, m, geom, ref, "0", "0", "0"] +
-                             [""] * (len(csv_header) - len(ok) - 8))
+                             [""] * (len(csv_header) - len(ok) - 8 - 8) + ["0"] + ncsv)
                 trows.append([hyp, pred, "0"] + ["--"] * 5)
                 continue
             rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
@@ -795,7 +1013,8 @@ def table1_tables(axes, key_labels, s, notes):
                                            _g(s["p_uniform_max"][i], 2))
             rows.append([label, v, m, geom, ref, str(s["n"][i]), str(s["done"][i]),
                          _frac_cell(s, "consistent", i), _frac_cell(s, "violated", i),
-                         _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd])
+                         _frac_cell(s, "unresolved", i), _mid_cell(s, "clusters", i), rd,
+                         str(s["n"][i]), ncell])
             num = _num_getter(s, i)
             crows.append(list(ok) + [label, v, m, geom, ref, num("n"), num("done"),
                                      num("judged")] +
@@ -803,7 +1022,7 @@ def table1_tables(axes, key_labels, s, notes):
                           for x in ("frac", "lo", "hi")] +
                          [num("clusters_median"), num("clusters_q1"), num("clusters_q3"),
                           rfull.replace(" ", ";") if rfull != "-" else "",
-                          num("p_uniform_median"), num("p_uniform_max")])
+                          num("p_uniform_median"), num("p_uniform_max"), num("n")] + ncsv)
             trows.append([hyp, pred, _tex_count(s, i)] +
                          [f(s, i) for _, _, f in _TEX_FRACS] +
                          [_tex_mid(s, "clusters", i),
@@ -879,6 +1098,9 @@ def main(argv=None):
                     help="bins for a continuous --phase parameter with more distinct values")
     ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here "
                     "(PNG; PDF or SVG when FILE ends in .pdf or .svg)")
+    ap.add_argument("--robustness", action="store_true",
+                    help="verdict against the nearest theorem (near_verdict) against each "
+                    "hypothesis distance (dist_*, near_dist): a table each, --png a figure")
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
@@ -923,8 +1145,10 @@ def _run(args):
         raise UsageError("--bins must be >= 1")
     if args.plot is not None and not args.png:
         raise UsageError("--plot needs --png FILE")
-    if args.png and args.plot is None and not args.phase:
-        raise UsageError("--png goes with --phase or --plot")
+    if args.png and args.plot is None and not args.phase and not args.robustness:
+        raise UsageError("--png goes with --phase, --robustness or --plot")
+    if args.robustness and (args.phase or args.table1):
+        raise UsageError("--robustness goes without --phase and --table1")
     with schema.open_results(args.file) as rf:
         if args.plot is not None:
             import attnsweep_plots
@@ -932,10 +1156,15 @@ def _run(args):
             print("wrote %s" % args.png)
             return 0
         by = parse_by(args.by)
-        if by is None:
-            by = [] if args.phase else ["theorem"]
-        pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
-                                            phase=args.phase, bins=args.bins)
+        robust = None
+        if args.robustness:
+            pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins)
+            phase = None
+        else:
+            if by is None:
+                by = [] if args.phase else ["theorem"]
+            pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
+                                                phase=args.phase, bins=args.bins)
         text = render(tables, args.format, pre)
         if args.format == "csv":
             for line in pre:
@@ -951,6 +1180,10 @@ def _run(args):
         if phase and args.png:
             import attnsweep_plots
             attnsweep_plots.plot_phase(phase, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
+        if robust and args.png:
+            import attnsweep_plots
+            attnsweep_plots.plot_robustness(robust, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
     return 0
 

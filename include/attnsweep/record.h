@@ -83,6 +83,20 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(I32, kpos, "number of eigenvalues of V with positive real part")                      \
   X(I32, dim_f, "paranormal: dim F found (0 if not paranormal)")                          \
   X(F64, eig_cond, "condition number of V's eigenvector matrix")                          \
+  /* ---- nearest theorem, hypothesis distances (classify.h; > 0: missed by) */           \
+  X(THEOREM, near_theorem, "nearest proved theorem (the one that holds if none nearer)")  \
+  X(GEOM, near_predicted, "geometry the nearest theorem predicts")                        \
+  X(F64, near_dist, "distance of the triple to near_theorem (0: it holds)")               \
+  X(F64, dist_v_identity, "||V - cI||_F / ||V||_F, c >= 0 nearest (0: V = cI)")           \
+  X(F64, dist_v_minus_identity, "||V - cI||_F / ||V||_F, c <= 0 nearest (0: V = -cI)")    \
+  X(F64, dist_m_identity, "||M - cI||_F / ||M||_F, c >= 0 nearest (0: M = cI)")           \
+  X(F64, dist_m_symmetric, "||M - M^T||_F / ||M||_F (0: M symmetric)")                    \
+  X(F64, dist_m_posdef, "-min eig((M + M^T)/2) / ||M||_F (< 0: definite)")                \
+  X(F64, dist_lead_real, "|Im lambda_1| / |lambda_1| (0: lambda_1 real)")                 \
+  X(F64, dist_gap, "(|lambda_2| - Re lambda_1) / |lambda_1| (< 0: dominant)")             \
+  X(F64, dist_margin, "-<Q phi_1, K phi_1> / ||M||_F (< 0: margin positive)")             \
+  X(F64, dist_paranormal, "V to lambda I on F, 2 <= dim F < d (< 0: paranormal)")         \
+  X(VERDICT, near_verdict, "verdict against the nearest theorem's prediction")            \
   /* ---- integration */                                                                  \
   X(OUTCOME, outcome, "how the integration ended")                                        \
   X(I64, steps, "accepted steps")                                                         \

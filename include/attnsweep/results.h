@@ -170,6 +170,13 @@ as_status as_results_attr_string(as_results *rf, const char *name, char *buf, si
 /* A root attribute (unsigned integer). */
 as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value);
 
+/* Set a root attribute (string, or unsigned integer) of a writable file, replacing an existing
+ * one of that name: provenance such as the shard of a sweep (shard.h) or the inputs of a
+ * merge. Collective on the communicator the file was opened with (the same value on every
+ * rank). AS_ERR_ARG for a read-only file, AS_ERR_HDF5. */
+as_status as_results_set_attr_string(as_results *rf, const char *name, const char *value);
+as_status as_results_set_attr_u64(as_results *rf, const char *name, uint64_t value);
+
 /* The spec text stored in /spec (allocated, NUL terminated; caller frees). Independent. */
 as_status as_results_spec_text(as_results *rf, char **text);
 

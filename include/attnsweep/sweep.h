@@ -6,6 +6,8 @@
  *   scheduling (sched.h): each rank runs trials with its pipeline, writes their bulk data and
  *   sinks their records into its journal and /trials -> close (collective) -> unlock.
  * A trial is a pure function of (spec, index): records are identical for any rank count.
+ * A shard (opts.shard_*, shard.h) is the same with only the shard's trials to do; its file
+ * records which shard it is (root attributes), and a resume continues that shard.
  */
 #ifndef ATTNSWEEP_SWEEP_H
 #define ATTNSWEEP_SWEEP_H
@@ -31,6 +33,9 @@ typedef struct as_sweep_opts {
   double flush_interval;    /* bound on the delay before a record reaches the file [s];
                                < 0: the spec's flush_interval */
   int coordinator_runs;     /* as as_sched_opts.coordinator_runs (-1 auto) */
+  uint32_t shard_index;     /* with shard_count > 0: run only the trials of shard         */
+  uint32_t shard_count;     /* shard_index of shard_count (shard.h); path is the shard's file.
+                               0: the whole sweep, or on resume whatever shard path is */
 } as_sweep_opts;
 
 /* Defaults: no resume, progress every 10 s to stderr (bar or lines: auto), no time limit, the
@@ -38,7 +43,10 @@ typedef struct as_sweep_opts {
 void as_sweep_opts_default(as_sweep_opts *o);
 
 typedef struct as_sweep_result {
-  uint64_t total;             /* trials of the spec */
+  uint64_t total;        /* trials of the spec */
+  uint64_t shard_trials; /* rank 0: trials of the shard run (0: not a shard) */
+  uint32_t shard_index;  /* rank 0: the shard run, I of N (0 of 0: the whole sweep) */
+  uint32_t shard_count;
   uint64_t skipped;           /* already done (resume) */
   uint64_t recovered;         /* records put back from journals (resume) */
   uint64_t done;              /* trials run by this call */

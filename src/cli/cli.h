@@ -113,7 +113,7 @@ typedef struct as_command {
 
 /* The option tables of the commands (each in its cmd_*.c). */
 extern const as_optset as_opts_validate, as_opts_plan, as_opts_run, as_opts_status,
-    as_opts_reproduce, as_opts_repair, as_opts_census, as_opts_bench;
+    as_opts_reproduce, as_opts_repair, as_opts_merge, as_opts_census, as_opts_bench;
 
 /* `attnsweep help bench`: the benchmark names with what each measures (cmd_bench.c). */
 void as_cli_bench_topics(FILE *f);
@@ -130,6 +130,7 @@ int as_cmd_status(int argc, char **argv);
 int as_cmd_summarize(int argc, char **argv);
 int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
+int as_cmd_merge(int argc, char **argv);
 int as_cmd_bench(int argc, char **argv);
 int as_cmd_import_weights(int argc, char **argv);
 int as_cmd_census(int argc, char **argv);

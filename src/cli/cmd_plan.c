@@ -22,6 +22,7 @@
 #include "attnsweep/cost.h"
 #include "attnsweep/journal.h"
 #include "attnsweep/sched.h"
+#include "attnsweep/shard.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/spectral.h"
 #include "cli.h"
@@ -142,6 +143,7 @@ typedef struct site_opts {
   const char *mpi;                             /* srun --mpi plugin, NULL: the template's */
   const char *setup[SETUP_MAX];                /* --setup commands, in order */
   int n_setup;
+  long array; /* --array N: a job array of N shards and a merge job, 0: one job */
 } site_opts;
 
 /* The lead time of the time-limit signal, from the template's #SBATCH --signal=B:USR1@N
@@ -162,7 +164,8 @@ static long template_lead(const char *tpath) {
 /* Prints the job script: the template with its settings replaced. Returns an exit code. */
 static int render_sbatch(const as_spec *spec, const char *tpath, const char *spec_path,
                          const char *out_path, const site_opts *so, double ranks, const char *wall,
-                         long lead, double expect_s, double tot_s, uint64_t trials) {
+                         const char *merge_wall, long lead, double expect_s, double tot_s,
+                         uint64_t trials) {
   char exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
@@ -195,6 +198,19 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
   char line[8192];
   job_name(as_spec_name(spec), name, sizeof name);
   int seen = 0, in_header = 1;
+  if (so->array) {
+    /* A submit script: the array (the template, one shard per task) from a here-document,
+     * then the merge job that waits for every task to succeed. */
+    printf("#!/bin/bash\n"
+           "# Rendered by `attnsweep plan --sbatch --array %ld` from %s:\n"
+           "# submits sweep %s as a Slurm job array of %ld shards (each task runs `attnsweep run\n"
+           "# --shard I/%ld`, drains and requeues itself at its time limit) and a merge job that\n"
+           "# starts when every task has completed with exit 0 (--dependency=afterok).\n"
+           "#   bash THIS_SCRIPT [sbatch options for the array, e.g. --hold]\n"
+           "set -eu\n"
+           "array=$(sbatch --parsable \"$@\" <<'AS_ARRAY_TASK'\n",
+           so->array, tpath, name, so->array, so->array);
+  }
   while (fgets(line, sizeof line, f)) {
     if (in_header && !starts_with(line, "#")) {
       in_header = 0;
@@ -210,13 +226,14 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
       seen |= 2;
     } else if (in_header && starts_with(line, "#SBATCH --job-name=")) {
       printf("#SBATCH --job-name=%s\n", name);
+      if (so->array) printf("#SBATCH --array=1-%ld\n", so->array);
       if (so->account) printf("#SBATCH --account=%s\n", so->account);
       if (so->partition) printf("#SBATCH --partition=%s\n", so->partition);
       if (so->qos) printf("#SBATCH --qos=%s\n", so->qos);
       if (so->mem) printf("#SBATCH --mem=%s\n", so->mem);
       if (so->cpus_per_task > 0) printf("#SBATCH --cpus-per-task=%ld\n", so->cpus_per_task);
     } else if (in_header && starts_with(line, "#SBATCH --output=")) {
-      fputs(line, stdout);
+      fputs(so->array ? "#SBATCH --output=attnsweep-%A_%a.out\n" : line, stdout);
       printf("#\n# Rendered by `attnsweep plan --sbatch` from %s:\n"
              "#   %llu trials, estimated %.3g core-hours; %.0f ranks for about %.2f h of work,\n"
              "#   walltime = 1.2 x that + 1 min + %ld s of warning before the limit.\n",
@@ -231,6 +248,7 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
       shell_quote(stdout, spec_abs);
       fputs(" -o ", stdout);
       shell_quote(stdout, out_abs);
+      if (so->array) printf(" --shard \"${SLURM_ARRAY_TASK_ID:-0}/%ld\"", so->array);
       fputs(")\n", stdout);
       seen |= 8;
     } else if (starts_with(line, "AS_RENDERED_MPI=")) {
@@ -261,11 +279,47 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
             tpath);
     return 3;
   }
+  if (so->array) {
+    /* The merge job: one task, after every array task succeeded; site options as above. */
+    printf("AS_ARRAY_TASK\n)\narray=${array%%%%;*}\n"
+           "merge=$(sbatch --parsable --dependency=afterok:\"$array\" <<'AS_MERGE_JOB'\n"
+           "#!/bin/bash\n#SBATCH --job-name=%s-merge\n#SBATCH --ntasks=1\n"
+           "#SBATCH --time=%s\n#SBATCH --output=attnsweep-merge-%%j.out\n",
+           name, merge_wall);
+    if (so->account) printf("#SBATCH --account=%s\n", so->account);
+    if (so->partition) printf("#SBATCH --partition=%s\n", so->partition);
+    if (so->qos) printf("#SBATCH --qos=%s\n", so->qos);
+    if (so->mem) printf("#SBATCH --mem=%s\n", so->mem);
+    fputs("set -u\n", stdout);
+    for (int k = 0; k < so->n_setup; k++) {
+      printf("%s || {\n  echo \"attnsweep merge job: set-up command failed (exit $?):\" ",
+             so->setup[k]);
+      shell_quote(stdout, so->setup[k]);
+      fputs(" >&2\n  exit 2\n}\n", stdout);
+    }
+    fputs("bin=${ATTNSWEEP:-", stdout);
+    shell_quote(stdout, exe);
+    fputs("}\nout=", stdout);
+    shell_quote(stdout, out_abs);
+    printf("\nshards=()\nfor ((i = 1; i <= %ld; i++)); do shards+=(\"$out.shard-$i-of-%ld\"); "
+           "done\n"
+           "srun --mpi=${AS_SRUN_MPI:-%s} -n 1 \"$bin\" merge \"$out\" \"${shards[@]}\"\n"
+           "AS_MERGE_JOB\n)\n"
+           "echo \"attnsweep: job array $array (%ld shards of %s) and merge job $merge "
+           "(afterok:$array) submitted\"\n",
+           so->array, so->array, so->mpi ? so->mpi : "pmix", so->array, name);
+  }
   if (fflush(stdout) != 0) return 3;
-  fprintf(stderr,
-          "attnsweep plan: job script for %.0f ranks, walltime %s, results %s (submit: sbatch "
-          "SCRIPT)\n",
-          ranks, wall, out_abs);
+  if (so->array)
+    fprintf(stderr,
+            "attnsweep plan: submit script for a job array of %ld shards of %.0f ranks each, "
+            "walltime %s, then a merge job into %s (submit: bash SCRIPT)\n",
+            so->array, ranks, wall, out_abs);
+  else
+    fprintf(stderr,
+            "attnsweep plan: job script for %.0f ranks, walltime %s, results %s (submit: sbatch "
+            "SCRIPT)\n",
+            ranks, wall, out_abs);
   return 0;
 }
 
@@ -296,6 +350,32 @@ static int opt_word(const as_opt *o, const char *arg, void *dst, char *msg, size
   }
   *(const char **)(void *)((char *)dst + o->at) = arg;
   return 0;
+}
+
+/* Seconds and trials of the costliest shard of spec split into n (shard.h) under m. */
+static as_status shard_seconds(const as_spec *spec, const as_cost_model *m, uint32_t n,
+                               double *seconds, double *trials) {
+  as_status st = AS_OK;
+  const uint64_t t = as_spec_trial_count(spec);
+  uint32_t *owner = malloc((t ? t : 1) * sizeof *owner);
+  double *loads = calloc(n, sizeof *loads), *count = calloc(n, sizeof *count);
+  AS_CHECK(owner && loads && count, AS_ERR_NOMEM, "shards of %llu trials", (unsigned long long)t);
+  AS_TRY(as_shard_owners(spec, n, owner, loads));
+  for (uint64_t i = 0; i < t; i++) count[owner[i] - 1] += 1;
+  *seconds = 0;
+  *trials = 0;
+  for (uint32_t s = 0; s < n; s++) {
+    double sec = m->a * loads[s] + m->b * count[s];
+    if (sec > *seconds) {
+      *seconds = sec;
+      *trials = count[s];
+    }
+  }
+cleanup:
+  free(owner);
+  free(loads);
+  free(count);
+  return st;
 }
 
 static int opt_mpi(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
@@ -384,6 +464,8 @@ static const as_opt plan_opts[] = {
               "with --sbatch: the srun MPI plugin (default pmix)"),
     AS_OPT_FN("setup", 0, AS_ARG_REQUIRED, "CMD", plan_args, so, opt_setup,
               "with --sbatch: a command the job runs first (repeatable)"),
+    AS_OPT_WHOLE("array", 0, "N", plan_args, so.array, 1, AS_SHARD_MAX,
+                 "with --sbatch: a job array of N shards and a merge job"),
 };
 const as_optset as_opts_plan = AS_OPTSET(plan_opts, "SPEC");
 
@@ -402,13 +484,13 @@ int as_cmd_plan(int argc, char **argv) {
   as_cost_model model = args.model;
   const site_opts so = args.so;
   const int site_given = so.account || so.partition || so.qos || so.mem || so.mpi ||
-                         so.cpus_per_task > 0 || so.per_node > 0 || so.n_setup > 0;
+                         so.cpus_per_task > 0 || so.per_node > 0 || so.n_setup > 0 || so.array > 0;
   if (!path) return as_cli_usage_error("plan", "missing SPEC");
   if (out_path && !sbatch) return as_cli_usage_error("plan", "-o OUT.h5 goes with --sbatch");
   if (site_given && !sbatch)
     return as_cli_usage_error("plan", "the job script options (--account, --partition, --qos, "
                                       "--mem, --cpus-per-task, --ntasks-per-node, --mpi, "
-                                      "--setup) go with --sbatch");
+                                      "--setup, --array) go with --sbatch");
   /* The template: needed for --sbatch; its signal lead time enters the suggested walltime,
    * so that the walltime printed equals the script's --time. */
   char tpath[PATH_CAP];
@@ -529,10 +611,22 @@ int as_cmd_plan(int argc, char **argv) {
   /* Ranks: enough workers to finish in the target time at 85% efficiency;
    * never more workers than trials. Walltime: target (or the longest trial) plus 20%. */
   double target_s = target_h * 3600.0, longest_s = est.max_seconds;
-  double workers = ceil(tot_s / (0.85 * target_s));
+  /* A job array: every task is sized for the costliest shard of the split (shard.h). */
+  double job_s = tot_s, job_trials = (double)as_spec_trial_count(spec);
+  if (so.array) {
+    st = shard_seconds(spec, &model, (uint32_t)so.array, &job_s, &job_trials);
+    if (st != AS_OK) {
+      code = as_cli_report("plan", st);
+      goto done;
+    }
+    fprintf(rep, "job array of %ld shards: the costliest %.3g core-hours (%.0f trials)\n", so.array,
+            job_s / 3600.0, job_trials);
+  }
+  double workers = ceil(job_s / (0.85 * target_s));
   if (workers < 1) workers = 1;
-  if (workers > (double)as_spec_trial_count(spec)) workers = (double)as_spec_trial_count(spec);
-  double expect_s = tot_s / (0.85 * workers);
+  if (workers > job_trials) workers = job_trials;
+  if (workers < 1) workers = 1;
+  double expect_s = job_s / (0.85 * workers);
   if (expect_s < longest_s) expect_s = longest_s;
   if (est.large_trials > 0) {
     /* Every rank takes part in the pre-pass (floor(ranks / PQ) grids at once, the rest wait):
@@ -572,9 +666,12 @@ int as_cmd_plan(int argc, char **argv) {
           ranks <= AS_SCHED_COORD_RUNS_MAX ? "every rank runs trials, rank 0 also coordinates"
                                            : "one coordinator, the others run trials",
           nodes, wall, longest_s, lead);
+  /* The merge job reads every shard and writes the file: 10 minutes plus 20 MB/s. */
+  char merge_wall[32];
+  hms(600.0 + 2.0 * (tot_bytes + jbytes) / 20e6, merge_wall, sizeof merge_wall);
   if (sbatch)
-    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, lead, expect_s, tot_s,
-                         as_spec_trial_count(spec));
+    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, merge_wall, lead, expect_s,
+                         tot_s, as_spec_trial_count(spec));
 done:
   as_cost_estimate_free(&est);
   as_spec_diags_free(&diags);

@@ -14,6 +14,7 @@
 #include "attnsweep/outset.h"
 #include "attnsweep/par.h"
 #include "attnsweep/results.h"
+#include "attnsweep/shard.h"
 #include "attnsweep/signals.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/sweep.h"
@@ -28,6 +29,16 @@ typedef struct run_args {
 
 #define SECONDS_MAX 1e9
 
+/* --shard I/N (cli.h as_opt_fn): into sweep.shard_index, sweep.shard_count. */
+static int opt_shard(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  (void)o;
+  as_sweep_opts *so = &((run_args *)dst)->sweep;
+  if (as_shard_parse(arg, &so->shard_index, &so->shard_count) == AS_OK) return 0;
+  as_error_clear();
+  snprintf(msg, cap, "needs I/N with 1 <= I <= N <= %u", AS_SHARD_MAX);
+  return -1;
+}
+
 /* Every option of `attnsweep run`, once. */
 static const as_opt run_opts[] = {
     AS_OPT_TEXT("output", 'o', "OUT.h5", run_args, out, "the results file (required)"),
@@ -38,6 +49,8 @@ static const as_opt run_opts[] = {
     AS_OPT_FLAG("force", 0, run_args, sweep.force, "replace an existing OUT.h5"),
     AS_OPT_FLAG("allow-spec-change", 0, run_args, sweep.allow_spec_change,
                 "resume although the spec's SHA-256 differs (experts)"),
+    AS_OPT_FN("shard", 0, AS_ARG_REQUIRED, "I/N", run_args, sweep, opt_shard,
+              "run only shard I of N into OUT.h5.shard-I-of-N (merge joins them)"),
     AS_OPT_NUM("time-limit", 0, "SECONDS", run_args, sweep.time_limit, 0, SECONDS_MAX,
                "stop handing out work after SECONDS (exit 99, resumable); 0: none"),
     AS_OPT_NUM("flush", 0, "SECONDS", run_args, sweep.flush_interval, 0, SECONDS_MAX,
@@ -152,6 +165,14 @@ int as_cmd_run(int argc, char **argv) {
   as_sweep_opts opts = args.sweep;
   const int quiet = args.quiet;
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  /* --shard I/N: the sweep's shard I runs into its own file OUT.h5.shard-I-of-N (shard.h). */
+  char shard_out[AS_OUTSET_PATH_MAX];
+  if (opts.shard_count) {
+    if (as_shard_path(out, opts.shard_index, opts.shard_count, shard_out, sizeof shard_out) !=
+        AS_OK)
+      return rank == 0 ? as_cli_report("run", AS_ERR_ARG) : 2;
+    out = shard_out;
+  }
   if (opts.retry_failed && !opts.resume)
     return rank == 0 ? as_cli_usage_error("run", "--retry-failed needs --resume") : 2;
   if (opts.resume && opts.force)
@@ -202,8 +223,9 @@ int as_cmd_run(int argc, char **argv) {
   as_spec_diags_free(&diags);
 
   if (rank == 0 && !quiet)
-    fprintf(stderr, "attnsweep run: %s: %llu trials on %d rank%s -> %s%s\n", as_spec_name(spec),
-            (unsigned long long)as_spec_trial_count(spec), size, size == 1 ? "" : "s", out,
+    fprintf(stderr, "attnsweep run: %s: %llu trials%s on %d rank%s -> %s%s\n", as_spec_name(spec),
+            (unsigned long long)as_spec_trial_count(spec), opts.shard_count ? " (one shard)" : "",
+            size, size == 1 ? "" : "s", out,
             !opts.resume     ? ""
             : stored_name[0] ? " (resume, with the spec stored in the file)"
                              : " (resume)");
@@ -221,9 +243,15 @@ int as_cmd_run(int argc, char **argv) {
       if (!quiet || st != AS_OK || some_failed)
         fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
                 (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
-                st != AS_OK   ? "; stopped early: continue with --resume (exit 99)"
-                : some_failed ? ""
-                              : "; the sweep is complete");
+                st != AS_OK       ? "; stopped early: continue with --resume (exit 99)"
+                : some_failed     ? ""
+                : res.shard_count ? ""
+                                  : "; the sweep is complete");
+      if (st == AS_OK && res.shard_count && !quiet)
+        fprintf(stderr,
+                "attnsweep run: shard %u of %u is complete (%llu trials); once every shard is, "
+                "`attnsweep merge OUT.h5 SHARD...` joins them\n",
+                res.shard_index, res.shard_count, (unsigned long long)res.shard_trials);
       if (res.retried && !quiet)
         fprintf(stderr, "attnsweep run: %llu failed or non-finite trials were run again\n",
                 (unsigned long long)res.retried);

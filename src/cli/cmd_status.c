@@ -2,6 +2,7 @@
  *
  * Reads the results file without MPI (sec2 driver, HDF5 file locking off), so it works on a
  * login node while the sweep runs. "running" means another process holds OUT.h5.lock. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "attnsweep/iocheck.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/results.h"
+#include "attnsweep/shard.h"
 #include "cli.h"
 
 enum { MAX_FAILURES_SHOWN = 5, MAX_SEGMENTS_SHOWN = 20 };
@@ -67,7 +69,184 @@ cleanup:
 }
 
 /* `attnsweep status` has no options of its own (only -h/--help). */
-const as_optset as_opts_status = {NULL, 0, "OUT.h5"};
+const as_optset as_opts_status = {NULL, 0, "OUT.h5 | SHARD..."};
+
+/* ---------------------------------------------------------------- shard sets (job arrays) */
+
+/* The trials of a shard file's own shard: its attribute, else the split computed from its
+ * /spec (a file rebuilt by repair). */
+static as_status shard_trials(as_results *rf, const char *path, uint32_t index, uint32_t count,
+                              uint64_t *n) {
+  as_status st = AS_OK;
+  char *text = NULL;
+  uint32_t *owner = NULL;
+  as_spec *spec = NULL;
+  if (as_results_attr_u64(rf, AS_SHARD_ATTR_TRIALS, n) == AS_OK) return AS_OK;
+  as_error_clear();
+  AS_TRY(as_results_spec_text(rf, &text));
+  AS_TRY(as_spec_parse(text, strlen(text), path, NULL, &spec));
+  const uint64_t t = as_spec_trial_count(spec);
+  owner = malloc((t ? t : 1) * sizeof *owner);
+  AS_CHECK_ALLOC(owner);
+  AS_TRY(as_shard_owners(spec, count, owner, NULL));
+  *n = 0;
+  for (uint64_t i = 0; i < t; i++) *n += owner[i] == index;
+cleanup:
+  as_spec_destroy(&spec);
+  free(owner);
+  free(text);
+  return st;
+}
+
+typedef struct shard_file {
+  char *path;
+  uint32_t index, count;
+} shard_file;
+
+static int by_shard(const void *pa, const void *pb) {
+  const shard_file *a = pa, *b = pb;
+  if (a->count != b->count) return a->count < b->count ? -1 : 1;
+  if (a->index != b->index) return a->index < b->index ? -1 : 1;
+  return strcmp(a->path, b->path);
+}
+
+/* The shard files of results ("<results>.shard-I-of-N" in its directory), sorted. */
+static as_status find_shards(const char *results, shard_file **out, int *n) {
+  as_status st = AS_OK;
+  char dir[4096];
+  const char *slash = strrchr(results, '/');
+  const char *base = slash ? slash + 1 : results;
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - results) ? (int)(slash - results) : 1, results);
+  else
+    snprintf(dir, sizeof dir, ".");
+  DIR *d = opendir(dir);
+  shard_file *v = NULL;
+  int k = 0, cap = 0;
+  *out = NULL;
+  *n = 0;
+  if (!d) return AS_OK;
+  for (struct dirent *e; (e = readdir(d));) {
+    uint32_t i = 0, c = 0;
+    size_t blen = 0;
+    if (!as_shard_path_parse(e->d_name, &i, &c, &blen) || blen != strlen(base) ||
+        strncmp(e->d_name, base, blen) != 0)
+      continue;
+    if (k == cap) {
+      cap = cap ? 2 * cap : 16;
+      shard_file *p = realloc(v, (size_t)cap * sizeof *p);
+      AS_CHECK_ALLOC(p);
+      v = p;
+    }
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    v[k].path = malloc(len);
+    AS_CHECK_ALLOC(v[k].path);
+    snprintf(v[k].path, len, "%s/%s", dir, e->d_name);
+    if (!slash) snprintf(v[k].path, len, "%s", e->d_name);
+    v[k].index = i;
+    v[k].count = c;
+    k++;
+  }
+  qsort(v, (size_t)k, sizeof *v, by_shard);
+  *out = v;
+  *n = k;
+  v = NULL;
+  k = 0;
+cleanup:
+  for (int j = 0; j < k; j++) free(v[j].path);
+  free(v);
+  closedir(d);
+  return st;
+}
+
+/* One line per shard file (its own trials done, state), the shards of each split that are
+ * missing, and the total; how to merge once every shard is complete. */
+static int status_shards(const char *results, shard_file *f, int n) {
+  as_status st = AS_OK;
+  uint64_t all_done = 0, all_total = 0, sweep = 0;
+  int complete = 0, missing = 0;
+  printf("shards%s%s: %d file%s\n", results ? " of " : "", results ? results : "", n,
+         n == 1 ? "" : "s");
+  for (int k = 0; k < n; k++) {
+    as_results *rf = NULL;
+    uint32_t i = 0, c = 0;
+    uint64_t own = 0;
+    as_results_counts cn;
+    int held = 0;
+    long pid = -1;
+    char host[256] = "";
+    st = open_with_retry(f[k].path, &rf);
+    if (st == AS_OK) st = as_shard_identify(rf, f[k].path, &i, &c);
+    if (st == AS_OK && c == 0) {
+      i = c = 1; /* a whole run: shard 1 of 1 */
+      own = as_results_n_trials(rf);
+    } else if (st == AS_OK) {
+      st = shard_trials(rf, f[k].path, i, c, &own);
+    }
+    if (st == AS_OK) st = as_results_count(rf, &cn, NULL);
+    if (st == AS_OK) st = as_outset_probe(f[k].path, &held, &pid, host, sizeof host);
+    if (st != AS_OK) {
+      char buf[AS_ERRMSG_MAX + 64];
+      as_error_format_user(buf, sizeof buf);
+      printf("  %s: unreadable: %s\n", f[k].path, buf);
+      as_error_clear();
+      as_results_close(&rf);
+      st = AS_OK;
+      continue;
+    }
+    f[k].index = i;
+    f[k].count = c;
+    sweep = cn.total;
+    const uint64_t bad = cn.outcome[AS_OUT_FAILED] + cn.outcome[AS_OUT_NONFINITE];
+    const int done = cn.done >= own;
+    complete += done;
+    all_done += cn.done < own ? cn.done : own;
+    all_total += own;
+    printf("  shard %u/%u %s: %llu / %llu done (%.1f%%), %s", i, c, f[k].path,
+           (unsigned long long)cn.done, (unsigned long long)own,
+           own ? 100.0 * (double)cn.done / (double)own : 100.0,
+           done   ? "complete"
+           : held ? "running"
+                  : "stopped (resume: attnsweep run -o FILE --resume)");
+    if (held && !done) printf(" (pid %ld on %s)", pid, host[0] ? host : "?");
+    if (bad) printf(", %llu failed or non-finite", (unsigned long long)bad);
+    printf("\n");
+    as_results_close(&rf);
+  }
+  qsort(f, (size_t)n, sizeof *f, by_shard);
+  /* Missing shards of each split that appears. */
+  for (int k = 0; k < n; k++) {
+    if (k > 0 && f[k].count == f[k - 1].count) continue;
+    uint32_t c = f[k].count;
+    if (!c) continue;
+    uint8_t *have = calloc(c + 1u, 1);
+    if (!have) return 3;
+    for (int j = k; j < n && f[j].count == c; j++) have[f[j].index] = 1;
+    for (uint32_t i = 1; i <= c; i++)
+      if (!have[i]) {
+        if (results)
+          printf("  shard %u/%u %s.shard-%u-of-%u: missing\n", i, c, results, i, c);
+        else
+          printf("  shard %u/%u: missing\n", i, c);
+        missing++;
+      }
+    free(have);
+  }
+  /* One split: its shards partition the sweep, missing ones included. */
+  int one_split = n > 0 && f[0].count > 0 && f[0].count == f[n - 1].count;
+  for (int k = 1; k < n && one_split; k++) one_split = f[k].index != f[k - 1].index;
+  if (one_split) all_total = sweep;
+  printf("trials: %llu / %llu done (%.1f%%) over the shards of a %llu-trial sweep\n",
+         (unsigned long long)all_done, (unsigned long long)all_total,
+         all_total ? 100.0 * (double)all_done / (double)all_total : 0.0, (unsigned long long)sweep);
+  if (!missing && complete == n)
+    printf("state: every shard complete: attnsweep merge %s SHARD...\n",
+           results ? results : "OUT.h5");
+  else
+    printf("state: %d of %d shard%s complete%s\n", complete, n + missing,
+           n + missing == 1 ? "" : "s", missing ? ", some missing" : "");
+  return 0;
+}
 
 int as_cmd_status(int argc, char **argv) {
   as_status st = AS_OK;
@@ -75,10 +254,29 @@ int as_cmd_status(int argc, char **argv) {
   as_results_segment *segs = NULL;
   int npos = 0, code = 0;
   if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
-  if (npos > 1) return as_cli_usage_error("status", "one results file only ('%s')", argv[2]);
   if (npos == 0) return as_cli_usage_error("status", "missing the results file");
   const char *path = argv[1];
+  const int n_paths = npos; /* the operands, moved to argv[1..npos] */
   as_h5_quiet();
+  /* Shard files: several given, or OUT.h5 absent but OUT.h5.shard-I-of-N beside it. */
+  if (n_paths > 1 || access(path, F_OK) != 0) {
+    shard_file *f = NULL;
+    int n = 0, rc = 0;
+    if (n_paths > 1) {
+      f = calloc((size_t)n_paths, sizeof *f);
+      if (!f) return 3;
+      for (int i = 1; i <= n_paths; i++) f[n++].path = argv[i];
+      rc = status_shards(NULL, f, n);
+      free(f);
+      return rc;
+    }
+    st = find_shards(path, &f, &n);
+    if (st != AS_OK) return as_cli_report("status", st);
+    if (n > 0) rc = status_shards(path, f, n);
+    for (int k = 0; k < n; k++) free(f[k].path);
+    free(f);
+    if (n > 0) return rc;
+  }
   AS_TRY(open_with_retry(path, &rf));
 
   char tool[64] = "?", git[64] = "?", name[512] = "", sha[80] = "", start[40] = "", end[40] = "";
@@ -114,21 +312,31 @@ int as_cmd_status(int argc, char **argv) {
   double pct = c.total ? 100.0 * (double)c.done / (double)c.total : 0.0;
   printf("trials: %llu / %llu done (%.1f%%)\n", (unsigned long long)c.done,
          (unsigned long long)c.total, pct);
+  /* A shard file (job arrays): complete when its own trials are; the rest stay pending. */
+  uint32_t sh_i = 0, sh_n = 0;
+  uint64_t own = c.total;
+  AS_TRY(as_shard_identify(rf, path, &sh_i, &sh_n));
+  if (sh_n) {
+    AS_TRY(shard_trials(rf, path, sh_i, sh_n, &own));
+    printf("shard: %u of %u, %llu / %llu of its trials done (the other rows belong to other "
+           "shards)\n",
+           sh_i, sh_n, (unsigned long long)c.done, (unsigned long long)own);
+  }
   const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
-  if (c.done == c.total && n_bad)
+  if (c.done >= own && n_bad)
     printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
            "attnsweep run -o %s --resume --retry-failed)\n",
            (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
-  else if (c.done == c.total)
+  else if (c.done >= own)
     printf("state: complete\n");
   else if (held)
     printf("state: running (pid %ld on host %s)\n", pid, host[0] ? host : "?");
   else if (name[0] && access(name, R_OK) == 0)
     printf("state: stopped, %llu trial(s) left (resume: attnsweep run %s -o %s --resume)\n",
-           (unsigned long long)(c.total - c.done), name, path);
+           (unsigned long long)(own - c.done), name, path);
   else
     printf("state: stopped, %llu trial(s) left (resume: attnsweep run -o %s --resume)\n",
-           (unsigned long long)(c.total - c.done), path);
+           (unsigned long long)(own - c.done), path);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);
   uint64_t failed = c.outcome[AS_OUT_FAILED];

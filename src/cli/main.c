@@ -21,8 +21,9 @@ static const as_command commands[] = {
      "usage: attnsweep plan [OPTIONS] SPEC\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
-     "with --sbatch prints a ready Slurm job script (docs/slurm.md); the job script options\n"
-     "(--account ... --setup) go with --sbatch.\n",
+     "with --sbatch prints a ready Slurm job script (docs/slurm.md); with --array N a submit\n"
+     "script (bash) for a job array of N shards (run --shard) and a dependent merge job. The\n"
+     "job script options (--account ... --setup, --array) go with --sbatch.\n",
      &as_opts_plan, NULL, NULL},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
      "usage: mpiexec -n N attnsweep run [OPTIONS] [SPEC] -o OUT.h5\n\n"
@@ -32,12 +33,17 @@ static const as_command commands[] = {
      "but some trials failed or are non-finite (the count is printed; --resume --retry-failed\n"
      "runs them again and keeps the rest), 99 when stopped early by a signal (resumable with\n"
      "--resume), 2 for bad input, 3 for I/O failures, 70 for an internal error (a bug:\n"
-     "file:line and the trial are named; resumable). Rank 0 shows progress on stderr: a live\n"
-     "bar when that is a terminal (or mpiexec's is), else one line per interval.\n",
+     "file:line and the trial are named; resumable).\n"
+     "--shard I/N runs only shard I of N of the sweep (a cost-balanced split, the same for\n"
+     "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
+     "(docs/slurm.md). Rank 0 shows progress on stderr: a live bar when that is a terminal\n"
+     "(or mpiexec's is), else one line per interval.\n",
      &as_opts_run, NULL, NULL},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
-     "usage: attnsweep status OUT.h5\n\nReports done/total, failures and the segments of a "
-     "sweep.\n",
+     "usage: attnsweep status OUT.h5 | SHARD...\n\n"
+     "Reports done/total, failures and the segments of a sweep. For a job array (shard\n"
+     "files OUT.h5.shard-I-of-N beside a missing OUT.h5, or several shard files given):\n"
+     "the progress of each shard, the missing ones and the total.\n",
      &as_opts_status, NULL, NULL},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
      "usage: attnsweep summarize OUT.h5 [OPTIONS]\n\n"
@@ -58,6 +64,14 @@ static const as_command commands[] = {
      "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
      "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n",
      &as_opts_repair, NULL, NULL},
+    {"merge", as_cmd_merge, 1, "join the shard files of a sweep into one results file",
+     "usage: attnsweep merge [OPTIONS] OUT.h5 SHARD...\n\n"
+     "Joins the shard files of one sweep (run --shard I/N: OUT.h5.shard-I-of-N) into OUT.h5,\n"
+     "the file a single job would have written: /trials and the bulk data of every done row.\n"
+     "Refuses (exit 2) files of another spec, a missing or unfinished shard (named; --partial\n"
+     "merges what exists, the other rows stay pending) and rows two files disagree on.\n"
+     "The root attribute merged_from lists the inputs (docs/slurm.md).\n",
+     &as_opts_merge, NULL, NULL},
     {"import-weights", as_cmd_import_weights, 0,
      "attention heads of a checkpoint (safetensors) -> a matrix file",
      "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [OPTIONS]\n\n"

@@ -676,3 +676,142 @@ const int *as_classify_leaders(const as_classify_ws *ws) {
 const int *as_classify_labels(const as_classify_ws *ws) {
   return ws ? ws->label : NULL;
 }
+
+/* ------------------------------------------------------------------ the nearest theorem */
+
+/* ||A - cI||_F / ||A||_F for the c of the ray (sign > 0: c >= 0; sign < 0: c <= 0) nearest to
+ * A, i.e. c = the mean of the diagonal clamped to the ray; 1 for A = 0 (no direction). */
+static double ray_distance(int d, const double *A, int sign) {
+  double tr = 0.0, nrm = 0.0;
+  for (int i = 0; i < d; i++) tr += A[(size_t)i * d + i];
+  for (size_t k = 0; k < (size_t)d * d; k++) nrm += A[k] * A[k];
+  if (!(nrm > 0.0)) return 1.0;
+  double c = tr / d;
+  if (sign > 0 ? c < 0.0 : c > 0.0) c = 0.0;
+  /* ||A - cI||^2 = ||A||^2 - 2 c tr A + d c^2, formed directly to keep small values exact. */
+  double r = 0.0;
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++) {
+      double e = A[(size_t)i * d + j] - (i == j ? c : 0.0);
+      r += e * e;
+    }
+  return sqrt(r / nrm);
+}
+
+/* The paranormal distance of the header (sorted eigenvalues sp->wr, sp->wi). */
+static double paranormal_distance(const as_spectral *sp, double tol, int *f_out) {
+  const int d = sp->d;
+  *f_out = 0;
+  double lam = hypot(sp->lambda1_re, sp->lambda1_im);
+  if (d < 3 || !(lam > 0.0)) return NAN;
+  double best = INFINITY, spread = 0.0;
+  for (int f = 2; f < d; f++) {
+    spread =
+        fmax(spread, hypot(sp->wr[f - 1] - sp->lambda1_re, sp->wi[f - 1] - sp->lambda1_im) / lam);
+    /* The leading eigenvalue itself must be real and positive: Re lambda_1 enters sep. */
+    double sep = (hypot(sp->wr[f], sp->wi[f]) - sp->lambda1_re) / lam;
+    double lead = fabs(sp->lambda1_im) / lam;
+    double v;
+    if (spread <= tol && lead <= tol)
+      v = (sp->flags & AS_FLAG_PARANORMAL) && sp->dim_f == f ? sep : fmax(sep, 0.0);
+    else
+      v = fmax(fmax(spread, lead), sep);
+    if (v < best) {
+      best = v;
+      *f_out = f;
+    }
+  }
+  return best;
+}
+
+/* max(0, a, b, c), NaN arguments left out. */
+static double miss3(double a, double b, double c) {
+  double m = 0.0;
+  if (a > m) m = a;
+  if (b > m) m = b;
+  if (c > m) m = c;
+  return m;
+}
+
+static as_geom near_geometry(as_theorem th) {
+  switch (th) {
+  case AS_THM_D1:
+    return AS_GEOM_BOOLEAN;
+  case AS_THM_IDENTITY:
+    return AS_GEOM_POLYTOPE;
+  case AS_THM_MINUS_IDENTITY:
+    return AS_GEOM_COLLAPSE;
+  case AS_THM_PARANORMAL:
+    return AS_GEOM_POLYTOPE_SUBSPACE;
+  case AS_THM_GOOD:
+    return AS_GEOM_HYPERPLANES;
+  default:
+    return AS_GEOM_NONE;
+  }
+}
+
+as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol, as_near *nr) {
+  as_status st = AS_OK;
+  AS_CHECK(tr != NULL && sp != NULL && nr != NULL, AS_ERR_ARG, "near: NULL argument");
+  AS_CHECK(tr->d == sp->d && tr->d >= 1, AS_ERR_ARG, "near: triple d = %d, analysis d = %d", tr->d,
+           sp->d);
+  const int d = tr->d;
+  const uint32_t f = sp->flags;
+  double mn = 0.0;
+  for (size_t k = 0; k < (size_t)d * d; k++) mn += tr->M[k] * tr->M[k];
+  mn = sqrt(mn);
+  double lam = hypot(sp->lambda1_re, sp->lambda1_im);
+
+  nr->v_identity = (f & AS_FLAG_V_IDENTITY) ? 0.0 : ray_distance(d, tr->V, 1);
+  nr->v_minus_identity = (f & AS_FLAG_V_MINUS_IDENTITY) ? 0.0 : ray_distance(d, tr->V, -1);
+  nr->m_identity = (f & AS_FLAG_M_IDENTITY) ? 0.0 : ray_distance(d, tr->M, 1);
+  nr->m_symmetric = (f & AS_FLAG_M_SYMMETRIC) ? 0.0 : sp->m_asym;
+  nr->m_posdef = mn > 0.0 ? -sp->m_min_sym_eig / mn : 0.0;
+  nr->lead_real = (f & AS_FLAG_LEAD_REAL) ? 0.0 : lam > 0.0 ? fabs(sp->lambda1_im) / lam : NAN;
+  nr->gap = lam > 0.0 ? (sp->lambda2_abs - sp->lambda1_re) / lam : 0.0;
+  nr->margin = isfinite(sp->margin) ? (mn > 0.0 ? -sp->margin / mn : 0.0) : NAN;
+  nr->paranormal = paranormal_distance(sp, tol, &nr->paranormal_f);
+
+  /* Per theorem, in precedence order: its distance, whether it holds, whether it can be read. */
+  enum { NT = 5 };
+  const as_theorem order[NT] = {AS_THM_D1, AS_THM_IDENTITY, AS_THM_MINUS_IDENTITY,
+                                AS_THM_PARANORMAL, AS_THM_GOOD};
+  double D[NT];
+  int holds[NT], readable[NT];
+  D[0] = d == 1 ? miss3(nr->gap, nr->m_posdef, NAN) : NAN;
+  holds[0] = d == 1 && tr->V[0] > 0 && tr->M[0] > 0;
+  readable[0] = d == 1;
+  D[1] = miss3(nr->v_identity, nr->m_symmetric, nr->m_posdef);
+  holds[1] = (f & AS_FLAG_V_IDENTITY) && (f & AS_FLAG_M_SPD);
+  readable[1] = 1;
+  D[2] = miss3(nr->v_minus_identity, nr->m_identity, NAN);
+  holds[2] = (f & AS_FLAG_V_MINUS_IDENTITY) && (f & AS_FLAG_M_IDENTITY);
+  readable[2] = 1;
+  D[3] = isnan(nr->paranormal) ? NAN : miss3(nr->paranormal, nr->m_symmetric, nr->m_posdef);
+  holds[3] = (f & AS_FLAG_PARANORMAL) && (f & AS_FLAG_M_SPD) && sp->dim_f >= 2;
+  readable[3] = nr->paranormal_f >= 2 && sp->dim_f == nr->paranormal_f;
+  D[4] = miss3(nr->lead_real, nr->gap, nr->margin);
+  holds[4] = (f & AS_FLAG_GOOD) != 0;
+  readable[4] = (f & AS_FLAG_LEAD_REAL) && (f & AS_FLAG_LEAD_SIMPLE) && isfinite(sp->l1[0]);
+
+  int h = -1; /* the proved theorem that holds (sp->theorem), if any */
+  for (int i = 0; i < NT; i++)
+    if (order[i] == sp->theorem) h = i;
+  const int last = h >= 0 ? h : NT;
+  const double reach = h >= 0 ? AS_NEAR_REACH : 1.0;
+  double dmin = INFINITY;
+  for (int i = 0; i < last; i++)
+    if (!holds[i] && readable[i] && D[i] < reach) dmin = fmin(dmin, D[i]);
+  nr->theorem = h >= 0 ? order[h] : AS_THM_NONE;
+  nr->dist = h >= 0 ? 0.0 : NAN;
+  if (isfinite(dmin))
+    for (int i = 0; i < last; i++)
+      if (!holds[i] && readable[i] && D[i] < reach && D[i] <= AS_NEAR_SLACK * dmin) {
+        nr->theorem = order[i];
+        nr->dist = D[i];
+        break;
+      }
+  nr->predicted = near_geometry(nr->theorem);
+cleanup:
+  return st;
+}

@@ -28,6 +28,7 @@ struct as_pipeline {
   int n, d, m; /* shape of the workspaces below (0: none yet) */
   as_triple *tr;
   as_spectral *sp;
+  as_spectral *sp_near; /* sp with the nearest theorem in place of sp->theorem */
   as_dyn *dyn;
   as_classify_ws *cws;
   as_expm_plan *expm;  /* z from x when the x variables were integrated */
@@ -83,6 +84,7 @@ cleanup:
 static void free_shape(as_pipeline *pl) {
   as_triple_destroy(&pl->tr);
   as_spectral_destroy(&pl->sp);
+  as_spectral_destroy(&pl->sp_near);
   as_dyn_destroy(&pl->dyn);
   as_classify_ws_destroy(&pl->cws);
   as_expm_destroy(&pl->expm);
@@ -126,6 +128,7 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   size_t nd = (size_t)n * (size_t)d;
   AS_TRY(as_triple_create(d, m, &pl->tr));
   AS_TRY(as_spectral_create(d, &pl->sp));
+  AS_TRY(as_spectral_create(d, &pl->sp_near));
   AS_TRY(as_dyn_create(n, d, &pl->dyn));
   AS_TRY(as_classify_ws_create(n, d, &pl->cws));
   AS_TRY(as_expm_create(d, &pl->expm));
@@ -151,6 +154,7 @@ static void record_failure(as_record *rec, as_status st) {
   const as_error *e = as_error_get();
   rec->outcome = AS_OUT_FAILED;
   rec->verdict = AS_VERDICT_FAILED;
+  rec->near_verdict = AS_VERDICT_FAILED;
   rec->observed = AS_GEOM_NONE;
   const char *msg = e->status != AS_OK ? e->message : as_status_message(st);
   size_t len = strlen(msg);
@@ -212,6 +216,49 @@ static void copy_spectral(const as_spectral *sp, as_expm path, as_record *rec) {
   rec->kpos = sp->kpos;
   rec->dim_f = sp->dim_f;
   rec->eig_cond = sp->eig_cond;
+}
+
+static void copy_near(const as_near *nr, as_record *rec) {
+  rec->near_theorem = (int32_t)nr->theorem;
+  rec->near_predicted = (int32_t)nr->predicted;
+  rec->near_dist = nr->dist;
+  rec->dist_v_identity = nr->v_identity;
+  rec->dist_v_minus_identity = nr->v_minus_identity;
+  rec->dist_m_identity = nr->m_identity;
+  rec->dist_m_symmetric = nr->m_symmetric;
+  rec->dist_m_posdef = nr->m_posdef;
+  rec->dist_lead_real = nr->lead_real;
+  rec->dist_gap = nr->gap;
+  rec->dist_margin = nr->margin;
+  rec->dist_paranormal = nr->paranormal;
+}
+
+/* The verdict against the nearest theorem (classify.h): the verdict itself when it is the
+ * theorem that holds, none without one, else the end state classified once more with the
+ * nearest theorem in place of the analysis' theorem, into a scratch record. Runs before the
+ * main classification so that the workspace keeps the latter's per-token results. */
+static as_status near_verdict(as_pipeline *pl, const as_near *nr, const as_classify_input *in,
+                              as_record *rec) {
+  as_status st = AS_OK;
+  if (nr->theorem == pl->sp->theorem || nr->theorem == AS_THM_NONE) return AS_OK;
+  AS_TRY(as_spectral_copy(pl->sp, pl->sp_near));
+  pl->sp_near->theorem = nr->theorem;
+  pl->sp_near->predicted = nr->predicted;
+  as_classify_input nin = *in;
+  nin.sp = pl->sp_near;
+  as_record scratch = *rec;
+  as_status cs = as_classify(&nin, pl->cws, &scratch);
+  if (cs != AS_OK && as_status_is_trial_problem(cs)) {
+    /* The nearest theorem's coordinates could not be read on this end state: that verdict
+     * failed, the trial's own verdict still stands. */
+    as_error_clear();
+    rec->near_verdict = AS_VERDICT_FAILED;
+    return AS_OK;
+  }
+  AS_TRY(cs);
+  rec->near_verdict = scratch.verdict;
+cleanup:
+  return st;
 }
 
 typedef struct snap_ctx {
@@ -276,6 +323,9 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   ts = as_dyn_set_triple(pl->dyn, pl->tr->V, pl->tr->M, &path);
   if (ts != AS_OK) goto trial_failed;
   copy_spectral(pl->sp, path, rec);
+  as_near nr;
+  AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &nr));
+  copy_near(&nr, rec);
 
   snap_ctx snaps = {bulk ? bulk->snapshots : NULL, nd, 0, t->output.n_snapshots};
   as_dyn_stats ds;
@@ -328,8 +378,14 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   if (ds.outcome != AS_OUT_INTERRUPTED) {
     as_classify_input in = {n,         d,      pl->X0,     Z,          pl->X,     P,
                             pl->tr->V, pl->sp, ds.outcome, ds.t_final, t->integ.T};
+    ts = near_verdict(pl, &nr, &in, rec);
+    if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);
     if (ts != AS_OK) goto trial_failed;
+    if (nr.theorem == pl->sp->theorem)
+      rec->near_verdict = rec->verdict;
+    else if (nr.theorem == AS_THM_NONE)
+      rec->near_verdict = AS_VERDICT_NO_PREDICTION;
   }
   goto done;
 

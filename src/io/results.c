@@ -1274,6 +1274,26 @@ cleanup:
   return st;
 }
 
+as_status as_results_set_attr_string(as_results *rf, const char *name, const char *value) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && name && value && rf->writable, AS_ERR_ARG,
+           "as_results_set_attr_string: bad arguments or a read-only file");
+  if (H5Aexists(rf->file, name) > 0) AS_H5_CHECK(H5Adelete(rf->file, name));
+  AS_TRY(attr_write_str(rf->file, name, value, 0));
+cleanup:
+  return st;
+}
+
+as_status as_results_set_attr_u64(as_results *rf, const char *name, uint64_t value) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && name && rf->writable, AS_ERR_ARG,
+           "as_results_set_attr_u64: bad arguments or a read-only file");
+  if (H5Aexists(rf->file, name) > 0) AS_H5_CHECK(H5Adelete(rf->file, name));
+  AS_TRY(attr_write_u64(rf->file, name, value));
+cleanup:
+  return st;
+}
+
 as_status as_results_spec_text(as_results *rf, char **text) {
   as_status st = AS_OK;
   hid_t d = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;

@@ -13,6 +13,7 @@
 #include "attnsweep/pipeline.h"
 #include "attnsweep/pspectral.h"
 #include "attnsweep/results.h"
+#include "attnsweep/shard.h"
 #include "attnsweep/signals.h"
 
 /* Records per sink call (and per journal batch). */
@@ -325,6 +326,37 @@ static as_status agree(MPI_Comm comm, as_status st) {
   return (as_status)all;
 }
 
+/* Rank 0: which shard path is (opts, or on a resume what the file says it is; a resume with
+ * another shard than the file's is refused), and its owners (owner[i] == index: to do). A
+ * whole sweep leaves *owner NULL. */
+static as_status shard_select(const as_spec *spec, as_results *rf, const char *path,
+                              const as_sweep_opts *o, as_sweep_result *r, uint32_t **owner) {
+  as_status st = AS_OK;
+  uint32_t index = o->shard_index, count = o->shard_count;
+  if (o->resume) {
+    uint32_t fi = 0, fn = 0;
+    AS_TRY(as_shard_identify(rf, path, &fi, &fn));
+    AS_CHECK(!count || fn, AS_ERR_MISMATCH,
+             "%s is the file of a whole sweep, not shard %u of %u: resume it without --shard", path,
+             index, count);
+    AS_CHECK(!count || (fi == index && fn == count), AS_ERR_MISMATCH,
+             "%s is shard %u of %u, not shard %u of %u: resume it with --shard %u/%u", path, fi, fn,
+             index, count, fi, fn);
+    index = fi;
+    count = fn;
+  }
+  r->shard_index = index;
+  r->shard_count = count;
+  if (!count) goto cleanup;
+  const uint64_t n = as_spec_trial_count(spec);
+  *owner = malloc((n ? n : 1) * sizeof **owner);
+  AS_CHECK_ALLOC(*owner);
+  AS_TRY(as_shard_owners(spec, count, *owner, NULL));
+  for (uint64_t i = 0; i < n; i++) r->shard_trials += (*owner)[i] == index;
+cleanup:
+  return st;
+}
+
 as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
                        const as_sweep_opts *opts_in, as_sweep_result *res) {
   as_status st = AS_OK;
@@ -339,6 +371,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   uint8_t *done = NULL;
   uint64_t *todo = NULL;
   uint64_t n_todo = 0;
+  uint32_t *owner = NULL;
   as_sched_summary sum;
   memset(&sum, 0, sizeof sum);
   as_sweep_result r;
@@ -385,6 +418,17 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     }
     AS_TRY(agree(comm, sst_));
     AS_TRY(as_results_create(comm, path, &info, &rf));
+    if (opts.shard_count) {
+      /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
+      as_status hst = AS_OK;
+      if (rank == 0) hst = shard_select(spec, rf, path, &opts, &r, &owner);
+      AS_TRY(agree(comm, hst));
+      uint64_t n_shard = r.shard_trials;
+      AS_MPI_CHECK(MPI_Bcast(&n_shard, 1, MPI_UINT64_T, 0, comm));
+      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_INDEX, opts.shard_index));
+      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_COUNT, opts.shard_count));
+      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_TRIALS, n_shard));
+    }
   } else {
     AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &rf));
     as_status cst = AS_OK;
@@ -404,6 +448,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
                            (unsigned long long)rows, (unsigned long long)n_trials);
       /* A file from before the spec side file existed: give it one, from /spec. */
       if (cst == AS_OK) cst = as_outset_spec_ensure(path, rf);
+      if (cst == AS_OK) cst = shard_select(spec, rf, path, &opts, &r, &owner);
     }
     AS_TRY(agree(comm, cst));
   }
@@ -427,7 +472,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     }
     if (dst == AS_OK)
       for (uint64_t i = 0; i < n_trials; i++)
-        if (!done[i]) todo[n_todo++] = i;
+        if (!done[i] && (!owner || owner[i] == r.shard_index)) todo[n_todo++] = i;
   }
   AS_TRY(agree(comm, dst));
 
@@ -494,6 +539,7 @@ cleanup:
   as_outset_layout_free(bulk);
   free(done);
   free(todo);
+  free(owner);
   as_sched_summary_clear(&sum);
   r.elapsed = MPI_Wtime() - t0;
   if (res) *res = r;

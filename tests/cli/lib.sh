@@ -5,6 +5,9 @@
 #                                still running ($job, killed with its children) and whatever
 #                                the test's optional cleanup_extra function undoes; seeds
 #                                $RANDOM from AS_TEST_SEED (printed, so a failure can be replayed)
+#   wait_running PID FILE        waits (12 s at most) until FILE's run is in state running: the
+#                                file exists and its run lock is held (signal handlers are
+#                                installed before the lock is taken); 1 if PID exits first
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 mpiexec=${MPIEXEC:-mpiexec}
 py=/usr/bin/python3
@@ -32,4 +35,13 @@ as_test_init() { # as_test_init NAME
   trap as_test_cleanup EXIT
   RANDOM=${AS_TEST_SEED:-$$}
   echo "random seed: ${AS_TEST_SEED:-$$} (set AS_TEST_SEED to replay)"
+}
+
+wait_running() { # wait_running PID FILE
+  for _ in $(seq 1 400); do
+    kill -0 "$1" 2>/dev/null || return 1
+    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
+    sleep 0.03
+  done
+  return 1
 }

@@ -32,14 +32,6 @@ h5check() {
   fi
 }
 done_rows() { sed -n 's/^trials: \([0-9]*\) \/.*/\1/p' <("$bin" status "$1" 2>&1); }
-wait_running() { # wait_running PID FILE
-  for _ in $(seq 1 400); do
-    kill -0 "$1" 2>/dev/null || return 1
-    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
-    sleep 0.03
-  done
-  return 1
-}
 
 spec() { # spec FILE FLUSH REPLICATES
   cat >"$1" <<EOF

@@ -27,15 +27,6 @@ h5check() {
   esac
 }
 
-wait_running() { # wait_running PID FILE
-  for _ in $(seq 1 400); do
-    kill -0 "$1" 2>/dev/null || return 1
-    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
-    sleep 0.03
-  done
-  return 1
-}
-
 write_spec() { # write_spec FILE [output line]
   cat >"$1" <<EOF
 name: kill
@@ -45,9 +36,9 @@ flush_interval: 0.2
 ${2:-}
 sweep:
   concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 30, dt: 0.02,
+    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 60, dt: 0.02,
        init: {kind: box, scale: 5}}
-    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 20, dt: 0.02,
+    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 40, dt: 0.02,
        init: {kind: gauss, scale: 2}}
 EOF
 }
@@ -86,6 +77,10 @@ scenario() {
   fi
   wait "$job" 2>/dev/null; job=
   sleep 0.2 # let mpiexec's teardown of the other ranks finish (one-rank case)
+  # On a loaded machine the sweep may have completed and closed (journals removed after a
+  # verified close) before the kill landed: then nothing is journaled and every row is done.
+  local early=0
+  "$bin" status "$out" 2>/dev/null | grep -q "^state: complete" && early=1
   local in_file
   in_file=$("$py" -c "import h5py; print(int((h5py.File('$out','r')['trials']['outcome'][:] != 0).sum()))" 2>/dev/null || echo unreadable)
   if [ "$damage" = truncate ]; then
@@ -100,8 +95,15 @@ scenario() {
   done=$(sed -n 's/^trials: \([0-9]*\) \/ .*/\1/p' <<<"$rep")
   lost=$(sed -n 's/^bulk data lost with the old file: \([0-9]*\) .*/\1/p' <<<"$rep")
   lost=${lost:-0}
-  check "$name: after repair the rows done are the journaled trials ($done = $journaled - $lost)" \
-    test -n "$done" -a "$done" = "$((journaled - lost))"
+  if [ $early = 1 ]; then
+    echo "note: $name: the sweep completed before the kill landed"
+    check "$name: completed before the kill: every row done ($done = $total)" \
+      test -n "$done" -a "$done" = "$total"
+    victim="$victim (too late: the sweep had completed)"
+  else
+    check "$name: after repair the rows done are the journaled trials ($done = $journaled - $lost)" \
+      test -n "$done" -a "$done" = "$((journaled - lost))"
+  fi
   if [ "$damage" = truncate ]; then
     check "$name: the damaged file was rebuilt" grep -q "rebuilt from its spec copy" <<<"$rep"
     check "$name: the damaged file was kept" test -e "$out.damaged"

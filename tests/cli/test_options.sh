@@ -27,7 +27,7 @@ table_of() { # table_of SOURCE
   grep -ozE 'AS_OPT_(FLAG|VALUE|TEXT|NUM|RANGE|WHOLE|FN)\([[:space:]]*"[a-z0-9-]+",[[:space:]]*('"'"'.'"'"'|0)' "$1" |
     tr '\0' '\n' | sed -E 's/.*"([a-z0-9-]+)",[[:space:]]*'"'"'?([^'"'"']*)'"'"'?$/\1 \2/'
 }
-for cmd in validate plan run status reproduce repair census bench; do
+for cmd in validate plan run status reproduce repair merge census bench; do
   f=$src/src/cli/cmd_$cmd.c
   tab=$(table_of "$f" | sort)
   h=$("$bin" help "$cmd"); rc=$?

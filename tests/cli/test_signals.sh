@@ -33,17 +33,6 @@ h5check() {
   esac
 }
 
-# Running means: the file exists and its run lock is held (signal handlers are installed
-# before the lock is taken).
-wait_running() { # wait_running PID FILE
-  for _ in $(seq 1 400); do
-    kill -0 "$1" 2>/dev/null || return 1
-    [ -e "$2" ] && "$bin" status "$2" 2>/dev/null | grep -q "state: running" && return 0
-    sleep 0.03
-  done
-  return 1
-}
-
 cat >"$tmp/sweep.yaml" <<'EOF'
 name: signals
 seed: 11

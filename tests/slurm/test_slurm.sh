@@ -7,6 +7,9 @@
 #       in later segments (same job id, restart 0, 1, ...).
 #   (c) scancel in the middle: the ranks drain on SIGTERM, the file closes cleanly, the job is
 #       not requeued; the same sbatch command again resumes and completes the sweep.
+#   (d) `plan --sbatch --array 3`: a job array of 3 shards and a merge job (afterok); task 2
+#       gets a real 1 minute time limit: it drains at Slurm's warning and requeues itself, the
+#       others complete at once; the merge job joins the 3 shard files into OUT.h5.
 # Every results file is compared with a local mpiexec run of the same spec, record by record
 # (tests/tools/compare_results.py: all fields but wall_time and rank, and the bulk data).
 # Environment: ATTNSWEEP (the binary; ctest sets it), AS_SOURCE_DIR, AS_SLURM_TESTS="a b c"
@@ -21,7 +24,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_oob_tcp_if_include=lo
 export HDF5_USE_FILE_LOCKING=FALSE
-tests=${AS_SLURM_TESTS:-a b c}
+tests=${AS_SLURM_TESTS:-a b c d}
 t_all=$(date +%s)
 
 # shellcheck source=tests/slurm/lib.sh
@@ -226,6 +229,71 @@ YAML
     '[ "$(wc -l <<<"$seg")" -eq 2 ] && [ "$(sed -n 2p <<<"$seg" | awk "{print \$2, \$7}")" = "$id2 $N" ]'
   check "(c) records identical to the local run" '"$py" "$here/../tools/compare_results.py" "$w/c.h5" "$w/c_ref.h5" --require-complete'
   echo "(c) took $(($(date +%s) - t0)) s"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if [[ " $tests " == *" d "* ]]; then
+  t0=$(date +%s)
+  spec_d() {
+    cat <<YAML
+name: slurm_d
+seed: 24
+replicates: $1
+output: {final: true}
+defaults: {T: 20, dt: 0.1, settle_window: 0, init: {kind: box, scale: 5}}
+sweep:
+  concat:
+    - {case: identity, vfamily: identity, mfamily: identity, d: [2, 3], n: [40, 80]}
+    - {case: good, vfamily: good, v_lambda: 1, v_gap: 0.5, mfamily: identity, d: 3, n: 60}
+YAML
+  }
+  spec_d 1 >"$w/d.yaml"
+  # About 90 core-seconds (the calibrated model overestimates: about 65 measured): a shard is
+  # a third, and two tasks share core 0, so task 2 runs about 45 s, past the 32 s by which
+  # Slurm's time-limit warning (58 s before 1 minute, checked every 30 s) has come.
+  R=$(replicates_for "$w/d.yaml" 90 45)
+  spec_d "$R" >"$w/d.yaml"
+  N=$((R * 5))
+  printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${pin_job[*]}" "$ATTNSWEEP" >"$w/pinned.sh"
+  chmod 755 "$w/pinned.sh"
+  "$ATTNSWEEP" plan "$w/d.yaml" --sbatch --array 3 -o "$w/d.h5" >"$w/d_submit.sh" 2>"$w/d.plan" &&
+    rc=0 || rc=$?
+  check "(d) plan --sbatch --array 3 exits 0 (rc $rc: $(tail -n 1 "$w/d.plan"))" '[ $rc -eq 0 ]'
+  # Held, so that task 2 gets its 1 minute limit before anything starts.
+  sub=$(cd "$w/elsewhere" && AS_MAX_SEGMENTS=8 ATTNSWEEP="$w/pinned.sh" bash "$w/d_submit.sh" \
+    --hold -n 1 --signal=B:USR1@58 -D "$w" 2>&1) || true
+  arr=$(sed -n 's/.*job array \([0-9]*\) .*/\1/p' <<<"$sub")
+  mrg=$(sed -n 's/.* merge job \([0-9]*\) .*/\1/p' <<<"$sub")
+  check "(d) the submit script submitted the array and the merge job ($sub)" \
+    '[ -n "$arr" ] && [ -n "$mrg" ]'
+  scontrol update JobId="${arr}_2" TimeLimit=1 || echo "(d) scontrol update of ${arr}_2 failed" >&2
+  scontrol release "$arr" 2>/dev/null
+  scontrol release "${arr}_2" 2>/dev/null
+  echo "(d) array $arr: $N trials in 3 shards, merge job $mrg; local reference runs meanwhile"
+  "${pin_ref[@]}" mpiexec -n 1 "$ATTNSWEEP" run "$w/d.yaml" -o "$w/d_ref.h5" -q >"$w/d_ref.log" 2>&1
+  st=$(wait_done "$mrg" 500)
+  check "(d) merge job $mrg COMPLETED with exit 0 (got $st $(slurm_job_field "$mrg" ExitCode))" \
+    '[ "$st" = COMPLETED ] && [ "$(slurm_job_field "$mrg" ExitCode)" = 0:0 ]'
+  for i in 1 2 3; do
+    tst=$(slurm_job_field "${arr}_$i" JobState) trs=$(slurm_job_field "${arr}_$i" Restarts)
+    if [ "$i" = 2 ]; then
+      check "(d) task 2 COMPLETED after $trs requeues (got $tst)" '[ "$tst" = COMPLETED ] && [ "${trs:-0}" -ge 1 ]'
+    else
+      check "(d) task $i COMPLETED without requeue (got $tst, $trs requeues)" '[ "$tst" = COMPLETED ] && [ "$trs" = 0 ]'
+    fi
+  done
+  out2="$w/attnsweep-${arr}_2.out"
+  check "(d) task 2 got Slurm's SIGUSR1, drained (exit 99) and requeued itself" \
+    'grep -q "SIGUSR1 (time limit near)" "$out2" && grep -q "attnsweep run exited 99" "$out2" &&
+     grep -q "requeueing job" "$out2" && grep -q -- "--shard 2/3" "$out2"'
+  seg=$(segments "$w/d.h5.shard-2-of-3")
+  echo "$seg" | sed 's/^/    shard 2 segment /'
+  check "(d) shard 2 has a segment per run of task 2, the first stopped early" \
+    '[ "$(wc -l <<<"$seg")" -ge 2 ] && [ "$(head -n 1 <<<"$seg" | awk "{print \$3}")" = 0 ]'
+  check "(d) merged file identical to the local run" \
+    '"$py" "$here/../tools/compare_results.py" "$w/d.h5" "$w/d_ref.h5" --require-complete'
+  check "(d) status of the merged file: complete" '"$ATTNSWEEP" status "$w/d.h5" | grep -q "state: complete"'
+  echo "(d) took $(($(date +%s) - t0)) s"
 fi
 
 echo "test_slurm: $([ $fail -eq 0 ] && echo ok || echo FAILED) in $(($(date +%s) - t_all)) s (scenarios: $tests)"

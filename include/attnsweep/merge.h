@@ -1,0 +1,47 @@
+/* attnsweep/merge.h: join the shard files of one sweep into one results file (merge.c).
+ *
+ * The output is the file a single job would have written: /trials row i is the record of
+ * trial i taken from the shard that ran it (records read and written through the same types,
+ * so the rows are byte for byte those of the shard), and every bulk slab of a done row comes
+ * with it. A trial is a pure function of (spec, index), so a row found in several inputs must
+ * be the same record there (timing fields aside) and the same bulk data; otherwise the merge
+ * is refused. Inputs must carry the same spec (SHA-256 of its text). The shards (shard.h) each
+ * input claims must cover every trial: a missing one is named (the file it would be); with
+ * partial the merge goes on and the rows of missing or unfinished shards stay pending.
+ * A file that is not a shard counts as shard 1 of 1 (a whole run).
+ *
+ * Provenance: the root attribute merged_from lists every input (path, shard, rows taken,
+ * its segments: job ids, restarts, ranks), merge_partial is 1 when rows are pending.
+ * Not collective: one process, the output is written on MPI_COMM_SELF (MPI initialised).
+ */
+#ifndef ATTNSWEEP_MERGE_H
+#define ATTNSWEEP_MERGE_H
+
+#include <stdint.h>
+
+#include "attnsweep/status.h"
+
+typedef struct as_merge_opts {
+  int partial; /* 1: merge what exists (missing or unfinished shards leave rows pending) */
+  int force;   /* 1: replace an existing output file */
+} as_merge_opts;
+
+typedef struct as_merge_report {
+  uint64_t n_trials;        /* rows of the sweep */
+  uint64_t done;            /* rows done in the output */
+  uint64_t overlaps;        /* rows found done in more than one input (all identical) */
+  uint32_t inputs;          /* input files */
+  uint32_t missing;         /* shards none of the inputs is (named in missing_names) */
+  uint32_t unfinished;      /* inputs with rows of their own shard pending */
+  char missing_names[1024]; /* "A, B, ..." (truncated with "...") */
+} as_merge_report;
+
+/* Merge n inputs into out. Statuses: AS_ERR_ARG (out exists without force, out is one of the
+ * inputs, a missing or unfinished shard without partial: the file named), AS_ERR_MISMATCH
+ * (another spec, a disagreeing row: both files and the trial named), AS_ERR_DATA (an input
+ * that is not a results file), AS_ERR_BUSY (out in use), I/O and HDF5 failures. On failure
+ * no output file is left behind. rep may be NULL. */
+as_status as_merge_run(const char *out, const char *const *inputs, int n, const as_merge_opts *o,
+                       as_merge_report *rep);
+
+#endif /* ATTNSWEEP_MERGE_H */

@@ -1,0 +1,382 @@
+/* merge.c: joining the shard files of one sweep into one results file (merge.h). */
+#include "attnsweep/merge.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnsweep/iocheck.h"
+#include "attnsweep/outset.h"
+#include "attnsweep/record.h"
+#include "attnsweep/results.h"
+#include "attnsweep/shard.h"
+#include "attnsweep/spec.h"
+
+/* Rows read per call (a run of consecutive done rows of one input). */
+#define MERGE_BLOCK 256
+
+typedef struct merge_input {
+  const char *path;
+  as_results *rf;
+  uint32_t index, count; /* its shard; 1 of 1 for a whole run */
+  int whole;             /* 1: not a shard file */
+  const uint32_t *owner; /* the owners of the split into count shards */
+  uint64_t own;          /* trials of its shard */
+  uint64_t own_done;     /* ... done in it */
+  uint64_t taken;        /* rows of the output taken from it */
+} merge_input;
+
+typedef struct owner_set {
+  uint32_t count;
+  uint32_t *owner;
+} owner_set;
+
+/* The record without its timing fields (padding is zero in records read from a file). */
+static int same_result(const as_record *a, const as_record *b) {
+  as_record x = *a, y = *b;
+  as_record_strip_timing(&x);
+  as_record_strip_timing(&y);
+  return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static as_status grow(double **buf, uint64_t *cap, uint64_t need) {
+  as_status st = AS_OK;
+  if (need <= *cap) return AS_OK;
+  double *p = realloc(*buf, need * sizeof *p);
+  AS_CHECK_ALLOC(p);
+  *buf = p;
+  *cap = need;
+cleanup:
+  return st;
+}
+
+/* The bulk data of trial from src into dst, or (compare) whether dst already holds the same:
+ * *same = 0 when a slab differs. */
+static as_status bulk_copy(as_results *src, as_results *dst, uint64_t trial, int compare, int *same,
+                           double **b1, uint64_t *c1, double **b2, uint64_t *c2) {
+  as_status st = AS_OK;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    uint64_t off = 0, cnt = 0;
+    AS_TRY(as_results_bulk_extent(src, (as_bulk_kind)k, trial, &off, &cnt));
+    if (!cnt) continue;
+    AS_TRY(grow(b1, c1, cnt));
+    AS_TRY(as_results_read_bulk(src, (as_bulk_kind)k, trial, *b1, cnt));
+    if (!compare) {
+      AS_TRY(as_results_write_bulk(dst, (as_bulk_kind)k, trial, *b1, cnt));
+      continue;
+    }
+    AS_TRY(grow(b2, c2, cnt));
+    AS_TRY(as_results_read_bulk(dst, (as_bulk_kind)k, trial, *b2, cnt));
+    if (memcmp(*b1, *b2, cnt * sizeof **b1) != 0) *same = 0;
+  }
+cleanup:
+  return st;
+}
+
+/* Append "fmt..." to the growing string *s (length *len, capacity *cap). */
+static as_status append(char **s, size_t *len, size_t *cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static as_status append(char **s, size_t *len, size_t *cap, const char *fmt, ...) {
+  as_status st = AS_OK;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(*s ? *s + *len : NULL, *s ? *cap - *len : 0, fmt, ap);
+    va_end(ap);
+    AS_CHECK(w >= 0, AS_ERR_INTERNAL, "merge: formatting failed");
+    if (*s && *len + (size_t)w < *cap) {
+      *len += (size_t)w;
+      break;
+    }
+    size_t ncap = 2 * (*cap + (size_t)w) + 256;
+    char *p = realloc(*s, ncap);
+    AS_CHECK_ALLOC(p);
+    if (!*s) p[0] = '\0';
+    *s = p;
+    *cap = ncap;
+  }
+cleanup:
+  return st;
+}
+
+/* One line per input: path, shard, rows, and its segments (job id/restart, ranks). */
+static as_status provenance(merge_input *in, int n, char **out) {
+  as_status st = AS_OK;
+  char *s = NULL;
+  size_t len = 0, cap = 0;
+  as_results_segment *segs = NULL;
+  for (int k = 0; k < n; k++) {
+    size_t nseg = 0;
+    AS_TRY(as_results_segments(in[k].rf, NULL, 0, &nseg));
+    free(segs);
+    segs = calloc(nseg ? nseg : 1, sizeof *segs);
+    AS_CHECK_ALLOC(segs);
+    AS_TRY(as_results_segments(in[k].rf, segs, nseg, &nseg));
+    AS_TRY(append(&s, &len, &cap, "%s: %s %u of %u, %llu of its %llu trials done, %llu rows taken;",
+                  in[k].path, in[k].whole ? "whole run, as shard" : "shard", in[k].index,
+                  in[k].count, (unsigned long long)in[k].own_done, (unsigned long long)in[k].own,
+                  (unsigned long long)in[k].taken));
+    AS_TRY(append(&s, &len, &cap, " segments:"));
+    for (size_t i = 0; i < nseg; i++)
+      AS_TRY(append(&s, &len, &cap, " job %s restart %d (%d ranks)%s", segs[i].job_id,
+                    segs[i].restart, segs[i].ranks, i + 1 < nseg ? "," : ""));
+    AS_TRY(append(&s, &len, &cap, "\n"));
+  }
+  *out = s;
+  s = NULL;
+cleanup:
+  free(s);
+  free(segs);
+  return st;
+}
+
+as_status as_merge_run(const char *out, const char *const *inputs, int n, const as_merge_opts *o,
+                       as_merge_report *rep) {
+  as_status st = AS_OK;
+  as_merge_opts opts = {0, 0};
+  merge_input *in = NULL;
+  owner_set *sets = NULL;
+  int n_sets = 0, created = 0;
+  as_spec *spec = NULL;
+  as_spec_diags diags = {0, 0, NULL};
+  char *text = NULL, *prov = NULL;
+  uint8_t *done = NULL, *covered = NULL;
+  uint32_t *taken = NULL;
+  as_outset *claim = NULL;
+  as_results *rf = NULL;
+  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
+  as_record *recs = NULL, *cmp = NULL;
+  double *b1 = NULL, *b2 = NULL;
+  uint64_t c1 = 0, c2 = 0;
+  as_merge_report r;
+  memset(&r, 0, sizeof r);
+  if (o) opts = *o;
+  AS_CHECK(out && inputs && n >= 1, AS_ERR_ARG, "merge: no shard files given");
+  r.inputs = (uint32_t)n;
+
+  /* The output is a new file, never one of the inputs. */
+  struct stat so, si;
+  const int out_exists = stat(out, &so) == 0;
+  for (int k = 0; k < n && out_exists; k++)
+    AS_CHECK(!(stat(inputs[k], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino),
+             AS_ERR_ARG, "%s is also an input: the merged file must be another file", out);
+  AS_CHECK(!out_exists || opts.force, AS_ERR_ARG, "%s already exists: pass --force to replace it",
+           out);
+
+  /* The inputs, their shards and their spec. */
+  in = calloc((size_t)n, sizeof *in);
+  sets = calloc((size_t)n, sizeof *sets);
+  AS_CHECK(in && sets, AS_ERR_NOMEM, "merge: %d inputs", n);
+  for (int k = 0; k < n; k++) {
+    in[k].path = inputs[k];
+    AS_TRY(as_results_open(MPI_COMM_NULL, inputs[k], AS_RESULTS_READ, &in[k].rf));
+    AS_TRY(as_shard_identify(in[k].rf, inputs[k], &in[k].index, &in[k].count));
+    if (!in[k].count) {
+      in[k].whole = 1;
+      in[k].index = in[k].count = 1;
+    }
+  }
+  AS_TRY(as_results_spec_text(in[0].rf, &text));
+  if (as_spec_parse(text, strlen(text), inputs[0], &diags, &spec) != AS_OK) {
+    as_error_clear();
+    AS_CHECK(0, AS_ERR_DATA, "%s: the spec stored in the file does not parse (%s:%d:%d: %s)",
+             inputs[0], inputs[0], diags.count ? diags.items[0].line : 0,
+             diags.count ? diags.items[0].col : 0,
+             diags.count ? diags.items[0].message : "unknown problem");
+  }
+  const uint64_t T = as_spec_trial_count(spec);
+  r.n_trials = T;
+  for (int k = 0; k < n; k++) {
+    char sha[80] = "";
+    AS_TRY(as_results_attr_string(in[k].rf, "spec_sha256", sha, sizeof sha));
+    AS_CHECK(strcmp(sha, as_spec_sha256(spec)) == 0, AS_ERR_MISMATCH,
+             "%s is not a shard of the same sweep: its spec (SHA-256 %.12s...) is not that of %s "
+             "(%.12s...)",
+             inputs[k], sha, inputs[0], as_spec_sha256(spec));
+    AS_CHECK(as_results_n_trials(in[k].rf) == T, AS_ERR_MISMATCH,
+             "%s has %llu rows, the sweep %llu trials", inputs[k],
+             (unsigned long long)as_results_n_trials(in[k].rf), (unsigned long long)T);
+    int s = 0;
+    while (s < n_sets && sets[s].count != in[k].count) s++;
+    if (s == n_sets) {
+      sets[s].count = in[k].count;
+      sets[s].owner = malloc((T ? T : 1) * sizeof *sets[s].owner);
+      AS_CHECK_ALLOC(sets[s].owner);
+      n_sets++;
+      AS_TRY(as_shard_owners(spec, sets[s].count, sets[s].owner, NULL));
+    }
+    in[k].owner = sets[s].owner;
+  }
+
+  /* Pass 1: which trials the inputs' shards cover, and how far each shard got. */
+  done = malloc(T ? T : 1);
+  covered = calloc(T ? T : 1, 1);
+  AS_CHECK(done && covered, AS_ERR_NOMEM, "merge: flags of %llu trials", (unsigned long long)T);
+  for (int k = 0; k < n; k++) {
+    as_results_counts c;
+    AS_TRY(as_results_count(in[k].rf, &c, done));
+    for (uint64_t i = 0; i < T; i++) {
+      if (in[k].owner[i] != in[k].index) continue;
+      in[k].own++;
+      in[k].own_done += done[i];
+      covered[i] = 1;
+    }
+    if (in[k].own_done < in[k].own) r.unfinished++;
+  }
+  /* A shard that no input is, and that some uncovered trial belongs to, is missing: named as
+   * the file it would be beside the first input of its split. */
+  size_t used = 0;
+  for (int s = 0; s < n_sets; s++) {
+    const merge_input *first = NULL;
+    for (int k = 0; k < n && !first; k++)
+      if (in[k].count == sets[s].count) first = &in[k];
+    char base[AS_OUTSET_PATH_MAX];
+    size_t blen = 0;
+    if (first->whole || !as_shard_path_parse(first->path, NULL, NULL, &blen))
+      snprintf(base, sizeof base, "%s", out);
+    else
+      snprintf(base, sizeof base, "%.*s", (int)blen, first->path);
+    uint8_t *need = calloc(sets[s].count + 1u, 1);
+    AS_CHECK_ALLOC(need);
+    for (uint64_t i = 0; i < T; i++)
+      if (!covered[i]) need[sets[s].owner[i]] = 1;
+    for (int k = 0; k < n; k++)
+      if (in[k].count == sets[s].count) need[in[k].index] = 0;
+    for (uint32_t I = 1; I <= sets[s].count; I++) {
+      if (!need[I]) continue;
+      r.missing++;
+      char name[AS_OUTSET_PATH_MAX + 32];
+      if (as_shard_path(base, I, sets[s].count, name, sizeof name) != AS_OK) {
+        as_error_clear();
+        snprintf(name, sizeof name, "shard %u of %u", I, sets[s].count);
+      }
+      size_t room = sizeof r.missing_names - used;
+      int w = snprintf(r.missing_names + used, room, "%s%s", used ? ", " : "", name);
+      if (w < 0 || (size_t)w >= room) {
+        snprintf(r.missing_names + sizeof r.missing_names - 4, 4, "...");
+        used = sizeof r.missing_names - 1;
+      } else {
+        used += (size_t)w;
+      }
+    }
+    free(need);
+  }
+  if (!opts.partial) {
+    AS_CHECK(r.missing == 0, AS_ERR_ARG,
+             "missing shard%s: %s: run %s, or merge what exists with --partial (their rows stay "
+             "pending)",
+             r.missing == 1 ? "" : "s", r.missing_names, r.missing == 1 ? "it" : "them");
+    for (int k = 0; k < n; k++)
+      AS_CHECK(in[k].own_done == in[k].own, AS_ERR_ARG,
+               "%s: shard %u of %u has %llu of its %llu trials pending: finish it (attnsweep run "
+               "-o OUT.h5 --shard %u/%u --resume) or merge with --partial",
+               in[k].path, in[k].index, in[k].count,
+               (unsigned long long)(in[k].own - in[k].own_done), (unsigned long long)in[k].own,
+               in[k].index, in[k].count);
+  }
+
+  /* The output: claimed like a run's (lock; no journal of an earlier file of that name), laid
+   * out from the spec exactly as a run creates it. */
+  AS_TRY(as_outset_claim(out, opts.force ? AS_OUTSET_REPLACE : AS_OUTSET_NEW, &claim));
+  as_results_info info;
+  AS_TRY(as_outset_layout(spec, &info, bulk));
+  info.overwrite = opts.force;
+  AS_TRY(as_results_create(MPI_COMM_SELF, out, &info, &rf));
+  created = 1;
+
+  /* Pass 2: every done row of every input, in runs of consecutive rows; bulk data before the
+   * record (as a run writes them); a row already taken must be the same. */
+  taken = calloc(T ? T : 1, sizeof *taken);
+  recs = malloc(MERGE_BLOCK * sizeof *recs);
+  cmp = malloc(sizeof *cmp);
+  AS_CHECK(taken && recs && cmp, AS_ERR_NOMEM, "merge: buffers");
+  for (int k = 0; k < n; k++) {
+    as_results_counts c;
+    AS_TRY(as_results_count(in[k].rf, &c, done));
+    for (uint64_t i = 0; i < T;) {
+      if (!done[i]) {
+        i++;
+        continue;
+      }
+      uint64_t j = i;
+      while (j < T && done[j] && j - i < MERGE_BLOCK) j++;
+      AS_TRY(as_results_read_records(in[k].rf, i, (size_t)(j - i), recs));
+      size_t fresh = 0;
+      for (uint64_t row = i; row < j; row++) {
+        const as_record *rec = &recs[row - i];
+        if (!as_outset_is_result(rec)) continue;
+        AS_CHECK(rec->trial == row, AS_ERR_DATA, "%s: row %llu holds the record of trial %llu",
+                 in[k].path, (unsigned long long)row, (unsigned long long)rec->trial);
+        const int has_bulk = rec->outcome != AS_OUT_FAILED;
+        if (taken[row]) {
+          int same = 1;
+          AS_TRY(as_results_read_records(rf, row, 1, cmp));
+          same = same_result(rec, cmp);
+          if (same && has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, row, 1, &same, &b1, &c1, &b2, &c2));
+          AS_CHECK(same, AS_ERR_MISMATCH,
+                   "trial %llu differs between %s and %s (%s): overlapping shards disagree, so "
+                   "they were not computed alike (another build or platform?); merge only one "
+                   "of them",
+                   (unsigned long long)row, in[taken[row] - 1].path, in[k].path,
+                   same_result(rec, cmp) ? "bulk data" : "record");
+          r.overlaps++;
+          continue;
+        }
+        if (has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, row, 0, NULL, &b1, &c1, &b2, &c2));
+        taken[row] = (uint32_t)k + 1;
+        in[k].taken++;
+        r.done++;
+        if (&recs[fresh] != rec) recs[fresh] = *rec;
+        fresh++;
+      }
+      AS_TRY(as_results_write_records(rf, recs, fresh));
+      i = j;
+    }
+  }
+  AS_TRY(provenance(in, n, &prov));
+  AS_TRY(as_results_set_attr_string(rf, "merged_from", prov));
+  AS_TRY(as_results_set_attr_u64(rf, "merge_partial", r.done < T ? 1 : 0));
+  AS_TRY(as_results_close(&rf));
+  /* Only OUT.h5 stays (a merge has no journal): the lock file goes, under the lock. */
+  {
+    uint64_t differing = 0;
+    if (as_outset_tidy(out, &differing) != AS_OK) as_error_clear();
+  }
+
+cleanup:
+  if (rf) {
+    as_status ignored = as_results_close(&rf);
+    (void)ignored;
+  }
+  if (st != AS_OK && created) unlink(out);
+  as_outset_release(&claim);
+  for (int k = 0; in && k < n; k++)
+    if (in[k].rf) {
+      as_status ignored = as_results_close(&in[k].rf);
+      (void)ignored;
+    }
+  for (int s = 0; s < n_sets; s++) free(sets[s].owner);
+  free(sets);
+  free(in);
+  as_outset_layout_free(bulk);
+  as_spec_destroy(&spec);
+  as_spec_diags_free(&diags);
+  free(text);
+  free(prov);
+  free(done);
+  free(covered);
+  free(taken);
+  free(recs);
+  free(cmp);
+  free(b1);
+  free(b2);
+  if (rep) *rep = r;
+  return st;
+}
