@@ -54,6 +54,9 @@ TABLE1 = [
     ("codim_k", "1 <= k < d eigenvalues with Re > 0", "any", "<= 3 parallel affine subspaces, codim k",
      "conjecture"),
     ("complex", "complex leading pair", "any", "no clustering expected", "-"),
+    ("sphere", "sphere (layer norm), V = I, d >= 3", "Q = K = I", "one cluster (metastable phases first)",
+     "GLPR 2023"),
+    ("causal", "sphere, causal mask, V = I", "any", "one cluster (at x_1(0))", "KPR 2024"),
     ("none", "otherwise", "-", "no prediction", "-"),
 ]
 #: The same rows typeset for LaTeX: (name, hypotheses on V and Q^T K, prediction).
@@ -72,6 +75,9 @@ TABLE1_TEX = {
                 r"$\le 3$ parallel affine subspaces of codimension $k$"),
     "complex": ("complex", r"leading eigenvalues of $V$ a complex pair",
                 "no clustering expected"),
+    "sphere": ("GLPR~2023", r"tokens on the sphere, $d \ge 3$; $Q = K = V = I$",
+               r"one cluster (after metastable phases for large $\beta$)"),
+    "causal": ("KPR~2024", r"sphere, causal mask; $V = I$, any $Q, K$", r"one cluster at $x_1(0)$"),
     "none": ("none", "otherwise", "no prediction"),
 }
 

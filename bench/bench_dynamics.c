@@ -1,5 +1,6 @@
 /* bench_dynamics: the dynamics benchmarks (a) stage GFLOP/s vs dgemm, (b) trials/s in the
- * paper's setting, (c) the n = d = 128, T = 15 run. Usage: bench_dynamics [stage|trials|highdim]
+ * paper's setting, (c) the n = d = 128, T = 15 run, (d) sphere and (e) Sinkhorn stages against
+ * the plain one. Usage: bench_dynamics [stage|trials|highdim|sphere|sinkhorn]
  * Runs on one core (OpenBLAS threads set to 1); times are CPU seconds of this process. */
 #include <cblas.h>
 #include <stdio.h>
@@ -42,6 +43,16 @@ int main(int argc, char **argv) {
            "5 s), %lld steps, path %s, outcome %s\n",
            sec, (long long)s.steps, as_enum_label(&as_expm_table, (int)path),
            as_enum_label(&as_outcome_table, (int)s.outcome));
+  }
+  for (int v = 0; v < 2; v++) { /* (d) sphere, (e) Sinkhorn: against the plain stage, same run */
+    const char *name = v == 0 ? "sphere" : "sinkhorn";
+    if (!want(argc, argv, name)) continue;
+    double plain = 0.0, var = 0.0;
+    st = as_dyn_bench_variant_run(256, 256, v == 0 ? AS_DYN_BENCH_SPHERE : AS_DYN_BENCH_SINKHORN,
+                                  1.0, &plain, &var);
+    if (st != AS_OK) return 3;
+    printf("%s: n = d = 256: %.2f ms per right-hand side, plain %.2f ms (same run): %.2fx\n", name,
+           1e3 * var, 1e3 * plain, var / plain);
   }
   return 0;
 }

@@ -28,4 +28,21 @@
  * give the same bits. No status: the arguments are the caller's contract (not checked). */
 int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
 
+/* Doubly stochastic attention (Sinkformers): Sinkhorn iterations on e^{c S}, c = exp(logc), in
+ * the log domain with the potentials in score units, so no value is ever multiplied by c but a
+ * difference to a maximum (<= 0): no overflow at any c, +inf included (the zero-temperature
+ * limit: every log-sum-exp is its maximum).
+ *   n       rows = columns (n >= 1); S n x n finite scores (borrowed, not modified);
+ *   iters   cap on iterations (>= 1). Iteration 1 IS as_attention_softmax (same call, same
+ *           bits); each further one normalises the columns, then the rows;
+ *   tol     stop as soon as every row and column sum is within tol of 1 (>= 0);
+ *   P       n x n output, row-stochastic to rounding (the last step is a row step);
+ *   hot     n ints: per row the index of its single nonzero, or -1 (as the softmax);
+ *   work    n * n + 3 n doubles of scratch;
+ *   dev_out the largest |row or column sum - 1| of the returned P;
+ *   iters_out (may be NULL) the iterations done.
+ * Returns the number of one-hot rows. Deterministic; allocates nothing. */
+int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
+                          int *hot, double *work, double *dev_out, int *iters_out);
+
 #endif /* ATTNSWEEP_ATTENTION_H */

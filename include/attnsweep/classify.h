@@ -113,6 +113,10 @@ typedef struct as_classify_input {
   as_outcome outcome;    /* how the integration ended */
   double t_final;        /* time reached (NaN: use T) */
   double T;              /* horizon */
+  /* ---- model variants (docs/variants.md); zero for the base model */
+  const double *F; /* n x d final velocity of the state Z (as_dyn_velocity), or NULL:
+                      computed from P, Z, V as above. Required when sphere is set */
+  int sphere;      /* Z holds x on the unit sphere: read in the identity reading */
 } as_classify_input;
 
 typedef struct as_classify_ws as_classify_ws;
@@ -204,5 +208,49 @@ as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol
  * a collapse. */
 const int *as_classify_leaders(const as_classify_ws *ws);
 const int *as_classify_labels(const as_classify_ws *ws);
+
+/* ------------------------------------------------------------------ model variants
+ * The theorems of the variants (docs/variants.md) enter the same table: the paper's theorems
+ * speak about the base model (row softmax, no mask, tokens in R^d, finite beta) only.
+ *   sphere  norm sphere, softmax, no mask, finite beta, V = a I and M = b I (a, b > 0),
+ *           d >= 3: almost every start ends in ONE cluster (Geshkovski, Letrouit,
+ *           Polyanskiy, Rigollet 2023, "A mathematical perspective on Transformers"; after
+ *           metastable phases when beta is large: Geshkovski, Koubbi, Polyanskiy, Rigollet
+ *           2024). Both sa and usa.
+ *   causal  norm sphere, softmax, causal mask, finite beta, V = a I (a > 0), any Q, K,
+ *           d >= 2: every token converges to x_1(0) (Karagodin, Polyanskiy, Rigollet 2024,
+ *           "Clustering in causal attention masking", on the sphere).
+ * Any other variant: theorem none. Prediction: single_cluster. Classified in x (the state on
+ * the sphere), identity reading, rate a; one cluster: consistent; unsettled tokens:
+ * unresolved; several settled clusters: unresolved too (the theorems are asymptotic: a
+ * metastable configuration), observed clusters, verdict_margin = n_clusters. */
+struct as_attn_spec;
+/* The theorem and prediction of a trial whose model is am (hardmax: beta = inf) on the triple
+ * (V, M: d x d, row-major, the built matrices), given the base model's analysis sp. Pure. */
+/* 1 for the base model of the paper (row softmax, no mask, no normalisation, finite beta). */
+int as_attn_is_base(const struct as_attn_spec *am, int hardmax);
+void as_theorem_for_model(const as_spectral *sp, const struct as_attn_spec *am, int hardmax, int d,
+                          const double *V, const double *M, as_theorem *thm, as_geom *pred);
+
+/* ------------------------------------------------------------------ metastability
+ * Cluster counts along a run: single linkage of the tokens at the distance
+ * tol = AS_META_TOL * (diameter of the initial tokens), counted after every step; a plateau
+ * is a maximal stretch of constant count >= 2 lasting at least AS_PLATEAU_MIN time units, other
+ * than the first stretch (from t = 0 until the first pair comes within tol: the approach). */
+#define AS_META_TOL 1e-3
+#define AS_PLATEAU_MIN 2.0
+typedef struct as_meta as_meta;
+/* Workspace for n tokens in dimension d. AS_ERR_ARG, AS_ERR_NOMEM. */
+as_status as_meta_create(int n, int d, as_meta **out);
+void as_meta_destroy(as_meta **p);
+/* Start a run from the initial tokens X0 (n x d): sets tol, clears the plateaus. */
+void as_meta_reset(as_meta *m, const double *X0);
+/* Clusters of X (n x d) at the tolerance of the last reset. */
+int as_meta_count(as_meta *m, const double *X);
+/* Count X at time t (non-decreasing t) and update the plateaus. */
+void as_meta_step(as_meta *m, double t, const double *X);
+/* Close the run at its last time: n_plateaus, plateau_start, plateau_length, t_last_merge,
+ * n_clusters_track into rec. */
+void as_meta_finish(as_meta *m, as_record *rec);
 
 #endif /* ATTNSWEEP_CLASSIFY_H */

@@ -94,6 +94,33 @@ const double *as_dyn_attention(const as_dyn *w);
  * F = Z' (n x d), also leaves P(t, Z) in as_dyn_attention. For tests and benchmarks. */
 as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double *F);
 
+/* ---------------------------------------------------------------- model variants
+ * Attention normalisations and layer normalisation (docs/variants.md). The base model
+ * (as_dyn_create's default, and am = NULL) is the row softmax without mask in R^d.
+ *   hardmax   beta = +inf: the temperature is +inf, every row one-hot on its maximum score,
+ *             tied maxima share the row equally (as_attention_softmax's rule); M is used
+ *             unscaled (only its argmax matters).
+ *   attention sinkhorn: P by as_attention_sinkhorn (sinkhorn_iters, sinkhorn_tol) at every
+ *             evaluation; the largest remaining deviation over the run: as_dyn_sinkhorn_dev.
+ *   mask      causal: row i is the softmax of its first i + 1 scores, P_ij = 0 for j > i
+ *             (x_1' = V x_1 exactly; z_1 constant).
+ *   norm      sphere: tokens on the unit sphere, vars x only (AS_ERR_SPEC otherwise).
+ *             Continuous: x_i' = Proj_{x_i}(sum_j W_ij V x_j) with W = P (sa) or
+ *             W_ij = e^{s_ij} / n (usa, s the scores; finite beta only); every row is
+ *             renormalised after every step (the projection method: |x_i| = 1 to rounding at
+ *             every step end; stages are not renormalised). Layers: x <- normalise(x + dt
+ *             sum_j W_ij V x_j). X0 rows are normalised first; a zero row is AS_ERR_DATA.
+ * Statuses: AS_ERR_ARG (NULL w), AS_ERR_SPEC (out-of-range settings, causal + sinkhorn,
+ * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, allocated once per workspace). */
+as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax);
+/* Largest remaining |row or column sum - 1| of the Sinkhorn P over the last run (NaN: none). */
+double as_dyn_sinkhorn_dev(const as_dyn *w);
+/* Called with (t, state) at t = 0 and after every step of every later run (NULL: none). */
+as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx);
+/* Velocity at the final state of the last run (n x d, owned by w): the derivative, or a
+ * layer's increment / dt (tangent part on the sphere). */
+const double *as_dyn_velocity(const as_dyn *w);
+
 /* ---------------------------------------------------------------- benchmarks (dyn_bench.c)
  * Figures measured in this process on the calling thread (the caller sets BLAS threads). */
 
@@ -113,5 +140,16 @@ as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t 
 /* (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with 65 positive and 63 negative
  * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
 as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);
+
+/* (d) model variants at (n, d): seconds per right-hand side of the plain model and of the
+ * variant, measured in the same run on the same tokens. SPHERE: x variables, tokens on the
+ * unit sphere, plain = the base model in x; SINKHORN: z variables, exactly 10 Sinkhorn
+ * iterations, plain = the row softmax. */
+typedef enum as_dyn_bench_variant {
+  AS_DYN_BENCH_SPHERE,
+  AS_DYN_BENCH_SINKHORN
+} as_dyn_bench_variant;
+as_status as_dyn_bench_variant_run(int n, int d, as_dyn_bench_variant kind, double min_seconds,
+                                   double *plain_s, double *variant_s);
 
 #endif /* ATTNSWEEP_DYNAMICS_H */

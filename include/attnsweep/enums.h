@@ -80,7 +80,9 @@
   X(AS_THM_PARANORMAL, "paranormal", "paranormal V, M SPD [Thm 5.1]")                      \
   X(AS_THM_MINUS_IDENTITY, "minus_identity", "V = -I, M = I [Thm C.5]")                    \
   X(AS_THM_CODIM, "codim_k", "conjecture: 1 <= k < d eigenvalues with positive real part") \
-  X(AS_THM_COMPLEX, "complex", "complex leading pair: no clustering expected")
+  X(AS_THM_COMPLEX, "complex", "complex leading pair: no clustering expected")             \
+  X(AS_THM_SPHERE, "sphere", "sphere, Q = K = V = I, d >= 3: one cluster [GLPR 2023]")     \
+  X(AS_THM_CAUSAL, "causal", "sphere, causal mask, V = I, any Q, K: one cluster [KPR 2024]")
 
 /* Geometry of an end state (predicted or observed). */
 #define AS_GEOM_LIST(X)                                                                      \
@@ -116,6 +118,27 @@
   X(AS_OUT_INTERRUPTED, "interrupted", "stopped by a signal")          \
   X(AS_OUT_FAILED, "failed", "set-up failed (see message)")
 
+/* ---- attention normalisations and layer normalisation (docs/variants.md) */
+/* How a row of scores becomes attention weights. */
+#define AS_ATTN_LIST(X)                        \
+  X(AS_ATTN_SOFTMAX, "softmax", "row softmax") \
+  X(AS_ATTN_SINKHORN, "sinkhorn", "doubly stochastic (Sinkhorn, log domain)")
+
+/* Which tokens a token attends to. */
+#define AS_MASK_LIST(X)                  \
+  X(AS_MASK_NONE, "none", "every token") \
+  X(AS_MASK_CAUSAL, "causal", "tokens j <= i only")
+
+/* Layer normalisation. */
+#define AS_NORM_LIST(X)                    \
+  X(AS_NORM_NONE, "none", "tokens in R^d") \
+  X(AS_NORM_SPHERE, "sphere", "tokens on the unit sphere")
+
+/* Weights of the sphere dynamics. */
+#define AS_NFORM_LIST(X)                                      \
+  X(AS_NFORM_SA, "sa", "x_i' = Proj_{x_i}(sum_j P_ij V x_j)") \
+  X(AS_NFORM_USA, "usa", "unnormalised weights e^{beta <Q x_i, K x_j>} / n")
+
 #define AS_X_ENUM_ENTRY(name, label, doc) name,
 typedef enum as_vfamily { AS_VFAMILY_LIST(AS_X_ENUM_ENTRY) AS_V_COUNT } as_vfamily;
 typedef enum as_mfamily { AS_MFAMILY_LIST(AS_X_ENUM_ENTRY) AS_M_COUNT } as_mfamily;
@@ -129,6 +152,10 @@ typedef enum as_theorem { AS_THEOREM_LIST(AS_X_ENUM_ENTRY) AS_THM_COUNT } as_the
 typedef enum as_geom { AS_GEOM_LIST(AS_X_ENUM_ENTRY) AS_GEOM_COUNT } as_geom;
 typedef enum as_verdict { AS_VERDICT_LIST(AS_X_ENUM_ENTRY) AS_VERDICT_COUNT } as_verdict;
 typedef enum as_outcome { AS_OUTCOME_LIST(AS_X_ENUM_ENTRY) AS_OUT_COUNT } as_outcome;
+typedef enum as_attn { AS_ATTN_LIST(AS_X_ENUM_ENTRY) AS_ATTN_COUNT } as_attn;
+typedef enum as_mask { AS_MASK_LIST(AS_X_ENUM_ENTRY) AS_MASK_COUNT } as_mask;
+typedef enum as_norm { AS_NORM_LIST(AS_X_ENUM_ENTRY) AS_NORM_COUNT } as_norm;
+typedef enum as_nform { AS_NFORM_LIST(AS_X_ENUM_ENTRY) AS_NFORM_COUNT } as_nform;
 #undef AS_X_ENUM_ENTRY
 
 /* A table of one enumeration: labels[i] is the label of value i. */
@@ -142,6 +169,7 @@ typedef struct as_enum_table {
 extern const as_enum_table as_vfamily_table, as_mfamily_table, as_perturb_table, as_tseed_table,
     as_init_table, as_method_table, as_vars_table, as_expm_table, as_theorem_table, as_geom_table,
     as_verdict_table, as_outcome_table;
+extern const as_enum_table as_attn_table, as_mask_table, as_norm_table, as_nform_table;
 
 /* Label of value v in table t ("?" when out of range). */
 const char *as_enum_label(const as_enum_table *t, int v);

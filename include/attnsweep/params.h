@@ -94,8 +94,8 @@ enum {
     "spd M: condition number")                                                                     \
   X(C, margin, NUM, NULL, -AS_BIG, AS_BIG, AS_PF_NAN_OK, NAN, triple.margin, F64, margin_target,   \
     AS_VF_IS(GOOD), "good V: imposed <Q phi_1, K phi_1> (.nan: not imposed)")                      \
-  X(C, beta, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 1.0, triple.beta, F64, beta, 1,                \
-    "inverse temperature: scores beta <Q x_i, K x_j> (M -> beta M; finite)")                  \
+  X(C, beta, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN | AS_PF_INF_OK, 1.0, triple.beta, F64, beta, 1, \
+    "inverse temperature: scores beta <Q x_i, K x_j> (M -> beta M); .inf: hardmax")             \
   X(C, V, MAT, NULL, 0, 0, 0, 0, triple.V, HASH, V_hash, AS_VF_IS(EXPLICIT),                       \
     "explicit V, d x d, a list of rows: [[1, 0], [0, 1]] (sets vfamily explicit)")                 \
   X(C, Q, MAT, NULL, 0, 0, 0, 0, triple.Q, HASH, Q_hash, AS_MF_IS(EXPLICIT),                       \
@@ -150,7 +150,24 @@ enum {
   X(C, settle_window, NUM, NULL, 0, AS_BIG, 0, 0.0, integ.settle_window, F64, settle_window, 1,    \
     "length of the settling window (0: never stop early)")                                         \
   X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, TSEED,        \
-    triple_seed, 1, "whether the replicates of a point share its triple")
+    triple_seed, 1, "whether the replicates of a point share its triple")                        \
+  AS_PARAM_ATTN_TABLE(X, C)
+
+/* Attention normalisations and layer normalisation (docs/variants.md), one block. */
+#define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
+#define AS_PARAM_ATTN_TABLE(X, C)                                                                  \
+  X(C, attention, ENUM, &as_attn_table, 0, 0, 0, AS_ATTN_SOFTMAX, attn.attention, ATTN, attention, \
+    1, "attention weights: softmax (rows) or sinkhorn (doubly stochastic)")                        \
+  X(C, sinkhorn_iters, INT, NULL, 1, 10000, 0, 100, attn.sinkhorn_iters, I32, sinkhorn_iters,      \
+    AS_ATTN_IS_SINKHORN, "Sinkhorn: iteration cap (1: the row softmax)")                           \
+  X(C, sinkhorn_tol, NUM, NULL, 0, AS_BIG, 0, 1e-9, attn.sinkhorn_tol, F64, sinkhorn_tol,          \
+    AS_ATTN_IS_SINKHORN, "Sinkhorn: stop when every column sums to 1 within this")                 \
+  X(C, mask, ENUM, &as_mask_table, 0, 0, 0, AS_MASK_NONE, attn.mask, MASK, mask, 1,                \
+    "attention mask: none or causal (P_ij = 0 for j > i)")                                         \
+  X(C, norm, ENUM, &as_norm_table, 0, 0, 0, AS_NORM_NONE, attn.norm, NORM, norm, 1,                \
+    "layer normalisation: none or sphere (tokens on the unit sphere)")                             \
+  X(C, norm_form, ENUM, &as_nform_table, 0, 0, 0, AS_NFORM_SA, attn.norm_form, NFORM, norm_form,   \
+    t->attn.norm == AS_NORM_SPHERE, "sphere: sa (softmax weights) or usa (e^{beta<.,.>} / n)")
 /* clang-format on */
 
 /* Expand the table with X(C, key, ...) and no context. */

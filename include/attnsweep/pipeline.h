@@ -44,6 +44,7 @@ typedef struct as_bulk {
   double *V;
   double *M;
   double *snapshots;
+  double *snapshot_clusters; /* cluster count at each snapshot time (as_meta_count) */
 } as_bulk;
 
 typedef struct as_pipeline as_pipeline;

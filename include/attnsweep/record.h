@@ -37,6 +37,10 @@
 #define AS_PREC_METHOD(X, rname, doc) X(METHOD, rname, doc)
 #define AS_PREC_VARS(X, rname, doc) X(VARS, rname, doc)
 #define AS_PREC_TSEED(X, rname, doc) X(TSEED, rname, doc)
+#define AS_PREC_ATTN(X, rname, doc) X(ATTN, rname, doc)
+#define AS_PREC_MASK(X, rname, doc) X(MASK, rname, doc)
+#define AS_PREC_NORM(X, rname, doc) X(NORM, rname, doc)
+#define AS_PREC_NFORM(X, rname, doc) X(NFORM, rname, doc)
 
 /* Flags of the triple (field `flags`): X(NAME, bit, "meaning"). The list generates the
  * AS_FLAG_<NAME> bits and the results file's /trials attributes flag:<name> = bit. */
@@ -123,6 +127,13 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(F64, verdict_margin, "the distance or count that decided the verdict")                \
   X(I32, leaders_init_vertices, "leaders that were vertices of the initial hull")         \
   X(F64, mean_shift, "|mean Y(T) - mean Y(0)| / initial spread (theorem coordinates)")    \
+  /* ---- attention normalisations, metastability (docs/variants.md) */                   \
+  X(F64, sinkhorn_dev, "Sinkhorn: largest |row/column sum - 1| left, over the run")       \
+  X(I32, n_plateaus, "plateaus: >= 2 clusters for >= 2 time units (-1: none)")            \
+  X(F64, plateau_start, "start of the longest plateau (NaN: none)")                       \
+  X(F64, plateau_length, "length of the longest plateau (NaN: none)")                     \
+  X(F64, t_last_merge, "time the cluster count last dropped (NaN: none)")                 \
+  X(I32, n_clusters_track, "cluster count at the end, step-wise count (-1: none)")        \
   /* ---- bookkeeping (excluded from reproducibility comparisons) */                      \
   X(F64, wall_time, "seconds spent on the trial")                                         \
   X(I32, rank, "MPI rank that ran it")                                                    \
@@ -136,6 +147,10 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_CT_LABEL int32_t
 #define AS_CT_PERTURB int32_t
 #define AS_CT_TSEED int32_t
+#define AS_CT_ATTN int32_t
+#define AS_CT_MASK int32_t
+#define AS_CT_NORM int32_t
+#define AS_CT_NFORM int32_t
 #define AS_CT_VFAMILY int32_t
 #define AS_CT_MFAMILY int32_t
 #define AS_CT_INIT int32_t
@@ -155,6 +170,10 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_DIM_LABEL
 #define AS_DIM_PERTURB
 #define AS_DIM_TSEED
+#define AS_DIM_ATTN
+#define AS_DIM_MASK
+#define AS_DIM_NORM
+#define AS_DIM_NFORM
 #define AS_DIM_VFAMILY
 #define AS_DIM_MFAMILY
 #define AS_DIM_INIT

@@ -39,7 +39,8 @@
   X(AS_BULK_ATTENTION, "final_attention", "final attention matrix P, n x n")     \
   X(AS_BULK_V, "V", "value matrix V, d x d")                                     \
   X(AS_BULK_M, "M", "M = Q^T K, d x d")                                          \
-  X(AS_BULK_SNAPSHOTS, "snapshots", "trajectory snapshots, n_snapshots x n x d")
+  X(AS_BULK_SNAPSHOTS, "snapshots", "trajectory snapshots, n_snapshots x n x d") \
+  X(AS_BULK_SNAP_CLUSTERS, "snapshot_clusters", "cluster count at each snapshot time, n_snapshots")
 
 #define AS_X_BULK_ENUM(name, label, doc) name,
 typedef enum as_bulk_kind { AS_BULK_LIST(AS_X_BULK_ENUM) AS_BULK_COUNT } as_bulk_kind;

@@ -92,6 +92,17 @@ typedef struct as_integ_spec {
   double settle_window; /* ... throughout a time window of this length (0: never stop early) */
 } as_integ_spec;
 
+/* Attention normalisation and layer normalisation (docs/variants.md). The temperature is
+ * triple.beta (+inf: hardmax). */
+typedef struct as_attn_spec {
+  as_attn attention;   /* softmax | sinkhorn */
+  int sinkhorn_iters;  /* Sinkhorn: iteration cap (1..10000; 1 = the row softmax) */
+  double sinkhorn_tol; /* Sinkhorn: stop when every column sum is within this of 1 */
+  as_mask mask;        /* none | causal (P_ij = 0 for j > i) */
+  as_norm norm;        /* none | sphere (tokens on the unit sphere) */
+  as_nform norm_form;  /* sphere: sa (softmax weights) | usa (e^{beta <Qx_i,Kx_j>} / n) */
+} as_attn_spec;
+
 /* Bulk data to store for a trial (the spec's output section). */
 #define AS_MAX_SNAPSHOTS 64
 typedef struct as_output_spec {
@@ -117,6 +128,7 @@ typedef struct as_trial {
   as_triple_spec triple;
   as_init_spec init;
   as_integ_spec integ;
+  as_attn_spec attn; /* attention normalisations and layer normalisation */
   as_output_spec output;
 } as_trial;
 

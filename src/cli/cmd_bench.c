@@ -3,6 +3,8 @@
  *   stage    (a) z right-hand side at n = d = 256: GFLOP/s next to dgemm's, same run
  *   trials   (b) whole trials per second in the paper's setting (n = 20, d = 2, T = 5, RK4)
  *   highdim  (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with mixed-sign spectrum
+ *   sphere   (d) right-hand side on the sphere at n = d = 256, against the plain one (same run)
+ *   sinkhorn (e) right-hand side with 10 Sinkhorn iterations at n = d = 256, against softmax
  * Times are CPU seconds of this (single-threaded) process, so a busy machine does not
  * distort them much; the run pins OpenBLAS to one thread. */
 #include <cblas.h>
@@ -48,6 +50,28 @@ static as_status bench_highdim(void) {
   return AS_OK;
 }
 
+/* (d), (e): one attention variant's right-hand side against the plain one, same run. */
+static as_status bench_variant(int v) {
+  const char *name = v == 0 ? "sphere" : "sinkhorn";
+  double plain = 0.0, var = 0.0;
+  as_status st = as_dyn_bench_variant_run(
+      256, 256, v == 0 ? AS_DYN_BENCH_SPHERE : AS_DYN_BENCH_SINKHORN, 1.0, &plain, &var);
+  if (st != AS_OK) return st;
+  printf("%-8s n = d = 256: %.2f ms per right-hand side (%s), plain %.2f ms in the same run: "
+         "%.2fx\n",
+         name, 1e3 * var, v == 0 ? "x on the sphere, sa" : "10 Sinkhorn iterations, z", 1e3 * plain,
+         var / plain);
+  return AS_OK;
+}
+
+static as_status bench_sphere(void) {
+  return bench_variant(0);
+}
+
+static as_status bench_sinkhorn(void) {
+  return bench_variant(1);
+}
+
 /* The benchmarks, in the order `all` runs them: the one list that `bench NAME`, `help bench`
  * and the error for an unknown NAME read. */
 static const struct {
@@ -59,6 +83,9 @@ static const struct {
      bench_trials},
     {"highdim", "(c) n = d = 128, T = 15, RK4, symmetric V with a mixed-sign spectrum",
      bench_highdim},
+    {"sphere", "(d) right-hand side on the sphere at n = d = 256, against the plain one",
+     bench_sphere},
+    {"sinkhorn", "(e) right-hand side with 10 Sinkhorn iterations at n = d = 256", bench_sinkhorn},
 };
 #define N_BENCHES (sizeof benches / sizeof benches[0])
 

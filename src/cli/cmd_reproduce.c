@@ -47,6 +47,10 @@ static void diff_MSG(const char *name, const char *a, const char *b) {
 #define diff_LABEL diff_I32
 #define diff_PERTURB diff_I32
 #define diff_TSEED diff_I32
+#define diff_ATTN diff_I32
+#define diff_MASK diff_I32
+#define diff_NORM diff_I32
+#define diff_NFORM diff_I32
 #define diff_VFAMILY diff_I32
 #define diff_MFAMILY diff_I32
 #define diff_INIT diff_I32

@@ -117,8 +117,8 @@ AS_VECTORIZE int as_attention_softmax_hot(int n, int m, const double *S, double 
     if (ties > 1) second = best;
     if (ties == 1 && m == 1) second = -INFINITY;
     int arg = 0;
-    while (s[arg] != best) arg++;
-    double gap = best - second; /* > 0 unless tied */
+    while (arg < m - 1 && s[arg] != best) arg++; /* bounded: a NaN score never equals best */
+    double gap = best - second;                  /* > 0 unless tied */
     if (gap > 0.0 && (c == INFINITY || c * gap > AS_CUT)) {
       /* Saturated: every other weight underflows; an exact one-hot row. */
       for (int j = 0; j < m; j++) p[j] = 0.0;
@@ -454,3 +454,76 @@ void as_attention_small(int n, int d, int ld, const double *restrict AT, const d
 }
 
 #endif /* __GNUC__ */
+
+/* ---------------------------------------------------------------- Sinkhorn (docs/variants.md)
+ * Doubly stochastic attention: P = diag(e^{c f}) e^{c S} diag(e^{c g}) with rows and columns
+ * summing to 1, by alternate normalisations in the log domain. The potentials f, g are kept in
+ * the units of the scores (divided by the temperature c), so nothing is ever multiplied by c
+ * except differences to a maximum, which are <= 0: no overflow at any c, c = +inf included
+ * (then every log-sum-exp is the maximum and the iteration is its zero-temperature limit).
+ * Iteration 1 is the row softmax itself (the same call, so the same bits); each further
+ * iteration normalises the columns and then the rows, so the returned P is row-stochastic to
+ * rounding and its column sums carry the remaining deviation. */
+
+/* (1/c) log sum_j e^{c a_j}, a_j read at stride `stride` (m >= 1 entries), buf m doubles. */
+static double lse_scaled(int m, const double *a, size_t stride, double c, double *buf) {
+  double best = a[0];
+  for (int j = 1; j < m; j++) best = a[(size_t)j * stride] > best ? a[(size_t)j * stride] : best;
+  for (int j = 0; j < m; j++) {
+    double v = a[(size_t)j * stride];
+    buf[j] = v == best ? 0.0 : c * (v - best); /* c = inf: -inf below the maximum, never NaN */
+  }
+  exp_nonpositive(m, buf);
+  double sum = row_sum(m, buf); /* >= 1 */
+  return c == INFINITY ? best : best + log(sum) / c;
+}
+
+/* Largest |row sum - 1| and |column sum - 1| of the n x n matrix P. col: n doubles. */
+static double stochastic_dev(int n, const double *P, double *col) {
+  double dev = 0.0;
+  for (int j = 0; j < n; j++) col[j] = 0.0;
+  for (int i = 0; i < n; i++) {
+    const double *p = P + (size_t)i * n;
+    double r = row_sum(n, p);
+    dev = fabs(r - 1.0) > dev ? fabs(r - 1.0) : dev;
+    for (int j = 0; j < n; j++) col[j] += p[j];
+  }
+  for (int j = 0; j < n; j++) dev = fabs(col[j] - 1.0) > dev ? fabs(col[j] - 1.0) : dev;
+  return dev;
+}
+
+int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
+                          int *hot, double *work, double *dev_out, int *iters_out) {
+  const double c = exp(logc);
+  double *S2 = work, *f = S2 + (size_t)n * n, *g = f + n, *buf = g + n;
+  int onehot = as_attention_softmax_hot(n, n, S, logc, P, hot);
+  int it = 1;
+  double dev = stochastic_dev(n, P, buf);
+  for (int j = 0; j < n; j++) g[j] = 0.0;
+  while (it < iters && !(dev <= tol)) {
+    /* f from the last row step, then the column step g, then the next row step. */
+    for (int i = 0; i < n; i++) {
+      const double *s = S + (size_t)i * n;
+      double *s2 = S2 + (size_t)i * n;
+      for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
+      f[i] = -lse_scaled(n, s2, 1, c, buf);
+    }
+    for (int i = 0; i < n; i++) {
+      const double *s = S + (size_t)i * n;
+      double *s2 = S2 + (size_t)i * n;
+      for (int j = 0; j < n; j++) s2[j] = s[j] + f[i];
+    }
+    for (int j = 0; j < n; j++) g[j] = -lse_scaled(n, S2 + j, (size_t)n, c, buf);
+    for (int i = 0; i < n; i++) {
+      const double *s = S + (size_t)i * n;
+      double *s2 = S2 + (size_t)i * n;
+      for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
+    }
+    onehot = as_attention_softmax_hot(n, n, S2, logc, P, hot);
+    it++;
+    dev = stochastic_dev(n, P, buf);
+  }
+  *dev_out = dev;
+  if (iters_out) *iters_out = it;
+  return onehot;
+}

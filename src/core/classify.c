@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnsweep/hull.h"
+#include "attnsweep/trial.h"
 #include "linalg.h"
 
 struct as_classify_ws {
@@ -423,6 +424,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(in->Z0 != NULL && in->Z != NULL && in->P != NULL && in->V != NULL, AS_ERR_ARG,
            "classifier input: Z0, Z, P and V are required");
   AS_CHECK(in->outcome != AS_OUT_PENDING, AS_ERR_ARG, "classify called before integration");
+  AS_CHECK(!in->sphere || in->F != NULL, AS_ERR_ARG, "classify on the sphere needs the velocity");
   const int n = in->n, d = in->d;
   const as_spectral *sp = in->sp;
   const as_theorem thm = sp->theorem;
@@ -480,11 +482,15 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     break;
   case AS_THM_IDENTITY:
   case AS_THM_D1:
+  case AS_THM_SPHERE:
+  case AS_THM_CAUSAL:
     reading_identity(ws, d, &cl.k);
     cl.rho = sp->lambda1_re;
     break;
   default: /* none, complex */
-    if (sp->dim_f > 0 && sp->proj_f != NULL)
+    if (in->sphere)
+      reading_identity(ws, d, &cl.k);
+    else if (sp->dim_f > 0 && sp->proj_f != NULL)
       AS_TRY(reading_f(sp, ws, &cl.k));
     else
       reading_identity(ws, d, &cl.k);
@@ -496,13 +502,18 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   const int k = cl.k;
   matmul(n, d, k, S, ws->W, ws->Y);
   matmul(n, d, k, in->Z0, ws->W, ws->Y0);
-  /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T; then read with W. */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0, ws->acc,
-              d);
-  if (thm != AS_THM_MINUS_IDENTITY)
-    for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
-              ws->buf, d);
+  /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
+   * W. */
+  if (in->F) {
+    memcpy(ws->buf, in->F, (size_t)n * d * sizeof *ws->buf);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
+                ws->acc, d);
+    if (thm != AS_THM_MINUS_IDENTITY)
+      for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
+                ws->buf, d);
+  }
   matmul(n, d, k, ws->buf, ws->W, ws->acc);
   double vmax = 0.0;
   for (int i = 0; i < n; i++) {
@@ -605,6 +616,18 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
       rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (header: separation) */
       rec->verdict_margin = AS_CLASSIFY_SEP / sep_t;
     }
+    break;
+  case AS_THM_SPHERE:
+  case AS_THM_CAUSAL: /* one cluster, eventually (classify.h: model variants) */
+    if (cl.n_unresolved > 0) {
+      rec->verdict = AS_VERDICT_UNRESOLVED;
+      rec->observed = AS_GEOM_UNRESOLVED;
+      rec->verdict_margin = unresolved_margin;
+      break;
+    }
+    rec->verdict_margin = cl.n_clusters;
+    rec->verdict = cl.n_clusters == 1 ? AS_VERDICT_CONSISTENT : AS_VERDICT_UNRESOLVED;
+    rec->observed = generic_label(&cl, n);
     break;
   case AS_THM_MINUS_IDENTITY: {
     double tau = fmin(1.0, sqrt((double)n * d / (2.0 * fmax(t, DBL_MIN))));
@@ -814,4 +837,141 @@ as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol
   nr->predicted = near_geometry(nr->theorem);
 cleanup:
   return st;
+}
+
+/* ------------------------------------------------------------------ model variants */
+
+/* Whether A (d x d) is a I with a > 0 (relative tolerance 1e-12); *a its diagonal mean. */
+static int positive_scalar(int d, const double *A, double *a) {
+  double tr = 0.0, off = 0.0;
+  for (int i = 0; i < d; i++) tr += A[(size_t)i * d + i];
+  tr /= d;
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++) off = fmax(off, fabs(A[(size_t)i * d + j] - (i == j ? tr : 0.0)));
+  *a = tr;
+  return tr > 0.0 && off <= 1e-12 * tr;
+}
+
+int as_attn_is_base(const as_attn_spec *am, int hardmax) {
+  return !hardmax && am->attention == AS_ATTN_SOFTMAX && am->mask == AS_MASK_NONE &&
+         am->norm == AS_NORM_NONE;
+}
+
+void as_theorem_for_model(const as_spectral *sp, const as_attn_spec *am, int hardmax, int d,
+                          const double *V, const double *M, as_theorem *thm, as_geom *pred) {
+  *thm = sp->theorem;
+  *pred = sp->predicted;
+  if (as_attn_is_base(am, hardmax)) return;
+  *thm = AS_THM_NONE;
+  *pred = AS_GEOM_NONE;
+  double a = 0.0, b = 0.0;
+  if (hardmax || am->attention != AS_ATTN_SOFTMAX || am->norm != AS_NORM_SPHERE ||
+      !positive_scalar(d, V, &a))
+    return;
+  if (am->mask == AS_MASK_CAUSAL && d >= 2) {
+    *thm = AS_THM_CAUSAL;
+    *pred = AS_GEOM_SINGLE;
+  } else if (am->mask == AS_MASK_NONE && d >= 3 && positive_scalar(d, M, &b)) {
+    *thm = AS_THM_SPHERE;
+    *pred = AS_GEOM_SINGLE;
+  }
+}
+
+/* ------------------------------------------------------------------ metastability */
+
+struct as_meta {
+  int n, d;
+  double tol;           /* linkage distance */
+  int *parent;          /* n */
+  int k_run;            /* count of the current run (-1: none yet) */
+  double t_run, t_last; /* start of the current run, last time seen */
+  double t_first;       /* time of the first count (the start of the run) */
+  int n_plateaus;
+  double best_start, best_len, t_merge;
+};
+
+as_status as_meta_create(int n, int d, as_meta **out) {
+  as_status st = AS_OK;
+  as_meta *m = NULL;
+  AS_CHECK(out != NULL && n >= 1 && d >= 1, AS_ERR_ARG, "as_meta_create: n = %d, d = %d", n, d);
+  m = calloc(1, sizeof *m);
+  AS_CHECK_ALLOC(m);
+  m->n = n;
+  m->d = d;
+  m->parent = malloc((size_t)n * sizeof *m->parent);
+  AS_CHECK_ALLOC(m->parent);
+  m->k_run = -1;
+  *out = m;
+  m = NULL;
+cleanup:
+  as_meta_destroy(&m);
+  return st;
+}
+
+void as_meta_destroy(as_meta **p) {
+  if (!p || !*p) return;
+  free((*p)->parent);
+  free(*p);
+  *p = NULL;
+}
+
+void as_meta_reset(as_meta *m, const double *X0) {
+  m->tol = AS_META_TOL * fmax(diameter(X0, m->n, m->d), DBL_MIN);
+  m->k_run = -1;
+  m->t_run = m->t_last = 0.0;
+  m->n_plateaus = 0;
+  m->best_start = m->best_len = m->t_merge = NAN;
+}
+
+int as_meta_count(as_meta *m, const double *X) {
+  const int n = m->n, d = m->d;
+  const double tol2 = m->tol * m->tol;
+  for (int i = 0; i < n; i++) m->parent[i] = i;
+  int k = n;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (dist2(X + (size_t)i * d, X + (size_t)j * d, d) <= tol2) {
+        int a = find_root(m->parent, i), b = find_root(m->parent, j);
+        if (a != b) {
+          m->parent[a > b ? a : b] = a < b ? a : b;
+          k--;
+        }
+      }
+  return k;
+}
+
+/* Close the current run at m->t_last. The first run (from t = 0, every token its own cluster
+ * until the first pair comes within tol) is the approach, not a plateau. */
+static void meta_close(as_meta *m) {
+  const double len = m->t_last - m->t_run;
+  if (m->k_run >= 2 && len >= AS_PLATEAU_MIN && m->t_run > m->t_first) {
+    m->n_plateaus++;
+    if (!(len <= m->best_len)) m->best_len = len, m->best_start = m->t_run;
+  }
+}
+
+void as_meta_step(as_meta *m, double t, const double *X) {
+  const int k = as_meta_count(m, X);
+  if (m->k_run < 0) {
+    m->k_run = k;
+    m->t_run = m->t_last = m->t_first = t;
+    return;
+  }
+  if (k != m->k_run) {
+    m->t_last = t;
+    meta_close(m);
+    if (k < m->k_run) m->t_merge = t;
+    m->k_run = k;
+    m->t_run = t;
+  }
+  m->t_last = t;
+}
+
+void as_meta_finish(as_meta *m, as_record *rec) {
+  if (m->k_run >= 0) meta_close(m);
+  rec->n_plateaus = m->n_plateaus;
+  rec->plateau_start = m->best_start;
+  rec->plateau_length = m->best_len;
+  rec->t_last_merge = m->k_run >= 0 && isnan(m->t_merge) ? 0.0 : m->t_merge;
+  rec->n_clusters_track = m->k_run;
 }

@@ -183,3 +183,62 @@ cleanup:
   free(X0);
   return st;
 }
+
+/* ---- model variants (docs/variants.md): seconds per right-hand side against the plain one */
+
+/* Seconds per right-hand side of w in variables vars at Z, timed for about min_seconds. */
+static as_status time_rhs(as_dyn *w, as_vars vars, const double *Z, double *F, double min_seconds,
+                          double *sec) {
+  as_status st = AS_OK;
+  double t = 0.0, t0 = now(), el = 0.0;
+  long reps = 0;
+  do {
+    AS_TRY(as_dyn_rhs(w, vars, t, Z, F));
+    t += 0.01;
+    reps++;
+    el = now() - t0;
+  } while (el < min_seconds || reps < 3);
+  *sec = el / (double)reps;
+cleanup:
+  return st;
+}
+
+as_status as_dyn_bench_variant_run(int n, int d, as_dyn_bench_variant kind, double min_seconds,
+                                   double *plain_s, double *variant_s) {
+  as_status st = AS_OK;
+  as_dyn *w = NULL;
+  double *V = malloc((size_t)d * d * sizeof(double)), *M = malloc((size_t)d * d * sizeof(double));
+  double *Z = malloc((size_t)n * d * sizeof(double)), *F = malloc((size_t)n * d * sizeof(double));
+  AS_CHECK_ALLOC(V);
+  AS_CHECK_ALLOC(M);
+  AS_CHECK_ALLOC(Z);
+  AS_CHECK_ALLOC(F);
+  as_rng r;
+  as_rng_init(&r, 1, 0, AS_PURPOSE_TEST);
+  AS_TRY(symmetric_v(&r, d, d / 2 + 1, V));
+  identity(d, M);
+  as_rng_fill_uniform(&r, Z, (long)n * d, -0.5, 0.5);
+  const int sphere = kind == AS_DYN_BENCH_SPHERE;
+  if (sphere) /* tokens on the unit sphere */
+    for (int i = 0; i < n; i++) {
+      double s2 = 0.0;
+      for (int k = 0; k < d; k++) s2 += Z[(size_t)i * d + k] * Z[(size_t)i * d + k];
+      for (int k = 0; k < d; k++) Z[(size_t)i * d + k] /= sqrt(s2);
+    }
+  const as_vars vars = sphere ? AS_VARS_X : AS_VARS_Z;
+  AS_TRY(as_dyn_create(n, d, &w));
+  AS_TRY(as_dyn_set_triple(w, V, M, NULL));
+  AS_TRY(time_rhs(w, vars, Z, F, min_seconds, plain_s));
+  /* Sinkhorn: exactly 10 iterations (tolerance 0 never stops it earlier). */
+  as_attn_spec am = {sphere ? AS_ATTN_SOFTMAX : AS_ATTN_SINKHORN, 10,         0.0, AS_MASK_NONE,
+                     sphere ? AS_NORM_SPHERE : AS_NORM_NONE,      AS_NFORM_SA};
+  AS_TRY(as_dyn_set_model(w, &am, 0));
+  AS_TRY(time_rhs(w, vars, Z, F, min_seconds, variant_s));
+cleanup:
+  as_dyn_destroy(&w);
+  free(V);
+  free(M);
+  free(Z);
+  free(F);
+  return st;
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/expm.h"
 #include "attnsweep/tableau.h"
 #include "linalg_dyn.h"
@@ -96,6 +97,14 @@ struct as_dyn {
   long k;     /* final layer */
   double ldt; /* layer step */
   double rho; /* spectral radius of I + dt V (layers) */
+  /* ---- attention normalisations and layer normalisation (as_dyn_set_model) */
+  int variant;     /* the model differs from the base one: general attention kernel only */
+  int hardmax;     /* beta = inf: logc = +inf (rows one-hot on the maximum, ties shared) */
+  as_attn_spec am; /* attention, Sinkhorn settings, mask, norm */
+  double *skw;     /* Sinkhorn scratch, n*n + 3n (allocated on first use, kept) */
+  double sk_dev;   /* largest remaining Sinkhorn deviation over the run (NaN: none) */
+  as_dyn_snapshot_fn step_cb; /* called after every step (and at t = 0), NULL: none */
+  void *step_ctx;
 };
 
 /* ---------------------------------------------------------------- create / destroy */
@@ -178,6 +187,7 @@ void as_dyn_destroy(as_dyn **p) {
   free(w->P);
   free(w->AT);
   free(w->PT);
+  free(w->skw);
   free(w);
   *p = NULL;
 }
@@ -317,6 +327,117 @@ cleanup:
   return st;
 }
 
+/* ---- attention normalisations and layer normalisation (docs/variants.md) */
+
+/* P from the scores w->S (temperature logc) for a non-base model: the causal mask (row i over
+ * its first i + 1 columns, the rest exactly 0), Sinkhorn, or the plain softmax (hardmax and
+ * the sphere only change logc and the output). */
+static void model_weights(as_dyn *w, double logc) {
+  const int n = w->n;
+  if (w->am.mask == AS_MASK_CAUSAL) {
+    int oh = 0;
+    for (int i = 0; i < n; i++) {
+      double *p = w->P + (size_t)i * n;
+      oh += as_attention_softmax_hot(1, i + 1, w->S + (size_t)i * n, logc, p, w->hot + i);
+      for (int j = i + 1; j < n; j++) p[j] = 0.0;
+    }
+    w->n_hot = oh;
+  } else if (w->am.attention == AS_ATTN_SINKHORN) {
+    double dev = 0.0;
+    w->n_hot = as_attention_sinkhorn(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol, w->P,
+                                     w->hot, w->skw, &dev, NULL);
+    if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+  } else {
+    w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
+  }
+}
+
+/* usa on the sphere: weights e^{s_ij} / n instead of P_ij, i.e. row i of H times
+ * Z_i / n with Z_i = sum_j e^{s_ij} = e^{s_i,max} / P_i,argmax (s = c S~; c finite). */
+static void usa_rescale(as_dyn *w, double logc) {
+  const int n = w->n, d = w->d;
+  const double c = exp(logc);
+  for (int i = 0; i < n; i++) {
+    const int m = w->am.mask == AS_MASK_CAUSAL ? i + 1 : n;
+    const double *s = w->S + (size_t)i * n, *p = w->P + (size_t)i * n;
+    int arg = 0;
+    for (int j = 1; j < m; j++)
+      if (s[j] > s[arg]) arg = j;
+    const double f = exp(c * s[arg] - log(p[arg]) - log((double)n));
+    for (int k = 0; k < d; k++) w->H[(size_t)i * d + k] *= f;
+  }
+}
+
+/* Rows of F projected on the tangent spaces at the rows of X: F_i -= <x_i, F_i> / |x_i|^2 x_i. */
+static void tangent_project(int n, int d, const double *X, double *F) {
+  for (int i = 0; i < n; i++) {
+    const double *x = X + (size_t)i * d;
+    double *f = F + (size_t)i * d;
+    double xf = 0.0, xx = 0.0;
+    for (int k = 0; k < d; k++) xf += x[k] * f[k], xx += x[k] * x[k];
+    const double a = xx > 0.0 ? xf / xx : 0.0;
+    for (int k = 0; k < d; k++) f[k] -= a * x[k];
+  }
+}
+
+/* Every row of X to the unit sphere (a zero row becomes NaN: the run ends as non-finite). */
+static void sphere_normalise(int n, int d, double *X) {
+  for (int i = 0; i < n; i++) {
+    double *x = X + (size_t)i * d, s = 0.0;
+    for (int k = 0; k < d; k++) s += x[k] * x[k];
+    const double inv = 1.0 / sqrt(s);
+    for (int k = 0; k < d; k++) x[k] = s > 0.0 ? x[k] * inv : NAN;
+  }
+}
+
+as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_model: NULL workspace");
+  as_attn_spec base = {AS_ATTN_SOFTMAX, 1, 0.0, AS_MASK_NONE, AS_NORM_NONE, AS_NFORM_SA};
+  if (!am) am = &base;
+  AS_CHECK(am->attention >= 0 && am->attention < AS_ATTN_COUNT && am->mask >= 0 &&
+               am->mask < AS_MASK_COUNT && am->norm >= 0 && am->norm < AS_NORM_COUNT &&
+               am->norm_form >= 0 && am->norm_form < AS_NFORM_COUNT,
+           AS_ERR_SPEC, "unknown attention/mask/norm setting (%d, %d, %d, %d)", (int)am->attention,
+           (int)am->mask, (int)am->norm, (int)am->norm_form);
+  AS_CHECK(am->attention != AS_ATTN_SINKHORN ||
+               (am->sinkhorn_iters >= 1 && am->sinkhorn_tol >= 0.0 && !isnan(am->sinkhorn_tol)),
+           AS_ERR_SPEC, "Sinkhorn needs sinkhorn_iters >= 1 and sinkhorn_tol >= 0 (got %d, %g)",
+           am->sinkhorn_iters, am->sinkhorn_tol);
+  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_SPEC,
+           "a causal mask and Sinkhorn attention do not combine (a lower-triangular doubly "
+           "stochastic matrix is the identity)");
+  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_SPEC,
+           "norm_form usa needs a finite beta (its weights are e^{beta <Qx_i, Kx_j>} / n)");
+  if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
+    w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
+    AS_CHECK_ALLOC(w->skw);
+  }
+  w->am = *am;
+  w->hardmax = hardmax ? 1 : 0;
+  w->variant = w->hardmax || am->attention != AS_ATTN_SOFTMAX || am->mask != AS_MASK_NONE ||
+               am->norm != AS_NORM_NONE;
+cleanup:
+  return st;
+}
+
+as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_step_hook: NULL workspace");
+  w->step_cb = cb;
+  w->step_ctx = ctx;
+cleanup:
+  return st;
+}
+
+double as_dyn_sinkhorn_dev(const as_dyn *w) {
+  return w->sk_dev;
+}
+
+const double *as_dyn_velocity(const as_dyn *w) {
+  return w->Ys;
+}
+
 /* H = P Y with P at state Y, general shapes: S = c G Mm G^T, P = rowsoftmax(S) into w->P. */
 static void attention_general(as_dyn *w, const double *Mm, double logc, const double *Y) {
   const int n = w->n, d = w->d;
@@ -328,7 +449,10 @@ static void attention_general(as_dyn *w, const double *Mm, double logc, const do
       for (int j = 0; j < d; j++) w->GT[(size_t)j * n + i] = w->G[(size_t)i * d + j];
     as_mm(0, 0, n, n, d, 1.0, w->A, d, w->GT, n, 0.0, w->S, n);
   }
-  w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
+  if (w->variant)
+    model_weights(w, logc);
+  else
+    w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
   w->pt_newer = 0;
   /* A one-hot row is a copy of its leader's token (exact, and O(d)); once every row is
    * one-hot (the hardmax regime of long runs) the product costs O(n d). */
@@ -439,14 +563,16 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
   const size_t nd = (size_t)n * d;
   double logc = 0.0;
   AS_TRY(scaled_tokens(w, mode, t, k, Y, &logc));
+  if (w->hardmax) logc = INFINITY;
   const double *Mm = (mode == MODE_Z || mode == MODE_LZ) ? w->Mt : w->M;
   const double c = exp(logc); /* +inf: hardmax, handled by the general softmax */
-  if (w->small && c < INFINITY) {
+  if (w->small && c < INFINITY && !w->variant) {
     attention_small(w, Mm, c, Y);
     small_output(w, mode, Y, F);
     goto cleanup;
   }
   attention_general(w, Mm, logc, Y);
+  if (w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) usa_rescale(w, logc);
   switch (mode) {
   case MODE_Z:
     for (size_t i = 0; i < nd; i++) w->H[i] -= Y[i];
@@ -454,6 +580,7 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
     break;
   case MODE_X:
     as_mm(0, 1, n, d, d, 1.0, w->H, d, w->V, d, 0.0, F, d);
+    if (w->am.norm == AS_NORM_SPHERE) tangent_project(n, d, Y, F); /* x_i' = Proj_{x_i}(...) */
     break;
   case MODE_LZ:
     for (size_t i = 0; i < nd; i++) w->H[i] -= Y[i];
@@ -709,6 +836,11 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
     }
     swap(&w->Z, &w->Zn);
     t = land ? target : t + h;
+    if (w->am.norm == AS_NORM_SPHERE) { /* back onto the sphere after every step */
+      sphere_normalise(n, d, w->Z);
+      have_k1 = 0; /* the derivative at the normalised state */
+    }
+    if (w->step_cb) w->step_cb(t, w->Z, w->step_ctx);
     if (rk->fsal) {
       swap(&w->K[0], &w->K[rk->s - 1]); /* first same as last */
     } else {
@@ -756,6 +888,7 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
     double v = max_row_norm(n, d, w->K[0]) / in->dt, r = radius_of(n, d, w->Z, w->bd);
     if ((out = step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
+    if (w->am.norm == AS_NORM_SPHERE) sphere_normalise(n, d, w->Zn); /* x <- normalise(x + dt A) */
     s->steps++;
     if (!all_finite(nd, w->Zn)) {
       out = AS_OUT_NONFINITE;
@@ -764,6 +897,7 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
     swap(&w->Z, &w->Zn);
     k++;
     const double tk = (double)k * in->dt;
+    if (w->step_cb) w->step_cb(tk, w->Z, w->step_ctx);
     while (si < rc->n_snap && rc->snap[si] <= tk + 1e-9 * in->dt) {
       if (rc->cb) rc->cb(tk, w->Z, rc->cb_ctx);
       si++;
@@ -850,6 +984,9 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
     AS_CHECK(isfinite(X0[i]), AS_ERR_DATA, "initial token %zu, coordinate %zu = %g is not finite",
              i / (size_t)d, i % (size_t)d, X0[i]);
 
+  AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_SPEC,
+           "norm: sphere integrates the tokens x themselves (vars: x)");
+  w->sk_dev = NAN;
   const int layers = in->method == AS_METHOD_LAYERS;
   w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)
                    : (in->vars == AS_VARS_Z ? MODE_Z : MODE_X);
@@ -865,6 +1002,15 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
     AS_TRY(rk_prepare(w, tb));
   }
   memcpy(w->Z, X0, nd * sizeof(double));
+  if (w->am.norm == AS_NORM_SPHERE) {
+    for (int i = 0; i < n; i++) {
+      double s2 = 0.0;
+      for (int j = 0; j < d; j++) s2 += X0[(size_t)i * d + j] * X0[(size_t)i * d + j];
+      AS_CHECK(s2 > 0.0, AS_ERR_DATA, "token %d is zero: norm: sphere needs nonzero tokens", i);
+    }
+    sphere_normalise(n, d, w->Z);
+  }
+  if (w->step_cb) w->step_cb(0.0, w->Z, w->step_ctx);
   run_ctx rc = {in, stop, snap_times, n_snap, cb, cb_ctx, stats};
   if (layers) {
     AS_TRY(run_layers(w, &rc));
@@ -876,6 +1022,10 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   publish_attention(w);
   double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
   double r = radius_of(n, d, w->Z, w->bd);
+  /* The final velocity (as_dyn_velocity): the derivative, or a layer's increment / dt, on the
+   * sphere its tangent part. */
+  for (size_t i = 0; i < nd; i++) w->Ys[i] = w->K[0][i] / (layers ? in->dt : 1.0);
+  if (w->am.norm == AS_NORM_SPHERE && layers) tangent_project(n, d, w->Z, w->Ys);
   stats->radius = r;
   stats->velocity = v == 0.0 ? 0.0 : v / r;
   if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);

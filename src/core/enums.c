@@ -22,6 +22,10 @@ AS_DEFINE_TABLE(as_theorem_table, AS_THEOREM_LIST, "theorem", AS_THM_COUNT)
 AS_DEFINE_TABLE(as_geom_table, AS_GEOM_LIST, "geometry", AS_GEOM_COUNT)
 AS_DEFINE_TABLE(as_verdict_table, AS_VERDICT_LIST, "verdict", AS_VERDICT_COUNT)
 AS_DEFINE_TABLE(as_outcome_table, AS_OUTCOME_LIST, "outcome", AS_OUT_COUNT)
+AS_DEFINE_TABLE(as_attn_table, AS_ATTN_LIST, "attention", AS_ATTN_COUNT)
+AS_DEFINE_TABLE(as_mask_table, AS_MASK_LIST, "mask", AS_MASK_COUNT)
+AS_DEFINE_TABLE(as_norm_table, AS_NORM_LIST, "norm", AS_NORM_COUNT)
+AS_DEFINE_TABLE(as_nform_table, AS_NFORM_LIST, "norm_form", AS_NFORM_COUNT)
 
 const char *as_enum_label(const as_enum_table *t, int v) {
   return (v >= 0 && v < t->count) ? t->labels[v] : "?";

@@ -87,7 +87,8 @@ void as_param_range_text(const as_param *p, char *buf, size_t len) {
       snprintf(buf, len, "%s%s", integer ? "integer" : "number",
                p->flags & AS_PF_NAN_OK ? " or .nan" : "");
     else if (p->hi >= AS_BIG)
-      snprintf(buf, len, "%s %s", p->flags & AS_PF_LO_OPEN ? ">" : ">=", lo);
+      snprintf(buf, len, "%s %s%s", p->flags & AS_PF_LO_OPEN ? ">" : ">=", lo,
+               p->flags & AS_PF_INF_OK ? " or .inf" : "");
     else if (integer && !(p->flags & AS_PF_LO_OPEN))
       snprintf(buf, len, "%s..%s", lo, hi);
     else

@@ -40,6 +40,7 @@ struct as_pipeline {
   int64_t fault_trial; /* test hook (pipeline.h): trial that meets an injected bug, -1 none */
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
                           argument to a core function */
+  as_meta *meta;       /* cluster counts along a run (model variants), for shape (n, d) */
 };
 
 /* The test hook ATTNSWEEP_TEST_INTERNAL_ERROR=<trial>[:lapack] (pipeline.h). Anything else
@@ -88,6 +89,7 @@ static void free_shape(as_pipeline *pl) {
   as_dyn_destroy(&pl->dyn);
   as_classify_ws_destroy(&pl->cws);
   as_expm_destroy(&pl->expm);
+  as_meta_destroy(&pl->meta);
   free(pl->X0);
   free(pl->X);
   free(pl->Z);
@@ -132,6 +134,7 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   AS_TRY(as_dyn_create(n, d, &pl->dyn));
   AS_TRY(as_classify_ws_create(n, d, &pl->cws));
   AS_TRY(as_expm_create(d, &pl->expm));
+  AS_TRY(as_meta_create(n, d, &pl->meta));
   pl->X0 = malloc(nd * sizeof *pl->X0);
   pl->X = malloc(nd * sizeof *pl->X);
   pl->Z = malloc(nd * sizeof *pl->Z);
@@ -266,6 +269,8 @@ typedef struct snap_ctx {
   size_t stride; /* n * d */
   int next;      /* snapshots delivered so far */
   int max;
+  double *clusters; /* n_snapshots cluster counts (as_meta_count), or NULL */
+  as_meta *meta;
 } snap_ctx;
 
 static void on_snapshot(double t, const double *Z, void *ctx) {
@@ -273,7 +278,13 @@ static void on_snapshot(double t, const double *Z, void *ctx) {
   snap_ctx *s = ctx;
   if (s->out && s->next < s->max)
     memcpy(s->out + (size_t)s->next * s->stride, Z, s->stride * sizeof *Z);
+  if (s->clusters && s->next < s->max) s->clusters[s->next] = (double)as_meta_count(s->meta, Z);
   s->next++;
+}
+
+/* Step hook of the dynamics: the cluster count after every step (metastability). */
+static void on_step(double t, const double *Z, void *ctx) {
+  as_meta_step(ctx, t, Z);
 }
 
 static double now_seconds(void) {
@@ -318,20 +329,60 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   /* Initial tokens and the integration. */
   ts = as_tokens_init(t, pl->X0);
   if (ts != AS_OK) goto trial_failed;
+  const int sphere = t->attn.norm == AS_NORM_SPHERE;
+  if (sphere) { /* tokens on the unit sphere: a zero token has no direction */
+    for (int i = 0; i < n; i++) {
+      double *x = pl->X0 + (size_t)i * d, s2 = 0.0;
+      for (int k = 0; k < d; k++) s2 += x[k] * x[k];
+      if (!(s2 > 0.0)) {
+        ts = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                          "trial %llu: initial token %d is zero; norm: sphere needs nonzero "
+                          "tokens",
+                          (unsigned long long)t->index, i);
+        goto trial_failed;
+      }
+      const double inv = 1.0 / sqrt(s2);
+      for (int k = 0; k < d; k++) x[k] *= inv;
+    }
+  }
   if (bulk && bulk->initial) memcpy(bulk->initial, pl->X0, nd * sizeof(double));
   as_expm path = AS_EXPM_NONE;
   ts = as_dyn_set_triple(pl->dyn, pl->tr->V, pl->tr->M, &path);
   if (ts != AS_OK) goto trial_failed;
+  /* The model variant (docs/variants.md) and the theorem that speaks about it. */
+  const int hardmax = t->triple.beta == INFINITY;
+  ts = as_dyn_set_model(pl->dyn, &t->attn, hardmax);
+  if (ts != AS_OK) goto trial_failed;
+  as_theorem_for_model(pl->sp, &t->attn, hardmax, d, pl->tr->V, pl->tr->M, &pl->sp->theorem,
+                       &pl->sp->predicted);
   copy_spectral(pl->sp, path, rec);
+  /* The nearest theorem: the paper's theorems speak about the base model only; for a model
+   * variant it is the variant's own theorem (or none), the distances still describe the triple. */
   as_near nr;
   AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &nr));
+  if (!as_attn_is_base(&t->attn, hardmax)) {
+    nr.theorem = pl->sp->theorem;
+    nr.predicted = pl->sp->predicted;
+    nr.dist = pl->sp->theorem != AS_THM_NONE ? 0.0 : NAN;
+  }
   copy_near(&nr, rec);
+  as_meta_reset(pl->meta, pl->X0);
+  AS_TRY(as_dyn_set_step_hook(pl->dyn, sphere ? on_step : NULL, pl->meta));
 
-  snap_ctx snaps = {bulk ? bulk->snapshots : NULL, nd, 0, t->output.n_snapshots};
+  snap_ctx snaps = {bulk ? bulk->snapshots : NULL,         nd,      0, t->output.n_snapshots,
+                    bulk ? bulk->snapshot_clusters : NULL, pl->meta};
   as_dyn_stats ds;
-  ts = as_dyn_run(pl->dyn, &t->integ, pl->X0, stop, t->output.snapshot_times, t->output.n_snapshots,
+  as_integ_spec integ = t->integ;
+  if (sphere) integ.vars = AS_VARS_X; /* the sphere dynamics is in x (spec: vars x implied) */
+  ts = as_dyn_run(pl->dyn, &integ, pl->X0, stop, t->output.snapshot_times, t->output.n_snapshots,
                   on_snapshot, &snaps, &ds);
   if (ts != AS_OK) goto trial_failed;
+  rec->sinkhorn_dev = as_dyn_sinkhorn_dev(pl->dyn);
+  if (sphere) {
+    as_meta_finish(pl->meta, rec);
+  } else {
+    rec->n_plateaus = rec->n_clusters_track = -1;
+  }
   rec->outcome = (int32_t)ds.outcome;
   rec->steps = ds.steps;
   rec->rejected = ds.rejected;
@@ -347,7 +398,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
   const double *Z = state;
-  if (t->integ.vars == AS_VARS_X) {
+  if (t->integ.vars == AS_VARS_X && !sphere) {
     ts = as_expm_set(pl->expm, pl->tr->V, AS_EXPM_NONE, NULL);
     if (ts != AS_OK) goto trial_failed;
     if (t->integ.method == AS_METHOD_LAYERS) {
@@ -376,8 +427,11 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
 
   /* Classification. */
   if (ds.outcome != AS_OUT_INTERRUPTED) {
-    as_classify_input in = {n,         d,      pl->X0,     Z,          pl->X,     P,
-                            pl->tr->V, pl->sp, ds.outcome, ds.t_final, t->integ.T};
+    as_classify_input in = {n,          d,          pl->X0,
+                            Z,          pl->X,      P,
+                            pl->tr->V,  pl->sp,     ds.outcome,
+                            ds.t_final, t->integ.T, sphere ? as_dyn_velocity(pl->dyn) : NULL,
+                            sphere};
     ts = near_verdict(pl, &nr, &in, rec);
     if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);

@@ -20,6 +20,10 @@
 #define AS_FILL_METHOD(name)
 #define AS_FILL_VARS(name)
 #define AS_FILL_TSEED(name)
+#define AS_FILL_ATTN(name)
+#define AS_FILL_MASK(name)
+#define AS_FILL_NORM(name)
+#define AS_FILL_NFORM(name)
 #define AS_FILL_EXPM(name)
 #define AS_FILL_THEOREM(name)
 #define AS_FILL_GEOM(name)
@@ -50,6 +54,10 @@
 #define AS_NA_METHOD(rname)
 #define AS_NA_VARS(rname)
 #define AS_NA_TSEED(rname)
+#define AS_NA_ATTN(rname) r->rname = -1;
+#define AS_NA_MASK(rname) r->rname = -1;
+#define AS_NA_NORM(rname) r->rname = -1;
+#define AS_NA_NFORM(rname) r->rname = -1;
 
 void as_record_init(as_record *r, const as_trial *t) {
   memset(r, 0, sizeof *r); /* also zeroes padding, so records compare bytewise */

@@ -513,10 +513,12 @@ as_status as_triple_build(const as_trial *t, as_triple *tr) {
   }
   if (t->triple.eps > 0) perturb(t, tr);
   /* Temperature: scores beta <Q x_i, K x_j>, i.e. M -> beta M (K carries the factor so that
-   * M = Q^T K stays exact). beta = 1 leaves the triple bit for bit as it was. */
-  if (t->triple.beta != 1.0) {
+   * M = Q^T K stays exact). beta = 1 leaves the triple bit for bit as it was; beta = +inf
+   * (hardmax) leaves M unscaled: only the argmax of each row matters, and the dynamics takes
+   * an infinite temperature (as_dyn_set_model). */
+  if (t->triple.beta != 1.0 && t->triple.beta != INFINITY) {
     double b = t->triple.beta;
-    AS_CHECK(isfinite(b) && b > 0, AS_ERR_DATA, "beta = %g must be finite and > 0", b);
+    AS_CHECK(isfinite(b) && b > 0, AS_ERR_DATA, "beta = %g must be > 0", b);
     for (size_t k = 0; k < (size_t)d * d; k++) tr->M[k] *= b;
     for (size_t k = 0; k < (size_t)m * d; k++) tr->K[k] *= b;
   }

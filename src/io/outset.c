@@ -361,6 +361,7 @@ void as_outset_bulk_counts(const as_trial *t, uint64_t counts[AS_BULK_COUNT]) {
   counts[AS_BULK_V] = o->matrices ? d * d : 0;
   counts[AS_BULK_M] = o->matrices ? d * d : 0;
   counts[AS_BULK_SNAPSHOTS] = (uint64_t)o->n_snapshots * n * d;
+  counts[AS_BULK_SNAP_CLUSTERS] = (uint64_t)o->n_snapshots;
 }
 
 void as_outset_layout_free(uint64_t *bulk[AS_BULK_COUNT]) {

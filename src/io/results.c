@@ -34,6 +34,10 @@ const char *as_bulk_name(as_bulk_kind kind) {
 #define AS_TAB_MFAMILY (&as_mfamily_table)
 #define AS_TAB_PERTURB (&as_perturb_table)
 #define AS_TAB_TSEED (&as_tseed_table)
+#define AS_TAB_ATTN (&as_attn_table)
+#define AS_TAB_MASK (&as_mask_table)
+#define AS_TAB_NORM (&as_norm_table)
+#define AS_TAB_NFORM (&as_nform_table)
 #define AS_TAB_INIT (&as_init_table)
 #define AS_TAB_METHOD (&as_method_table)
 #define AS_TAB_VARS (&as_vars_table)
@@ -46,12 +50,13 @@ const char *as_bulk_name(as_bulk_kind kind) {
 static const as_enum_table *const enum_tables[] = {
     &as_vfamily_table, &as_mfamily_table, &as_perturb_table, &as_tseed_table,
     &as_init_table,    &as_method_table,  &as_vars_table,    &as_expm_table,
-    &as_theorem_table, &as_geom_table,    &as_verdict_table, &as_outcome_table};
+    &as_theorem_table, &as_geom_table,    &as_verdict_table, &as_outcome_table,
+    &as_attn_table,    &as_mask_table,    &as_norm_table,    &as_nform_table};
 enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
 
 /* Enumerations whose fields can be "not applicable": their HDF5 type has a member "-" = -1. */
 static int enum_has_na(const as_enum_table *tab) {
-  return tab == &as_perturb_table;
+  return tab == &as_perturb_table || tab == &as_nform_table;
 }
 
 /* The LABEL fields of the record, in record order: their labels come from the spec. */
@@ -66,6 +71,10 @@ static int enum_has_na(const as_enum_table *tab) {
 #define AS_LN_MFAMILY(name)
 #define AS_LN_PERTURB(name)
 #define AS_LN_TSEED(name)
+#define AS_LN_ATTN(name)
+#define AS_LN_MASK(name)
+#define AS_LN_NORM(name)
+#define AS_LN_NFORM(name)
 #define AS_LN_INIT(name)
 #define AS_LN_METHOD(name)
 #define AS_LN_VARS(name)
@@ -219,6 +228,10 @@ static int enum_index(const as_enum_table *tab) {
 #define AS_KIND_MFAMILY(fl, nm) AS_KIND_ENUM(MFAMILY)
 #define AS_KIND_PERTURB(fl, nm) AS_KIND_ENUM(PERTURB)
 #define AS_KIND_TSEED(fl, nm) AS_KIND_ENUM(TSEED)
+#define AS_KIND_ATTN(fl, nm) AS_KIND_ENUM(ATTN)
+#define AS_KIND_MASK(fl, nm) AS_KIND_ENUM(MASK)
+#define AS_KIND_NORM(fl, nm) AS_KIND_ENUM(NORM)
+#define AS_KIND_NFORM(fl, nm) AS_KIND_ENUM(NFORM)
 #define AS_KIND_INIT(fl, nm) AS_KIND_ENUM(INIT)
 #define AS_KIND_METHOD(fl, nm) AS_KIND_ENUM(METHOD)
 #define AS_KIND_VARS(fl, nm) AS_KIND_ENUM(VARS)

@@ -250,7 +250,7 @@ static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
     return 0;
   }
   int lo_bad = (k->flags & R_LO_OPEN) ? !(x > k->lo) : !(x >= k->lo);
-  if (lo_bad || x > k->hi) {
+  if (lo_bad || (x > k->hi && !(x == INFINITY && (k->flags & R_INF_OK)))) {
     char lo[32], hi[32];
     if (k->kind == AS_PK_INT || k->kind == AS_PK_I64) {
       snprintf(lo, sizeof lo, "%.0f", k->lo);
@@ -856,6 +856,7 @@ static void resolve_point(const as_spec *s, int c, uint64_t q, point *pt) {
   if (t->init.data.data && !SRC(init_kind)) t->init.kind = AS_INIT_EXPLICIT;
   if (t->init.file.text && !SRC(init_kind)) t->init.kind = AS_INIT_FILE;
   if (t->init.data.data && !SRC(n)) t->n = t->init.data.rows;
+  if (t->attn.norm == AS_NORM_SPHERE && !SRC(vars)) t->integ.vars = AS_VARS_X;
   t->case_id = (uint32_t)c;
   t->case_name = s->cases[c].name;
   t->master_seed = s->seed;
@@ -957,6 +958,29 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
   if (t->init.kind == AS_INIT_FILE && (!t->init.file.text || !t->init.dataset.text))
     DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind),
             "case '%s': init kind file needs file and dataset", cname);
+  /* Attention normalisations and layer normalisation: a key given where its `applies`
+   * predicate (params.h) is false means nothing for the trial: refused, not ignored. */
+  static const as_param_id model_keys[] = {AS_P_sinkhorn_iters, AS_P_sinkhorn_tol, AS_P_norm_form};
+  for (size_t i = 0; i < sizeof model_keys / sizeof model_keys[0]; i++) {
+    const as_param *p = &as_params[model_keys[i]];
+    if (pt->src[model_keys[i]] && !p->applies(t))
+      DIAG_AT(pt->src[model_keys[i]], "case '%s': %s applies only with %s", cname, p->key,
+              model_keys[i] == AS_P_norm_form ? "norm: sphere" : "attention: sinkhorn");
+  }
+  if (t->attn.norm == AS_NORM_SPHERE && t->integ.vars != AS_VARS_X)
+    DIAG_AT(src_or(pt, AS_P_vars, AS_P_norm),
+            "case '%s': norm: sphere integrates the tokens themselves: use vars: x (the default "
+            "with norm: sphere)",
+            cname);
+  if (t->attn.mask == AS_MASK_CAUSAL && t->attn.attention == AS_ATTN_SINKHORN)
+    DIAG_AT(src_or(pt, AS_P_mask, AS_P_attention),
+            "case '%s': mask: causal and attention: sinkhorn do not combine (the only "
+            "lower-triangular doubly stochastic matrix is the identity)",
+            cname);
+  if (t->attn.norm == AS_NORM_SPHERE && t->attn.norm_form == AS_NFORM_USA && isinf(tr->beta))
+    DIAG_AT(src_or(pt, AS_P_beta, AS_P_norm_form),
+            "case '%s': norm_form: usa needs a finite beta (weights e^{beta <Qx_i, Kx_j>} / n)",
+            cname);
   /* Integration. */
   if (t->integ.dt > t->integ.T)
     DIAG_AT(src_or(pt, AS_P_dt, AS_P_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,

@@ -292,7 +292,8 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
                   counts[AS_BULK_ATTENTION] ? c->buf[AS_BULK_ATTENTION] : NULL,
                   counts[AS_BULK_V] ? c->buf[AS_BULK_V] : NULL,
                   counts[AS_BULK_M] ? c->buf[AS_BULK_M] : NULL,
-                  counts[AS_BULK_SNAPSHOTS] ? c->buf[AS_BULK_SNAPSHOTS] : NULL};
+                  counts[AS_BULK_SNAPSHOTS] ? c->buf[AS_BULK_SNAPSHOTS] : NULL,
+                  counts[AS_BULK_SNAP_CLUSTERS] ? c->buf[AS_BULK_SNAP_CLUSTERS] : NULL};
   AS_TRY(as_trial_run(c->pl, &t, as_signals_flag(), rec, any ? &bulk : NULL));
   rec->rank = c->rank;
 

@@ -41,8 +41,9 @@ static void test_work_bytes(void) {
   t.output.final = true;
   t.output.matrices = true;
   t.output.n_snapshots = 3;
-  AS_EXPECT(as_cost_bytes(&t) == (double)sizeof(as_record) + 8.0 * (40 + 2 * 4 + 3 * 40),
-            "final n x d, V and M d x d, 3 snapshots n x d: %g", as_cost_bytes(&t));
+  AS_EXPECT(as_cost_bytes(&t) == (double)sizeof(as_record) + 8.0 * (40 + 2 * 4 + 3 * 40 + 3),
+            "final n x d, V and M d x d, 3 snapshots n x d and their 3 cluster counts: %g",
+            as_cost_bytes(&t));
 }
 
 static void test_fit(void) {

@@ -77,6 +77,12 @@ AXES = {
     "settle_tol": "settle_window: 0.1, settle_tol: [1.0e-8, 1.0e-6]",
     "settle_window": "settle_window: [0, 0.1]",
     "triple_seed": "triple_seed: [per_trial, per_parameters]",
+    "attention": "attention: [softmax, sinkhorn]",
+    "sinkhorn_iters": "attention: sinkhorn, sinkhorn_iters: [1, 5]",
+    "sinkhorn_tol": "attention: sinkhorn, sinkhorn_tol: [1.0e-9, 1.0e-6]",
+    "mask": "mask: [none, causal]",
+    "norm": "norm: [none, sphere], vars: x",
+    "norm_form": "norm: sphere, norm_form: [sa, usa]",
 }
 
 

@@ -60,7 +60,7 @@ int main(void) {
   double *init = malloc((size_t)n * d * sizeof *init), *fin = malloc((size_t)n * d * sizeof *fin);
   double *P = malloc((size_t)n * n * sizeof *P), *V = malloc((size_t)d * d * sizeof *V);
   double *M = malloc((size_t)d * d * sizeof *M);
-  as_bulk bulk = {init, fin, P, V, M, NULL};
+  as_bulk bulk = {init, fin, P, V, M, NULL, NULL};
   AS_EXPECT(as_trial_run(pl, &t, NULL, &b, &bulk) == AS_OK, "bulk run");
   int in_box = 1, stochastic = 1;
   for (int i = 0; i < n * d; i++) in_box &= fabs(init[i]) <= 5.0;
@@ -108,7 +108,8 @@ int main(void) {
   tb.triple.beta = 3.0;
   tm.triple.m_scale = 3.0;
   double *fb = malloc((size_t)n * d * sizeof *fb), *fm = malloc((size_t)n * d * sizeof *fm);
-  as_bulk bb = {NULL, fb, NULL, NULL, NULL, NULL}, bm = {NULL, fm, NULL, NULL, NULL, NULL};
+  as_bulk bb = {NULL, fb, NULL, NULL, NULL, NULL, NULL},
+          bm = {NULL, fm, NULL, NULL, NULL, NULL, NULL};
   AS_EXPECT(as_trial_run(pl, &tb, NULL, &b, &bb) == AS_OK, "beta run");
   AS_EXPECT(as_trial_run(pl, &tm, NULL, &c, &bm) == AS_OK, "m_scale run");
   double dmax = 0, smax = 0;
