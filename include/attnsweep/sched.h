@@ -47,7 +47,9 @@ typedef struct as_sched_opts {
                                0 = sink every record at once */
   double progress_interval; /* progress line on rank 0 every so many seconds; 0 = none */
   FILE *progress;           /* stream for progress lines (rank 0); NULL = none */
-  int progress_tty;         /* 1: live \r bar, 0: plain lines, -1: bar iff isatty(progress) */
+  int progress_tty;         /* 1: live \r bar, 0: plain lines, -1: bar iff progress is a
+                               terminal, or the stderr of the mpiexec that started this rank is
+                               (docs/scheduling.md) */
   int coordinator_runs;     /* 1: rank 0 also runs trials, 0: it only coordinates (when there
                                are other ranks), -1: runs iff size <= AS_SCHED_COORD_RUNS_MAX */
   double time_limit;        /* seconds after the start at which the coordinator stops handing

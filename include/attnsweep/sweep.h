@@ -28,6 +28,7 @@ typedef struct as_sweep_opts {
                                (as_outset_is_retryable); their rows are overwritten */
   double progress_interval; /* seconds between progress lines (0: none) */
   FILE *progress;           /* where progress goes (rank 0), NULL: none */
+  int progress_tty;         /* as as_sched_opts.progress_tty: 1 live bar, 0 lines, -1 auto */
   double time_limit;        /* stop handing out work after so many seconds (0: none) */
   double flush_interval;    /* bound on the delay before a record reaches the file [s];
                                < 0: the spec's flush_interval */
@@ -37,8 +38,8 @@ typedef struct as_sweep_opts {
                                0: the whole sweep, or on resume whatever shard path is */
 } as_sweep_opts;
 
-/* Defaults: no resume, progress every 10 s to stderr, no time limit, the spec's flush
- * interval, coordinator mode automatic. */
+/* Defaults: no resume, progress every 10 s to stderr (bar or lines: auto), no time limit, the
+ * spec's flush interval, coordinator mode automatic. */
 void as_sweep_opts_default(as_sweep_opts *o);
 
 typedef struct as_sweep_result {

@@ -149,43 +149,42 @@ static void csv_row(FILE *f, const census_row *r, int d, int m, const as_spectra
           as_enum_label(&as_geom_table, (int)sp->predicted));
 }
 
+/* The arguments of `attnsweep census`; its options land here (census_opts_table). */
+typedef struct census_args {
+  const char *out; /* -o FILE */
+  int csv;         /* --csv */
+  double tol;      /* --tol */
+  long threshold;  /* --threshold */
+} census_args;
+
+/* Every option of `attnsweep census`, once. */
+static const as_opt census_opts_table[] = {
+    AS_OPT_FLAG("csv", 0, census_args, csv, "CSV instead of markdown (the summary on stderr)"),
+    AS_OPT_TEXT("output", 'o', "FILE", census_args, out, "write the table here, not stdout"),
+    AS_OPT_RANGE("tol", 0, "T", census_args, tol, 0, 1, AS_OPEN_LO | AS_OPEN_HI,
+                 "relative tolerance of the spectral tests (default 1e-10, the sweep's)"),
+    AS_OPT_WHOLE("threshold", 0, "D", census_args, threshold, 1, 1 << 20,
+                 "d from which ScaLAPACK on all ranks is used (default 512)"),
+};
+const as_optset as_opts_census = AS_OPTSET(census_opts_table, "WEIGHTS.h5");
+
 /* Parses the options; 0 on success, else the exit code (rank 0 printed the message). */
 static int parse(int argc, char **argv, int rank, census_opts *o) {
-  o->path = o->out = NULL;
-  o->csv = 0;
-  o->tol = CENSUS_TOL;
-  o->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
-    if (strcmp(a, "--csv") == 0) {
-      o->csv = 1;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val) return rank == 0 ? as_cli_usage_error("census", "%s needs a file name", a) : 2;
-      o->out = argv[++i];
-    } else if (strcmp(a, "--tol") == 0) {
-      errno = 0;
-      o->tol = val ? strtod(val, &end) : NAN;
-      if (!val || errno || end == val || *end || !(o->tol > 0 && o->tol < 1))
-        return rank == 0 ? as_cli_usage_error("census", "--tol needs a number in (0, 1)") : 2;
-      i++;
-    } else if (strcmp(a, "--threshold") == 0) {
-      errno = 0;
-      long v = val ? strtol(val, &end, 10) : -1;
-      if (!val || errno || end == val || *end || v < 1 || v > 1 << 20)
-        return rank == 0 ? as_cli_usage_error("census", "--threshold needs a dimension >= 1") : 2;
-      o->threshold = (int)v;
-      i++;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return rank == 0 ? as_cli_usage_error("census", "unknown option '%s'", a) : 2;
-    } else if (!o->path) {
-      o->path = a;
-    } else {
-      return rank == 0 ? as_cli_usage_error("census", "more than one file ('%s', '%s')", o->path, a)
-                       : 2;
-    }
-  }
-  if (!o->path) return rank == 0 ? as_cli_usage_error("census", "missing WEIGHTS.h5") : 2;
+  census_args a = {NULL, 0, CENSUS_TOL, AS_SPECTRAL_THRESHOLD_DEFAULT};
+  memset(o, 0, sizeof *o);
+  int npos = 0, code = 0;
+  if (as_opts_parse("census", &as_opts_census, argc, argv, &a, rank == 0, &npos, &code))
+    return code ? code : -1;
+  if (npos > 1)
+    return rank == 0
+               ? as_cli_usage_error("census", "more than one file ('%s', '%s')", argv[1], argv[2])
+               : 2;
+  if (npos == 0) return rank == 0 ? as_cli_usage_error("census", "missing WEIGHTS.h5") : 2;
+  o->path = argv[1];
+  o->out = a.out;
+  o->csv = a.csv;
+  o->tol = a.tol;
+  o->threshold = (int)a.threshold;
   return 0;
 }
 
@@ -220,7 +219,7 @@ int as_cmd_census(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   census_opts o;
   int code = parse(argc, argv, rank, &o);
-  if (code) return code;
+  if (code) return code < 0 ? 0 : code; /* -1: --help was printed */
 
   as_status st = as_par_setup(MPI_COMM_WORLD);
   if (st != AS_OK) return as_cli_report("census", st);

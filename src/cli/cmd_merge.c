@@ -10,30 +10,30 @@
 #include "attnsweep/merge.h"
 #include "cli.h"
 
+/* Every option of `attnsweep merge`, once (values into as_merge_opts). */
+static const as_opt merge_opts[] = {
+    AS_OPT_FLAG("partial", 0, as_merge_opts, partial,
+                "merge the shards that exist; the other rows stay pending"),
+    AS_OPT_FLAG("force", 0, as_merge_opts, force, "replace an existing OUT.h5"),
+};
+const as_optset as_opts_merge = AS_OPTSET(merge_opts, "OUT.h5 SHARD...");
+
 int as_cmd_merge(int argc, char **argv) {
   as_merge_opts opts = {0, 0};
   const char *out = NULL;
   const char **inputs = calloc((size_t)argc, sizeof *inputs);
-  int n = 0, rank = 0, code = 0;
+  int n = 0, rank = 0, code = 0, npos = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (!inputs) {
     fprintf(stderr, "attnsweep merge: out of memory\n");
     return 3;
   }
-  for (int i = 1; i < argc && code == 0; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--partial") == 0) {
-      opts.partial = 1;
-    } else if (strcmp(a, "--force") == 0) {
-      opts.force = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      code = rank == 0 ? as_cli_usage_error("merge", "unknown option '%s'", a) : 2;
-    } else if (!out) {
-      out = a;
-    } else {
-      inputs[n++] = a;
-    }
+  if (as_opts_parse("merge", &as_opts_merge, argc, argv, &opts, rank == 0, &npos, &code)) {
+    free(inputs);
+    return code;
   }
+  if (npos >= 1) out = argv[1];
+  for (int i = 2; i <= npos; i++) inputs[n++] = argv[i];
   if (code == 0 && (!out || n == 0))
     code = rank == 0 ? as_cli_usage_error("merge", "needs OUT.h5 and at least one shard file") : 2;
   if (code == 0 && rank == 0) {

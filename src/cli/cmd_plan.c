@@ -331,13 +331,25 @@ static int sbatch_word(const char *v) {
   return 1;
 }
 
-static int positive_long(const char *v, long *out) {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || *end || end == v || x < 1 || x > 1000000) return 0;
-  *out = x;
-  return 1;
+/* The arguments of `attnsweep plan`; the values of its options land here (plan_opts). */
+typedef struct plan_args {
+  const char *out; /* -o OUT.h5 (with --sbatch) */
+  int sbatch;      /* --sbatch */
+  double target_h; /* --target-hours */
+  int cal;         /* --calibrate: sample size, 0: none */
+  int cost_given;  /* --cost given */
+  as_cost_model model;
+  site_opts so;
+} plan_args;
+
+/* Option handlers (cli.h as_opt_fn): 0, or -1 with what the option needs. */
+static int opt_word(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  if (!sbatch_word(arg)) {
+    snprintf(msg, cap, "needs a value without blanks or quotes");
+    return -1;
+  }
+  *(const char **)(void *)((char *)dst + o->at) = arg;
+  return 0;
 }
 
 /* Seconds and trials of the costliest shard of spec split into n (shard.h) under m. */
@@ -366,94 +378,119 @@ cleanup:
   return st;
 }
 
-int as_cmd_plan(int argc, char **argv) {
-  const char *path = NULL, *out_path = NULL;
-  int sbatch = 0;
-  double target_h = 1.0;
-  as_cost_model model;
-  as_cost_model_default(&model);
-  int cal = 0, cost_given = 0, site_given = 0;
-  site_opts so;
-  memset(&so, 0, sizeof so);
-  static const struct {
-    const char *opt;
-    size_t at;
-  } words[] = {{"--account", offsetof(site_opts, account)},
-               {"--partition", offsetof(site_opts, partition)},
-               {"--qos", offsetof(site_opts, qos)},
-               {"--mem", offsetof(site_opts, mem)},
-               {"--mpi", offsetof(site_opts, mpi)}};
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    size_t w = 0;
-    while (w < sizeof words / sizeof words[0] && strcmp(o, words[w].opt) != 0) w++;
-    if (w < sizeof words / sizeof words[0]) {
-      if (i + 1 >= argc || !sbatch_word(argv[i + 1]))
-        return as_cli_usage_error("plan", "%s needs a value without blanks or quotes", o);
-      *(const char **)(void *)((char *)&so + words[w].at) = argv[++i];
-      site_given = 1;
-      continue;
-    }
-    if (strcmp(o, "--cpus-per-task") == 0 || strcmp(o, "--ntasks-per-node") == 0) {
-      long *dst = o[2] == 'c' ? &so.cpus_per_task : &so.per_node;
-      if (i + 1 >= argc || !positive_long(argv[++i], dst))
-        return as_cli_usage_error("plan", "%s needs a whole number >= 1", o);
-      site_given = 1;
-      continue;
-    }
-    if (strcmp(o, "--setup") == 0) {
-      if (i + 1 >= argc || !argv[i + 1][0])
-        return as_cli_usage_error("plan", "--setup needs a shell command");
-      if (so.n_setup == SETUP_MAX)
-        return as_cli_usage_error("plan", "at most %d --setup commands", SETUP_MAX);
-      so.setup[so.n_setup++] = argv[++i];
-      site_given = 1;
-      continue;
-    }
-    if (strcmp(o, "--calibrate") == 0) {
-      cal = 32;
-    } else if (strncmp(o, "--calibrate=", 12) == 0) {
-      cal = atoi(o + 12);
-      if (cal < 2 || cal > 100000)
-        return as_cli_usage_error("plan", "--calibrate=N needs 2 <= N <= 100000");
-    } else if (strcmp(o, "--target-hours") == 0 && i + 1 < argc) {
-      char *end;
-      target_h = strtod(argv[++i], &end);
-      if (*end || !(target_h > 0) || !isfinite(target_h))
-        return as_cli_usage_error("plan", "--target-hours needs a positive number");
-    } else if (strcmp(o, "--cost") == 0 && i + 1 < argc) {
-      if (sscanf(argv[++i], "%lg,%lg", &model.a, &model.b) != 2 || !(model.a > 0) ||
-          !(model.b >= 0))
-        return as_cli_usage_error("plan", "--cost needs A,B with A > 0, B >= 0");
-      cost_given = 1;
-    } else if (strcmp(o, "--sbatch") == 0) {
-      sbatch = 1;
-    } else if (strcmp(o, "--array") == 0) {
-      if (i + 1 >= argc || !positive_long(argv[++i], &so.array) || so.array > (long)AS_SHARD_MAX)
-        return as_cli_usage_error("plan", "--array needs a number of shards from 1 to %u",
-                                  AS_SHARD_MAX);
-      site_given = 1;
-    } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) && i + 1 < argc) {
-      out_path = argv[++i];
-    } else if (o[0] == '-' && o[1] != '\0') {
-      return as_cli_usage_error("plan", "unknown option '%s'", o);
-    } else if (!path) {
-      path = o;
-    } else {
-      return as_cli_usage_error("plan", "more than one SPEC");
-    }
+static int opt_mpi(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  for (const char *c = arg; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) arg = "";
+  if (!arg[0]) {
+    snprintf(msg, cap, "needs a plugin name such as pmix or pmi2");
+    return -1;
   }
+  return opt_word(o, arg, dst, msg, cap);
+}
+
+static int opt_setup(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  (void)o;
+  site_opts *so = &((plan_args *)dst)->so;
+  if (!arg[0]) {
+    snprintf(msg, cap, "needs a shell command");
+    return -1;
+  }
+  if (so->n_setup == SETUP_MAX) {
+    snprintf(msg, cap, "can be given at most %d times", SETUP_MAX);
+    return -1;
+  }
+  so->setup[so->n_setup++] = arg;
+  return 0;
+}
+
+static int opt_calibrate(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  int *cal = (int *)(void *)((char *)dst + o->at);
+  if (!arg) {
+    *cal = 32;
+    return 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  long n = strtol(arg, &end, 10);
+  if (errno || end == arg || *end || n < 2 || n > 100000) {
+    snprintf(msg, cap, "needs N, a whole number from 2 to 100000");
+    return -1;
+  }
+  *cal = (int)n;
+  return 0;
+}
+
+static int opt_cost(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  (void)o;
+  plan_args *p = dst;
+  char tail;
+  double a = 0, b = 0;
+  if (sscanf(arg, "%lg,%lg%c", &a, &b, &tail) != 2 || !(a > 0) || !(b >= 0) || !isfinite(a) ||
+      !isfinite(b)) {
+    snprintf(msg, cap, "needs A,B: seconds per unit of work A > 0, per trial B >= 0");
+    return -1;
+  }
+  p->model.a = a;
+  p->model.b = b;
+  p->cost_given = 1;
+  return 0;
+}
+
+/* Every option of `attnsweep plan`, once. */
+static const as_opt plan_opts[] = {
+    AS_OPT_RANGE("target-hours", 0, "H", plan_args, target_h, 0, 1e9, AS_OPEN_LO,
+                 "the wall time to suggest ranks for, in hours (default 1)"),
+    AS_OPT_FN("cost", 0, AS_ARG_REQUIRED, "A,B", plan_args, model, opt_cost,
+              "cost model: A s per unit of work + B s per trial"),
+    AS_OPT_FN("calibrate", 0, AS_ARG_OPTIONAL, "N", plan_args, cal, opt_calibrate,
+              "fit the cost model on N sample trials first (default 32)"),
+    AS_OPT_FLAG("sbatch", 0, plan_args, sbatch,
+                "print a Slurm job script on stdout (the report on stderr)"),
+    AS_OPT_TEXT("output", 'o', "OUT.h5", plan_args, out,
+                "with --sbatch: the job's results file (default SPEC.h5)"),
+    AS_OPT_FN("account", 0, AS_ARG_REQUIRED, "A", plan_args, so.account, opt_word,
+              "with --sbatch: #SBATCH --account"),
+    AS_OPT_FN("partition", 0, AS_ARG_REQUIRED, "P", plan_args, so.partition, opt_word,
+              "with --sbatch: #SBATCH --partition"),
+    AS_OPT_FN("qos", 0, AS_ARG_REQUIRED, "Q", plan_args, so.qos, opt_word,
+              "with --sbatch: #SBATCH --qos"),
+    AS_OPT_FN("mem", 0, AS_ARG_REQUIRED, "M", plan_args, so.mem, opt_word,
+              "with --sbatch: #SBATCH --mem (per node, e.g. 64G)"),
+    AS_OPT_WHOLE("cpus-per-task", 0, "C", plan_args, so.cpus_per_task, 1, 1000000,
+                 "with --sbatch: #SBATCH --cpus-per-task"),
+    AS_OPT_WHOLE("ntasks-per-node", 0, "N", plan_args, so.per_node, 1, 1000000,
+                 "with --sbatch: whole nodes of N tasks each"),
+    AS_OPT_FN("mpi", 0, AS_ARG_REQUIRED, "PLUGIN", plan_args, so.mpi, opt_mpi,
+              "with --sbatch: the srun MPI plugin (default pmix)"),
+    AS_OPT_FN("setup", 0, AS_ARG_REQUIRED, "CMD", plan_args, so, opt_setup,
+              "with --sbatch: a command the job runs first (repeatable)"),
+    AS_OPT_WHOLE("array", 0, "N", plan_args, so.array, 1, AS_SHARD_MAX,
+                 "with --sbatch: a job array of N shards and a merge job"),
+};
+const as_optset as_opts_plan = AS_OPTSET(plan_opts, "SPEC");
+
+int as_cmd_plan(int argc, char **argv) {
+  plan_args args;
+  memset(&args, 0, sizeof args);
+  args.target_h = 1.0;
+  as_cost_model_default(&args.model);
+  int npos = 0, code = 0;
+  if (as_opts_parse("plan", &as_opts_plan, argc, argv, &args, 1, &npos, &code)) return code;
+  if (npos > 1)
+    return as_cli_usage_error("plan", "more than one SPEC ('%s', '%s')", argv[1], argv[2]);
+  const char *path = npos == 1 ? argv[1] : NULL, *out_path = args.out;
+  const int sbatch = args.sbatch, cal = args.cal, cost_given = args.cost_given;
+  const double target_h = args.target_h;
+  as_cost_model model = args.model;
+  const site_opts so = args.so;
+  const int site_given = so.account || so.partition || so.qos || so.mem || so.mpi ||
+                         so.cpus_per_task > 0 || so.per_node > 0 || so.n_setup > 0 || so.array > 0;
   if (!path) return as_cli_usage_error("plan", "missing SPEC");
   if (out_path && !sbatch) return as_cli_usage_error("plan", "-o OUT.h5 goes with --sbatch");
   if (site_given && !sbatch)
     return as_cli_usage_error("plan", "the job script options (--account, --partition, --qos, "
                                       "--mem, --cpus-per-task, --ntasks-per-node, --mpi, "
                                       "--setup, --array) go with --sbatch");
-  if (so.mpi) {
-    for (const char *c = so.mpi; *c; c++)
-      if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
-        return as_cli_usage_error("plan", "--mpi needs a plugin name such as pmix or pmi2");
-  }
   /* The template: needed for --sbatch; its signal lead time enters the suggested walltime,
    * so that the walltime printed equals the script's --time. */
   char tpath[PATH_CAP];
@@ -477,7 +514,6 @@ int as_cmd_plan(int argc, char **argv) {
   as_spec *spec = NULL;
   as_cost_estimate est;
   memset(&est, 0, sizeof est);
-  int code = 0;
   as_status st = as_spec_load(path, &diags, &spec);
   if (st != AS_OK) {
     if (st == AS_ERR_SPEC && diags.count > 0) {

@@ -41,29 +41,32 @@ static void print_report(const char *path, const as_repair_report *r, int dry_ru
            path, path);
 }
 
+/* The arguments of `attnsweep repair`; its options land here (repair_opts). */
+typedef struct repair_args {
+  const char *spec; /* --spec SPEC, NULL: OUT.h5.spec */
+  int dry_run;      /* -n */
+} repair_args;
+
+/* Every option of `attnsweep repair`, once. */
+static const as_opt repair_opts[] = {
+    AS_OPT_TEXT("spec", 0, "SPEC", repair_args, spec,
+                "the sweep's spec for a rebuild (default: the copy OUT.h5.spec)"),
+    AS_OPT_FLAG("dry-run", 'n', repair_args, dry_run, "report what would be done; write nothing"),
+};
+const as_optset as_opts_repair = AS_OPTSET(repair_opts, "OUT.h5");
+
 int as_cmd_repair(int argc, char **argv) {
-  const char *path = NULL, *spec = NULL;
-  int dry_run = 0;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--spec") == 0) {
-      if (i + 1 >= argc) return rank == 0 ? as_cli_usage_error("repair", "--spec needs a file") : 2;
-      spec = argv[++i];
-    } else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
-      dry_run = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return rank == 0 ? as_cli_usage_error("repair", "unknown option '%s'", a) : 2;
-    } else if (!path) {
-      path = a;
-    } else {
-      return rank == 0 ? as_cli_usage_error("repair", "more than one results file") : 2;
-    }
-  }
-  if (!path) return rank == 0 ? as_cli_usage_error("repair", "missing the results file") : 2;
+  repair_args args = {NULL, 0};
+  int npos = 0, code = 0;
+  if (as_opts_parse("repair", &as_opts_repair, argc, argv, &args, rank == 0, &npos, &code))
+    return code;
+  if (npos > 1) return rank == 0 ? as_cli_usage_error("repair", "more than one results file") : 2;
+  if (npos == 0) return rank == 0 ? as_cli_usage_error("repair", "missing the results file") : 2;
+  const char *path = argv[1], *spec = args.spec;
+  const int dry_run = args.dry_run;
 
-  int code = 0;
   if (rank == 0) {
     as_repair_report rep;
     as_status st = as_repair_run(path, spec, dry_run, &rep);

@@ -152,21 +152,17 @@ static int compare_bulk(const stored_trial *s, double *const rerun[AS_BULK_COUNT
   return n;
 }
 
+/* `attnsweep reproduce` has no options of its own (only -h/--help). */
+const as_optset as_opts_reproduce = {NULL, 0, "OUT.h5 TRIAL"};
+
 int as_cmd_reproduce(int argc, char **argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *path = NULL, *tstr = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] == '-' && a[1] != '\0')
-      return rank == 0 ? as_cli_usage_error("reproduce", "unknown option '%s'", a) : 2;
-    if (!path)
-      path = a;
-    else if (!tstr)
-      tstr = a;
-    else
-      return rank == 0 ? as_cli_usage_error("reproduce", "too many arguments") : 2;
-  }
+  int npos = 0, code = 0;
+  if (as_opts_parse("reproduce", &as_opts_reproduce, argc, argv, NULL, rank == 0, &npos, &code))
+    return code;
+  if (npos > 2) return rank == 0 ? as_cli_usage_error("reproduce", "too many arguments") : 2;
+  const char *path = npos >= 1 ? argv[1] : NULL, *tstr = npos >= 2 ? argv[2] : NULL;
   if (!path || !tstr)
     return rank == 0 ? as_cli_usage_error("reproduce", "needs OUT.h5 and a TRIAL index") : 2;
   char *end = NULL;
@@ -183,7 +179,6 @@ int as_cmd_reproduce(int argc, char **argv) {
   as_spec *spec = NULL;
   double *rerun_bulk[AS_BULK_COUNT] = {NULL};
   uint64_t rerun_counts[AS_BULK_COUNT] = {0};
-  int code = 0;
 
   /* Rank 0 reads; the spec text travels to every rank (a failure travels as length -1). */
   as_status st = AS_OK;

@@ -20,15 +20,51 @@
 #include "attnsweep/sweep.h"
 #include "cli.h"
 
-/* Parses a non-negative number of seconds; returns 0 on success. */
-static int parse_seconds(const char *s, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end != '\0' || !(v >= 0.0) || v > 1e9) return -1;
-  *out = v;
-  return 0;
+/* The arguments of `attnsweep run`; the values of its options land here (run_opts). */
+typedef struct run_args {
+  const char *out; /* -o OUT.h5 */
+  int quiet;       /* -q */
+  as_sweep_opts sweep;
+} run_args;
+
+#define SECONDS_MAX 1e9
+
+/* --shard I/N (cli.h as_opt_fn): into sweep.shard_index, sweep.shard_count. */
+static int opt_shard(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
+  (void)o;
+  as_sweep_opts *so = &((run_args *)dst)->sweep;
+  if (as_shard_parse(arg, &so->shard_index, &so->shard_count) == AS_OK) return 0;
+  as_error_clear();
+  snprintf(msg, cap, "needs I/N with 1 <= I <= N <= %u", AS_SHARD_MAX);
+  return -1;
 }
+
+/* Every option of `attnsweep run`, once. */
+static const as_opt run_opts[] = {
+    AS_OPT_TEXT("output", 'o', "OUT.h5", run_args, out, "the results file (required)"),
+    AS_OPT_FLAG("resume", 0, run_args, sweep.resume,
+                "continue OUT.h5: run only the trials it and its journals lack"),
+    AS_OPT_FLAG("retry-failed", 0, run_args, sweep.retry_failed,
+                "with --resume: run the failed and non-finite trials again"),
+    AS_OPT_FLAG("force", 0, run_args, sweep.force, "replace an existing OUT.h5"),
+    AS_OPT_FLAG("allow-spec-change", 0, run_args, sweep.allow_spec_change,
+                "resume although the spec's SHA-256 differs (experts)"),
+    AS_OPT_FN("shard", 0, AS_ARG_REQUIRED, "I/N", run_args, sweep, opt_shard,
+              "run only shard I of N into OUT.h5.shard-I-of-N (merge joins them)"),
+    AS_OPT_NUM("time-limit", 0, "SECONDS", run_args, sweep.time_limit, 0, SECONDS_MAX,
+               "stop handing out work after SECONDS (exit 99, resumable); 0: none"),
+    AS_OPT_NUM("flush", 0, "SECONDS", run_args, sweep.flush_interval, 0, SECONDS_MAX,
+               "a record waits at most SECONDS for the file (default: the spec's)"),
+    AS_OPT_NUM("progress", 0, "SECONDS", run_args, sweep.progress_interval, 0, SECONDS_MAX,
+               "rank 0's progress every SECONDS on stderr (default 10; 0: none)"),
+    AS_OPT_VALUE("progress-bar", 0, run_args, sweep.progress_tty, 1,
+                 "the progress as a live bar (\\r updates), terminal or not"),
+    AS_OPT_VALUE("no-progress-bar", 0, run_args, sweep.progress_tty, 0,
+                 "the progress as plain lines, even on a terminal"),
+    AS_OPT_FLAG("quiet", 'q', run_args, quiet,
+                "no progress and no summary unless something failed"),
+};
+const as_optset as_opts_run = AS_OPTSET(run_opts, "[SPEC]");
 
 /* The spec a results file was written with: its copy OUT.h5.spec, or the /spec dataset when
  * the copy is missing (rank 0 only, without MPI-IO). *text allocated. */
@@ -113,59 +149,21 @@ cleanup:
 }
 
 int as_cmd_run(int argc, char **argv) {
-  const char *spec_path = NULL, *out = NULL;
-  as_sweep_opts opts;
-  as_sweep_opts_default(&opts);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int quiet = 0;
-
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    double secs = 0;
-    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val) return rank == 0 ? as_cli_usage_error("run", "%s needs a file name", a) : 2;
-      out = argv[++i];
-    } else if (strcmp(a, "--resume") == 0) {
-      opts.resume = 1;
-    } else if (strcmp(a, "--retry-failed") == 0) {
-      opts.retry_failed = 1;
-    } else if (strcmp(a, "--force") == 0) {
-      opts.force = 1;
-    } else if (strcmp(a, "--allow-spec-change") == 0) {
-      opts.allow_spec_change = 1;
-    } else if (strcmp(a, "--shard") == 0) {
-      if (!val || as_shard_parse(val, &opts.shard_index, &opts.shard_count) != AS_OK) {
-        as_error_clear();
-        return rank == 0 ? as_cli_usage_error("run", "--shard needs I/N with 1 <= I <= N <= %u",
-                                              AS_SHARD_MAX)
-                         : 2;
-      }
-      i++;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if (strcmp(a, "--progress") == 0 || strcmp(a, "--time-limit") == 0 ||
-               strcmp(a, "--flush") == 0) {
-      if (!val || parse_seconds(val, &secs) != 0)
-        return rank == 0 ? as_cli_usage_error("run", "%s needs a number of seconds >= 0", a) : 2;
-      i++;
-      if (strcmp(a, "--progress") == 0)
-        opts.progress_interval = secs;
-      else if (strcmp(a, "--time-limit") == 0)
-        opts.time_limit = secs;
-      else
-        opts.flush_interval = secs;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return rank == 0 ? as_cli_usage_error("run", "unknown option '%s'", a) : 2;
-    } else if (!spec_path) {
-      spec_path = a;
-    } else {
-      return rank == 0 ? as_cli_usage_error("run", "more than one SPEC ('%s', '%s')", spec_path, a)
-                       : 2;
-    }
-  }
+  run_args args;
+  memset(&args, 0, sizeof args);
+  as_sweep_opts_default(&args.sweep);
+  int npos = 0, pcode = 0;
+  if (as_opts_parse("run", &as_opts_run, argc, argv, &args, rank == 0, &npos, &pcode)) return pcode;
+  if (npos > 1)
+    return rank == 0
+               ? as_cli_usage_error("run", "more than one SPEC ('%s', '%s')", argv[1], argv[2])
+               : 2;
+  const char *spec_path = npos == 1 ? argv[1] : NULL, *out = args.out;
+  as_sweep_opts opts = args.sweep;
+  const int quiet = args.quiet;
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
   /* --shard I/N: the sweep's shard I runs into its own file OUT.h5.shard-I-of-N (shard.h). */
   char shard_out[AS_OUTSET_PATH_MAX];

@@ -68,6 +68,9 @@ cleanup:
   return st;
 }
 
+/* `attnsweep status` has no options of its own (only -h/--help). */
+const as_optset as_opts_status = {NULL, 0, "OUT.h5 | SHARD..."};
+
 /* ---------------------------------------------------------------- shard sets (job arrays) */
 
 /* The trials of a shard file's own shard: its attribute, else the split computed from its
@@ -249,15 +252,11 @@ int as_cmd_status(int argc, char **argv) {
   as_status st = AS_OK;
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
-  const char *path = NULL;
-  int n_paths = 0;
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1] != '\0')
-      return as_cli_usage_error("status", "unknown option '%s'", argv[i]);
-    if (!path) path = argv[i];
-    n_paths++;
-  }
-  if (!path) return as_cli_usage_error("status", "missing the results file");
+  int npos = 0, code = 0;
+  if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
+  if (npos == 0) return as_cli_usage_error("status", "missing the results file");
+  const char *path = argv[1];
+  const int n_paths = npos; /* the operands, moved to argv[1..npos] */
   as_h5_quiet();
   /* Shard files: several given, or OUT.h5 absent but OUT.h5.shard-I-of-N beside it. */
   if (n_paths > 1 || access(path, F_OK) != 0) {
@@ -266,7 +265,7 @@ int as_cmd_status(int argc, char **argv) {
     if (n_paths > 1) {
       f = calloc((size_t)n_paths, sizeof *f);
       if (!f) return 3;
-      for (int i = 1; i < argc; i++) f[n++].path = argv[i];
+      for (int i = 1; i <= n_paths; i++) f[n++].path = argv[i];
       rc = status_shards(NULL, f, n);
       free(f);
       return rc;

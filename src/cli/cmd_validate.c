@@ -62,21 +62,28 @@ static int check_files(const char *path, const as_spec *spec) {
   return problems;
 }
 
+/* The arguments of `attnsweep validate`; its options land here (validate_opts). */
+typedef struct validate_args {
+  int quiet;    /* -q: no summary line for a valid spec */
+  int no_files; /* --no-files */
+} validate_args;
+
+/* Every option of `attnsweep validate`, once. */
+static const as_opt validate_opts[] = {
+    AS_OPT_FLAG("no-files", 0, validate_args, no_files,
+                "do not load the matrix and token files the spec reads"),
+    AS_OPT_FLAG("quiet", 'q', validate_args, quiet, "no summary line for a valid spec"),
+};
+const as_optset as_opts_validate = AS_OPTSET(validate_opts, "SPEC...");
+
 int as_cmd_validate(int argc, char **argv) {
-  int quiet = 0, nspecs = 0, worst = 0, files = 1;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
-      quiet = 1;
-    else if (strcmp(argv[i], "--no-files") == 0)
-      files = 0;
-    else if (argv[i][0] == '-' && argv[i][1] != '\0')
-      return as_cli_usage_error("validate", "unknown option '%s'", argv[i]);
-    else
-      nspecs++;
-  }
+  validate_args args = {0, 0};
+  int nspecs = 0, worst = 0, pcode = 0;
+  if (as_opts_parse("validate", &as_opts_validate, argc, argv, &args, 1, &nspecs, &pcode))
+    return pcode;
+  const int quiet = args.quiet, files = !args.no_files;
   if (nspecs == 0) return as_cli_usage_error("validate", "missing SPEC");
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1] != '\0') continue;
+  for (int i = 1; i <= nspecs; i++) {
     const char *path = argv[i];
     as_spec_diags diags = {0, 0, NULL};
     as_spec *spec = NULL;

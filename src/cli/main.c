@@ -12,22 +12,21 @@
 
 static const as_command commands[] = {
     {"validate", as_cmd_validate, 0, "check a sweep spec; every error as SPEC:LINE:COL",
-     "usage: attnsweep validate [--no-files] SPEC...\n\n"
+     "usage: attnsweep validate [OPTIONS] SPEC...\n\n"
      "Parses and checks SPEC (YAML) and reports every error at once as SPEC:LINE:COL: message.\n"
      "Matrix and token files the spec reads are loaded and checked too (--no-files skips it).\n"
-     "Exit 0 with a one-line summary when valid, 2 otherwise.\n"},
+     "Exit 0 with a one-line summary when valid, 2 otherwise.\n",
+     &as_opts_validate, NULL, NULL},
     {"plan", as_cmd_plan, 0, "trial counts, cost estimate, suggested ranks and walltime",
-     "usage: attnsweep plan SPEC [--calibrate[=N]] [--cost A,B] [--target-hours H]\n"
-     "                      [--sbatch [-o OUT.h5] [--account A] [--partition P] [--qos Q]\n"
-     "                       [--mem M] [--cpus-per-task C] [--ntasks-per-node N] [--mpi PLUGIN]\n"
-     "                       [--setup CMD]... [--array N]]\n\n"
+     "usage: attnsweep plan [OPTIONS] SPEC\n\n"
      "Counts trials per case and per axis, estimates core-hours and output size from the cost\n"
      "model (--calibrate runs a sample of N trials to fit it), suggests ranks and walltime, and\n"
      "with --sbatch prints a ready Slurm job script (docs/slurm.md); with --array N a submit\n"
-     "script (bash) for a job array of N shards (run --shard) and a dependent merge job.\n"},
+     "script (bash) for a job array of N shards (run --shard) and a dependent merge job. The\n"
+     "job script options (--account ... --setup, --array) go with --sbatch.\n",
+     &as_opts_plan, NULL, NULL},
     {"run", as_cmd_run, 1, "run a sweep into one HDF5 results file (under mpiexec/srun)",
-     "usage: mpiexec -n N attnsweep run [SPEC] -o OUT.h5 [--resume [--retry-failed]]\n"
-     "                                  [--shard I/N]\n\n"
+     "usage: mpiexec -n N attnsweep run [OPTIONS] [SPEC] -o OUT.h5\n\n"
      "Runs every trial of SPEC (no SPEC: the built-in default sweep of the paper's theorems;\n"
      "with --resume and no SPEC: the spec stored with OUT.h5, its .spec copy or /spec)\n"
      "on all ranks and writes the results into OUT.h5. Exit 0 when complete, 4 when complete\n"
@@ -37,58 +36,66 @@ static const as_command commands[] = {
      "file:line and the trial are named; resumable).\n"
      "--shard I/N runs only shard I of N of the sweep (a cost-balanced split, the same for\n"
      "every job) into OUT.h5.shard-I-of-N; `attnsweep merge OUT.h5 SHARD...` joins them\n"
-     "(docs/slurm.md).\n"},
+     "(docs/slurm.md). Rank 0 shows progress on stderr: a live bar when that is a terminal\n"
+     "(or mpiexec's is), else one line per interval.\n",
+     &as_opts_run, NULL, NULL},
     {"status", as_cmd_status, 0, "progress of a running or interrupted sweep",
      "usage: attnsweep status OUT.h5 | SHARD...\n\n"
      "Reports done/total, failures and the segments of a sweep. For a job array (shard\n"
      "files OUT.h5.shard-I-of-N beside a missing OUT.h5, or several shard files given):\n"
-     "the progress of each shard, the missing ones and the total.\n"},
+     "the progress of each shard, the missing ones and the total.\n",
+     &as_opts_status, NULL, NULL},
     {"summarize", as_cmd_summarize, 0, "summary tables from a results file",
-     "usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS]] [--where EXPR] [--format md|csv|latex]\n"
-     "                           [--table1] [--phase PARAM [--bins N] [--png FILE]]\n"
-     "                           [--plot TRIAL --png FILE] [-o FILE]\n\n"
+     "usage: attnsweep summarize OUT.h5 [OPTIONS]\n\n"
      "Grouped tables (default by theorem): counts, verdict fractions with Wilson 95% intervals,\n"
      "cluster counts, rank of P, settling and wall time; --table1 the paper's Table 1 with the\n"
      "measured columns; --phase a phase diagram (table, PNG); --plot one trial's end state.\n"
-     "Runs /usr/bin/python3 analysis/attnsweep_summarize.py (docs/analysis.md).\n"},
+     "Runs /usr/bin/python3 analysis/attnsweep_summarize.py (docs/analysis.md), which reads\n"
+     "the options:\n",
+     NULL, "attnsweep_summarize.py", NULL},
     {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
      "usage: attnsweep reproduce OUT.h5 TRIAL\n\n"
      "Reruns trial TRIAL from the spec stored in OUT.h5 and compares it bit for bit with its\n"
      "record and bulk data (timing fields aside). Exit 0 identical, 1 different (fields\n"
-     "named), 2 no such or pending trial.\n"},
+     "named), 2 no such or pending trial.\n",
+     &as_opts_reproduce, NULL, NULL},
     {"repair", as_cmd_repair, 1, "rebuild the results from the journal after a hard kill",
-     "usage: attnsweep repair OUT.h5 [--spec SPEC] [--dry-run]\n\n"
+     "usage: attnsweep repair [OPTIONS] OUT.h5\n\n"
      "Puts journaled records back into OUT.h5 after a hard kill, or rebuilds it from\n"
-     "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n"},
+     "OUT.h5.spec and the journals when it is unreadable (docs/robustness.md).\n",
+     &as_opts_repair, NULL, NULL},
     {"merge", as_cmd_merge, 1, "join the shard files of a sweep into one results file",
-     "usage: attnsweep merge OUT.h5 SHARD... [--partial] [--force]\n\n"
+     "usage: attnsweep merge [OPTIONS] OUT.h5 SHARD...\n\n"
      "Joins the shard files of one sweep (run --shard I/N: OUT.h5.shard-I-of-N) into OUT.h5,\n"
      "the file a single job would have written: /trials and the bulk data of every done row.\n"
      "Refuses (exit 2) files of another spec, a missing or unfinished shard (named; --partial\n"
      "merges what exists, the other rows stay pending) and rows two files disagree on.\n"
-     "The root attribute merged_from lists the inputs (docs/slurm.md).\n"},
+     "The root attribute merged_from lists the inputs (docs/slurm.md).\n",
+     &as_opts_merge, NULL, NULL},
     {"import-weights", as_cmd_import_weights, 0,
      "attention heads of a checkpoint (safetensors) -> a matrix file",
-     "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model albert|bert|gpt2|vit]\n"
-     "                                [--heads H] [--config CONFIG.json] [--prefix P]\n"
-     "                                [--layers LIST]\n\n"
+     "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [OPTIONS]\n\n"
      "Writes every (layer, head) of CHECKPOINT (a safetensors file, or a directory with\n"
      "model.safetensors or its sharded index) as a triple Q_h, K_h (d_k x d), V_h (d x d)\n"
      "with mscale = 1/sqrt(d_k), in the layout `vfamily: file` and `mfamily: file` read.\n"
      "The model is detected from the tensor names unless --model is given; the heads come\n"
      "from --heads or config.json beside the checkpoint. Biases are ignored. Exit 2 names\n"
-     "a missing or misshapen tensor. Runs analysis/import_weights.py (docs/weights.md).\n"},
+     "a missing or misshapen tensor. Runs analysis/import_weights.py (docs/weights.md),\n"
+     "which reads the options:\n",
+     NULL, "import_weights.py", NULL},
     {"census", as_cmd_census, 1, "the theorems' hypotheses, head by head, of a matrix file",
-     "usage: [mpiexec -n N] attnsweep census WEIGHTS.h5 [--csv] [--tol T] [--threshold D]\n"
-     "                                      [-o FILE]\n\n"
+     "usage: [mpiexec -n N] attnsweep census [OPTIONS] WEIGHTS.h5\n\n"
      "For every triple of WEIGHTS.h5 (per layer and head after import-weights): the spectral\n"
      "analysis of the sweep (eigenvalues of V, the good-triple checks with their margins,\n"
      "<Q phi_1, K phi_1>, the asymmetry and smallest symmetric eigenvalue of M, k positive\n"
      "eigenvalues, paranormal structure) and the theorem whose hypotheses hold, as a\n"
      "markdown table (--csv: CSV), then \"good triples: a of b heads\". d >= D (default 512)\n"
-     "is analysed with ScaLAPACK on all ranks (docs/weights.md).\n"},
+     "is analysed with ScaLAPACK on all ranks (docs/weights.md).\n",
+     &as_opts_census, NULL, NULL},
     {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
-     "usage: attnsweep bench [NAME]\n\nRuns the benchmarks and prints their figures.\n"},
+     "usage: attnsweep bench [NAME]\n\nRuns the benchmark NAME (default all) on one core and "
+     "prints its figures.\n",
+     &as_opts_bench, NULL, as_cli_bench_topics},
 };
 static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 
@@ -104,8 +111,9 @@ static void print_help(void) {
          "commands:\n");
   for (int i = 0; i < n_commands; i++)
     printf("  %-14s %s\n", commands[i].name, commands[i].synopsis);
-  printf("\n`attnsweep help COMMAND` describes one command; `attnsweep help keys` lists the "
-         "sweep keys, `attnsweep help fields` the fields of /trials.\n"
+  printf("\n`attnsweep help COMMAND` describes one command and all its options; `attnsweep "
+         "help keys` lists the sweep keys, `attnsweep help fields` the fields of /trials, "
+         "`attnsweep help help` the topics.\n"
          "Exit codes: 0 done, 2 bad input, 3 I/O failure, 4 done but some trials failed,\n"
          "70 internal error (a bug), "
          "99 stopped early (resumable).\n"
@@ -127,6 +135,51 @@ static const as_command *find_command(const char *name) {
   for (int i = 0; i < n_commands; i++)
     if (strcmp(commands[i].name, name) == 0) return &commands[i];
   return NULL;
+}
+
+/* `attnsweep help TOPIC`: the topics that are not commands. */
+static const struct {
+  const char *name, *what;
+} topics[] = {
+    {"keys", "the sweep keys of a spec, as a markdown table (docs/spec.md)"},
+    {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
+    {"help", "this list of topics"},
+};
+
+static void print_topics(FILE *f) {
+  fprintf(f, "usage: attnsweep help [TOPIC]\n\ntopics: every command (what it does and all "
+             "its options) and\n");
+  for (size_t i = 0; i < sizeof topics / sizeof topics[0]; i++)
+    fprintf(f, "  %-14s %s\n", topics[i].name, topics[i].what);
+  fprintf(f, "commands:");
+  for (int i = 0; i < n_commands; i++) fprintf(f, " %s", commands[i].name);
+  fprintf(f, "\n");
+}
+
+int as_cli_print_command_help(const char *cmd) {
+  const as_command *c = find_command(cmd);
+  if (!c) return 2;
+  fputs(c->help, stdout);
+  if (c->opts) {
+    fputc('\n', stdout);
+    as_opts_print_help(stdout, c->opts);
+  }
+  if (c->more) {
+    fputc('\n', stdout);
+    c->more(stdout);
+  }
+  if (c->script) {
+    /* The script lists its own options (its argparse --help): one declaration of them. */
+    char name[64], help[] = "--help";
+    snprintf(name, sizeof name, "%s", c->name);
+    char *args[] = {name, help, NULL};
+    fputc('\n', stdout);
+    fflush(stdout);
+    as_cli_exec_script(c->name, c->script, 2, args);
+    printf("(the options of %s are listed by the script %s, which cannot be run here)\n", c->name,
+           c->script);
+  }
+  return 0;
 }
 
 int as_cli_usage_error(const char *cmd, const char *fmt, ...) {
@@ -184,15 +237,22 @@ int main(int argc, char **argv) {
       print_help();
       return 0;
     }
-    if (as_cli_help_table(argv[2]) == 0) return 0;
-    const as_command *c = find_command(argv[2]);
-    if (!c) {
-      fprintf(stderr, "attnsweep: unknown command '%s'\n", argv[2]);
-      print_usage(stderr);
+    if (argc > 3) {
+      fprintf(stderr, "attnsweep help: one topic at a time\n");
+      print_topics(stderr);
       return 2;
     }
-    fputs(c->help, stdout);
-    return 0;
+    if (as_cli_help_table(argv[2]) == 0) return 0;
+    if (strcmp(argv[2], "help") == 0) {
+      print_topics(stdout);
+      return 0;
+    }
+    if (!find_command(argv[2])) {
+      fprintf(stderr, "attnsweep help: unknown topic '%s'\n", argv[2]);
+      print_topics(stderr);
+      return 2;
+    }
+    return as_cli_print_command_help(argv[2]);
   }
   if (a[0] == '-') {
     fprintf(stderr, "attnsweep: unknown option '%s'\n", a);
@@ -206,12 +266,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "run `attnsweep --help` for the commands\n");
     return 2;
   }
-  for (int i = 2; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(c->help, stdout);
-      return 0;
-    }
-  }
+  /* -h/--help: the option parser of each command (opts.c); the Python commands pass it to
+   * their script. */
   /* A sweep drains on SIGTERM, SIGUSR1 and SIGINT (exit 99). The handlers go in before
    * MPI_Init and stay until exit, so a signal at any moment of a rank's life is a clean stop,
    * never a kill: early ones stop the sweep before its first trial, late ones are ignored. */

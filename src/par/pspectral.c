@@ -858,19 +858,24 @@ static void human_seconds(double s, char *buf, size_t len) {
     snprintf(buf, len, "%lds", t);
 }
 
+/* last: 0 a progress line, 1 the end, 2 stopped by a signal (interrupted analyses are not
+ * done; they are named). */
 static void progress_line(const as_pspectral *ps, const as_pspectral_batch *b, uint64_t done,
-                          uint64_t failed, double elapsed, int last) {
-  char eta[32], el[32];
+                          uint64_t failed, uint64_t interrupted, double elapsed, int last) {
+  char eta[32], el[32], intr[64] = "";
   double rate = done > 0 ? elapsed / (double)done : 0;
   human_seconds(rate * (double)(b->count - done), eta, sizeof eta);
   human_seconds(elapsed, el, sizeof el);
+  if (last == 2)
+    snprintf(intr, sizeof intr, ", stopped (%llu interrupted, not done)",
+             (unsigned long long)interrupted);
   fprintf(b->progress,
           "attnsweep: spectral analysis of large triples%s%s%s: %llu/%llu (%.1f%%) %s%s, "
-          "%llu failed, %d grid%s of %dx%d\n",
+          "%llu failed, %d grid%s of %dx%d%s\n",
           b->what ? " (" : "", b->what ? b->what : "", b->what ? ")" : "", (unsigned long long)done,
           (unsigned long long)b->count, b->count ? 100.0 * (double)done / (double)b->count : 100.0,
           last ? "in " : "ETA ", last ? el : eta, (unsigned long long)failed, ps->ngrids,
-          ps->ngrids == 1 ? "" : "s", ps->nprow, ps->npcol);
+          ps->ngrids == 1 ? "" : "s", ps->nprow, ps->npcol, intr);
   fflush(b->progress);
 }
 
@@ -938,7 +943,7 @@ as_status as_pspectral_run(as_pspectral *ps, const as_pspectral_batch *b, as_spe
       AS_MPI_CHECK(MPI_Ibcast(pk, (int)len, MPI_DOUBLE, root, ps->comm, &req));
       AS_TRY(wait_sleeping(&req));
       if (ps->rank != root) unpack(pk, sp[kk], &status[kk], msg[kk]);
-      if (status[kk] != AS_OK) failed++;
+      if (status[kk] != AS_OK && status[kk] != AS_ERR_INTERRUPTED) failed++;
     }
     /* Fatal failures and stops: the statuses are the same everywhere now; a stop seen by a rank
      * that analysed nothing this round is agreed here. */
@@ -964,6 +969,15 @@ as_status as_pspectral_run(as_pspectral *ps, const as_pspectral_batch *b, as_spe
       goto cleanup;
     }
     if (stopped || any) {
+      if (show) { /* the last line: what this round finished counts, the interrupted not */
+        uint64_t fin = first, intr = 0;
+        for (uint64_t kk = first; kk < first + G && kk < b->count; kk++)
+          if (status[kk] == AS_ERR_INTERRUPTED)
+            intr++;
+          else
+            fin++;
+        progress_line(ps, b, fin, failed, intr, now() - t0, 2);
+      }
       st = as_error_set(AS_ERR_INTERRUPTED, __FILE__, __LINE__, __func__,
                         "stopped during the spectral analysis of large triples (signal)");
       goto cleanup;
@@ -971,11 +985,11 @@ as_status as_pspectral_run(as_pspectral *ps, const as_pspectral_batch *b, as_spe
     uint64_t done = first + G < b->count ? first + G : b->count;
     double tn = now();
     if (show && done < b->count && tn - last_line >= b->progress_interval) {
-      progress_line(ps, b, done, failed, tn - t0, 0);
+      progress_line(ps, b, done, failed, 0, tn - t0, 0);
       last_line = tn;
     }
   }
-  if (show) progress_line(ps, b, b->count, failed, now() - t0, 1);
+  if (show) progress_line(ps, b, b->count, failed, 0, now() - t0, 1);
 cleanup:
   as_triple_destroy(&tr);
   free(pk);

@@ -16,10 +16,12 @@
  */
 #include "attnsweep/sched.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,27 +190,61 @@ static void fmt_duration(char *buf, size_t len, double sec) {
     snprintf(buf, len, "%lds", t);
 }
 
+/* Whether the live bar suits stream f when the caller did not say (progress_tty -1): f is a
+ * terminal, or f is the pipe through which the mpiexec that started this rank forwards its
+ * stderr (Open MPI: OMPI_COMM_WORLD_RANK is set, stderr is a pipe to the parent mpiexec,
+ * which writes it to its own stderr) and that stderr is a terminal. A rank under orted (a
+ * remote node), srun or --output-filename does not pass. (The ranks' stdout is a pty of
+ * Open MPI's even when nobody watches, so it says nothing.) Linux /proc; elsewhere isatty. */
+static int bar_suits(FILE *f) {
+  int fd = f ? fileno(f) : -1;
+  if (fd < 0) return 0;
+  if (isatty(fd)) return 1;
+  struct stat sb;
+  if (!getenv("OMPI_COMM_WORLD_RANK") || fstat(fd, &sb) != 0 || !S_ISFIFO(sb.st_mode)) return 0;
+  char path[64], comm[64] = "";
+  long ppid = (long)getppid();
+  snprintf(path, sizeof path, "/proc/%ld/comm", ppid);
+  FILE *cf = fopen(path, "r");
+  if (!cf) return 0;
+  if (!fgets(comm, sizeof comm, cf)) comm[0] = '\0';
+  fclose(cf);
+  comm[strcspn(comm, "\n")] = '\0';
+  if (strcmp(comm, "mpiexec") != 0 && strcmp(comm, "mpirun") != 0 && strcmp(comm, "orterun") != 0 &&
+      strcmp(comm, "prterun") != 0)
+    return 0;
+  snprintf(path, sizeof path, "/proc/%ld/fd/2", ppid);
+  int pfd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  if (pfd < 0) return 0;
+  int tty = isatty(pfd);
+  close(pfd);
+  return tty;
+}
+
+/* One progress report. done counts finished trials only: a trial cut short by a stop
+ * (interrupted, its row left pending) is not done; the last line names them. */
 static void progress_line(FILE *f, int tty, uint64_t done, uint64_t total, uint64_t failed,
-                          double elapsed, int final) {
+                          uint64_t interrupted, double elapsed, int final) {
   if (!f) return;
   double pct = total ? 100.0 * (double)done / (double)total : 100.0;
   double rate = elapsed > 0 ? (double)done / elapsed : 0.0;
-  char eta[32];
+  char eta[32], intr[64] = "";
   fmt_duration(eta, sizeof eta, rate > 0 ? (double)(total - done) / rate : -1.0);
+  if (interrupted) snprintf(intr, sizeof intr, " interrupted %" PRIu64 " (not done)", interrupted);
   if (tty) {
     char bar[21];
     int fill = total ? (int)(20.0 * (double)done / (double)total) : 20;
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = '\0';
-    fprintf(f,
-            "\r[%s] %" PRIu64 "/%" PRIu64 " (%.1f%%) %.1f trials/s ETA %s failures %" PRIu64 "   ",
-            bar, done, total, pct, rate, eta, failed);
+    fprintf(
+        f, "\r[%s] %" PRIu64 "/%" PRIu64 " (%.1f%%) %.1f trials/s ETA %s failures %" PRIu64 "%s   ",
+        bar, done, total, pct, rate, eta, failed, intr);
     if (final) fputc('\n', f);
   } else {
     fprintf(f,
             "attnsweep: %" PRIu64 "/%" PRIu64 " (%.1f%%) %.1f trials/s ETA %s failures %" PRIu64
-            "\n",
-            done, total, pct, rate, eta, failed);
+            "%s\n",
+            done, total, pct, rate, eta, failed, intr);
   }
   fflush(f);
 }
@@ -374,8 +410,8 @@ typedef struct coord {
   unsigned char *ctrl;   /* per rank: CTRL sent */
   int active;            /* workers not yet ended */
   int stopping, aborting;
-  uint64_t w_done, w_failed; /* reported by workers */
-  uint64_t *reply;           /* max_chunk + 2 words */
+  uint64_t w_done, w_failed, w_intr; /* reported by workers (w_intr: interrupted) */
+  uint64_t *reply;                   /* max_chunk + 2 words */
 } coord;
 
 static uint64_t gss_chunk(const sched *s, const coord *c) {
@@ -429,6 +465,7 @@ static as_status coord_service(sched *s, coord *c, int *handled) {
              "message of type %" PRId64 " from rank %d after its end", m[0], w);
     c->w_done += (uint64_t)m[1];
     c->w_failed += (uint64_t)m[2];
+    c->w_intr += (uint64_t)m[3];
     switch (m[0]) {
     case MSG_REQ:
       AS_TRY(coord_reply(s, c, w));
@@ -494,8 +531,9 @@ static as_status coord_loop(sched *s, const uint64_t *order, int self_runs) {
       ctrl_sent = 1;
     }
     if (s->h.progress_interval > 0 && now >= next_progress) {
-      progress_line(s->progress, s->progress_tty, s->done + c.w_done, c.n, s->failed + c.w_failed,
-                    now - s->t0, 0);
+      uint64_t intr = s->intr + c.w_intr;
+      progress_line(s->progress, s->progress_tty, s->done + c.w_done - intr, c.n,
+                    s->failed + c.w_failed, intr, now - s->t0, 0);
       next_progress = now + s->h.progress_interval;
     }
     if (self_runs && !c.stopping && !c.aborting && c.next < c.n) {
@@ -665,7 +703,7 @@ as_status as_sched_run(MPI_Comm comm, const uint64_t *todo, uint64_t n_todo,
       s.h.status = (int32_t)local;
       s.progress = opts->progress;
       s.progress_tty = opts->progress_tty;
-      if (s.progress_tty < 0) s.progress_tty = s.progress ? isatty(fileno(s.progress)) : 0;
+      if (s.progress_tty < 0) s.progress_tty = bar_suits(s.progress);
     }
     AS_MPI_CHECK(MPI_Bcast(&s.h, (int)sizeof s.h, MPI_BYTE, 0, s.comm));
     if (s.rank != 0) local = (as_status)s.h.status;
@@ -712,9 +750,10 @@ as_status as_sched_run(MPI_Comm comm, const uint64_t *todo, uint64_t n_todo,
     AS_TRY(wait_sleeping(&rq[1], MPI_STATUS_IGNORE));
     double r0[3] = {MPI_Wtime() - s.t0, (double)s.chunks, s.service};
     /* The last progress line, with the exact totals (the workers' last trials are reported
-     * only by this reduction). */
+     * only by this reduction); interrupted trials are not done. */
     if (s.rank == 0 && s.h.progress_interval > 0)
-      progress_line(s.progress, s.progress_tty, gcnt[0], s.h.total, gcnt[1], r0[0], 1);
+      progress_line(s.progress, s.progress_tty, gcnt[0] - gcnt[2], s.h.total, gcnt[1], gcnt[2],
+                    r0[0], 1);
     AS_MPI_CHECK(MPI_Bcast(r0, 3, MPI_DOUBLE, 0, s.comm));
     uint64_t *rank_done = NULL;
     if (s.rank == 0) {

@@ -23,6 +23,7 @@ void as_sweep_opts_default(as_sweep_opts *o) {
   memset(o, 0, sizeof *o);
   o->progress_interval = 10.0;
   o->progress = stderr;
+  o->progress_tty = -1;
   o->flush_interval = -1.0;
   o->coordinator_runs = -1;
 }
@@ -499,6 +500,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   so.flush_interval = opts.flush_interval >= 0 ? opts.flush_interval : as_spec_flush_interval(spec);
   so.progress_interval = opts.progress_interval;
   so.progress = opts.progress;
+  so.progress_tty = opts.progress_tty;
   so.coordinator_runs = opts.coordinator_runs;
   so.time_limit = opts.time_limit;
   as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx};
