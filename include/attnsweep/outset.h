@@ -94,6 +94,11 @@ typedef struct as_outset as_outset;
  * that cannot be removed). *out set on success only; the lock is held until
  * as_outset_release (or the process ends: the kernel drops it). */
 as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **out);
+/* Hold results itself (device and inode, whatever its name): an open-file-description lock on
+ * one byte far beyond its data. as_outset_claim does it for a file that exists; a run that
+ * creates the file calls it right after. A second claim through a hard link or another path
+ * meets it: AS_ERR_BUSY. No-op when results is not a regular file or is already held. */
+as_status as_outset_hold(as_outset *os, const char *results);
 /* Release the lock (the lock file stays); accepts NULL and *os == NULL; sets *os to NULL. */
 void as_outset_release(as_outset **os);
 
@@ -102,6 +107,18 @@ void as_outset_release(as_outset **os);
  * NULL. AS_ERR_IO only when an existing lock file cannot be opened. A lock held by the calling
  * process itself is not reported (POSIX locks). */
 as_status as_outset_probe(const char *results, int *held, long *pid, char *host, size_t hostlen);
+
+/* The name under which results is used: a last component that is a symbolic link is replaced
+ * by its target (chains followed; relative targets joined to the link's directory), so a
+ * symlink and its target are one set of side files and one lock. Other names are kept as
+ * given. AS_ERR_ARG for an empty or too long name. */
+as_status as_outset_resolve(const char *given, char *buf, size_t len);
+
+/* Before a run claims results: refuse (AS_ERR_ARG, naming both) when the file, its lock file
+ * or (without resume) its spec copy is the same file (device and inode) as spec_path (may be
+ * NULL) or an input file of spec (matrix and token files). Rank 0, before the claim. */
+as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const char *spec_path,
+                                 int resume);
 
 /* ---------------------------------------------------------------- the spec copy */
 

@@ -30,6 +30,7 @@ typedef struct as_sweep_opts {
   double flush_interval;    /* bound on the delay before a record reaches the file [s];
                                < 0: the spec's flush_interval */
   int coordinator_runs;     /* as as_sched_opts.coordinator_runs (-1 auto) */
+  const char *spec_path;    /* the spec file read (NULL: none); never written over */
 } as_sweep_opts;
 
 /* Defaults: no resume, progress every 10 s to stderr, no time limit, the spec's flush

@@ -51,47 +51,34 @@ cleanup:
   return st;
 }
 
-/* Rank 0 reads the file (path), or with path NULL the spec stored with the results file
- * stored; everyone receives (text, len) or a failure flag. */
+/* Rank 0 reads the file (path: the one spec reader, as_spec_read: a regular file or a pipe,
+ * a stop signal honoured while waiting), or with path NULL the spec stored with the results
+ * file stored; everyone receives (text, len) or rank 0's failure. */
 static as_status read_and_share(const char *path, const char *stored, int rank, char **text,
                                 long *len) {
   as_status st = AS_OK, lst = AS_OK;
   long n = -1;
   char *buf = NULL;
-  int err = 0;
-  if (rank == 0 && !path && stored) {
-    lst = load_stored_spec(stored, &buf, &n);
-    if (lst != AS_OK) n = -2;
-  }
-  if (rank == 0 && path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-      err = errno;
+  if (rank == 0) {
+    size_t got = 0;
+    if (path) {
+      lst = as_spec_read(path, as_signals_flag(), &buf, &got);
+      if (lst == AS_OK) n = (long)got;
     } else {
-      if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-      if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc((size_t)n + 1);
-        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) err = EIO;
-      } else {
-        err = EIO;
-      }
-      fclose(f);
+      lst = load_stored_spec(stored, &buf, &n);
     }
-    if (err || !buf) n = -1;
+    if (lst != AS_OK) n = -1;
   }
   if (MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
     st = AS_ERR_MPI;
     goto cleanup;
   }
-  if (n == -2) {
-    st = rank == 0 ? lst
-                   : as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
-                                  "rank 0 could not read the stored spec");
-    goto cleanup;
-  }
   if (n < 0) {
-    st = as_error_set(rank == 0 && err ? AS_ERR_ARG : AS_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                      "%s: cannot read the spec: %s", path, strerror(err ? err : ENOMEM));
+    int code = (int)lst;
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    st = rank == 0 ? lst
+                   : as_error_set((as_status)code, __FILE__, __LINE__, __func__,
+                                  "rank 0 could not read the spec");
     goto cleanup;
   }
   if (rank != 0) {
@@ -140,7 +127,8 @@ int as_cmd_run(int argc, char **argv) {
     } else if (strcmp(a, "--progress") == 0 || strcmp(a, "--time-limit") == 0 ||
                strcmp(a, "--flush") == 0) {
       if (!val || parse_seconds(val, &secs) != 0)
-        return rank == 0 ? as_cli_usage_error("run", "%s needs a number of seconds >= 0", a) : 2;
+        return rank == 0 ? as_cli_usage_error("run", "%s needs a number of seconds in [0, 1e9]", a)
+                         : 2;
       i++;
       if (strcmp(a, "--progress") == 0)
         opts.progress_interval = secs;
@@ -158,6 +146,7 @@ int as_cmd_run(int argc, char **argv) {
     }
   }
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  if (!out[0]) return rank == 0 ? as_cli_usage_error("run", "-o: the file name is empty") : 2;
   if (opts.retry_failed && !opts.resume)
     return rank == 0 ? as_cli_usage_error("run", "--retry-failed needs --resume") : 2;
   if (opts.resume && opts.force)
@@ -216,6 +205,7 @@ int as_cmd_run(int argc, char **argv) {
   if (quiet) opts.progress_interval = 0;
   if (rank != 0) opts.progress = NULL;
 
+  opts.spec_path = spec_path;
   as_sweep_result res;
   /* Signal handlers were installed by main() before MPI_Init and stay until exit. */
   st = as_sweep_run(MPI_COMM_WORLD, spec, out, &opts, &res);

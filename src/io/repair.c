@@ -260,15 +260,18 @@ cleanup:
 
 /* ---------------------------------------------------------------- entry point */
 
-as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
+as_status as_repair_run(const char *given, const char *spec_path, int dry_run,
                         as_repair_report *rep) {
   as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
   as_outset *claim = NULL;
   as_results *rf = NULL;
   jtab t;
   memset(&t, 0, sizeof t);
-  AS_CHECK(path && rep, AS_ERR_ARG, "as_repair_run: NULL argument");
+  AS_CHECK(given && rep, AS_ERR_ARG, "as_repair_run: NULL argument");
   memset(rep, 0, sizeof *rep);
+  /* A symbolic link names the same set as its target (outset.h). */
+  AS_TRY(as_outset_resolve(given, path, sizeof path));
   if (!dry_run) AS_TRY(as_outset_claim(path, AS_OUTSET_REPAIR, &claim));
 
   as_status ost = AS_ERR_DATA;
@@ -282,7 +285,7 @@ as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
     if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH) AS_TRY(ost);
     if (ost != AS_OK) snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
   } else {
-    snprintf(rep->reason, sizeof rep->reason, "%s: no such file", path);
+    snprintf(rep->reason, sizeof rep->reason, "%.900s: no such file", path);
   }
 
   if (ost == AS_OK) {

@@ -324,9 +324,10 @@ static as_status agree(MPI_Comm comm, as_status st) {
   return (as_status)all;
 }
 
-as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
+as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
                        const as_sweep_opts *opts_in, as_sweep_result *res) {
   as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX] = "";
   int rank = 0, size = 1;
   as_sweep_opts opts;
   as_outset *claim = NULL;
@@ -358,9 +359,20 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     AS_TRY(check_grid_ranks(comm, spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
   }
 
+  /* The file under its own name: a symbolic link is followed, so an alias and its target are
+   * one set (one lock, one set of journals). Rank 0 decides, every rank uses its answer. */
+  as_status lst = AS_OK;
+  if (rank == 0) lst = as_outset_resolve(given, path, sizeof path);
+  AS_TRY(agree(comm, lst));
+  AS_MPI_CHECK(MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, comm));
+
+  /* Never write the results over a file the sweep reads (the spec, a matrix or token file),
+   * whatever the names. */
+  if (rank == 0) lst = as_outset_guard_inputs(path, spec, opts.spec_path, opts.resume);
+  AS_TRY(agree(comm, lst));
+
   /* One run per results file: rank 0 claims the set (the lock, and for a new sweep no journal
    * of a replaced one) for the whole sweep. */
-  as_status lst = AS_OK;
   if (rank == 0)
     lst = as_outset_claim(path,
                           opts.resume  ? AS_OUTSET_RESUME
@@ -384,6 +396,9 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     }
     AS_TRY(agree(comm, sst_));
     AS_TRY(as_results_create(comm, path, &info, &rf));
+    /* Held by identity from now on, so a hard link to it cannot start a second run. */
+    if (rank == 0) lst = as_outset_hold(claim, path);
+    AS_TRY(agree(comm, lst));
   } else {
     AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &rf));
     as_status cst = AS_OK;
