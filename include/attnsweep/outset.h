@@ -154,6 +154,14 @@ void as_outset_layout_free(uint64_t *bulk[AS_BULK_COUNT]);
 as_status as_outset_journal_open(const char *results, int rank, int batch, double max_delay_s,
                                  as_journal **out);
 
+/* The same, with the journal's header recording spec_sha256 (hex, may be NULL), and a damaged
+ * header (AS_ERR_DATA from as_journal_open) not a dead end: that journal is renamed
+ * "<journal>.damaged-header[.k]" (still read, entry by entry, by as_outset_journals_read) and a
+ * new one begun; aside (aside_len bytes, may be NULL) receives the new name, or "". */
+as_status as_outset_journal_open_spec(const char *results, int rank, int batch, double max_delay_s,
+                                      const char *spec_sha256, char *aside, size_t aside_len,
+                                      as_journal **out);
+
 /* 1 when rec is a result that belongs in the file (its outcome is neither pending nor
  * interrupted: an interrupted trial stays pending and is run again by a resume). */
 int as_outset_is_result(const as_record *rec);
@@ -172,10 +180,11 @@ as_status as_outset_store(as_results *rf, as_journal *j, const as_record *recs, 
 
 /* Totals of a scan of several journals. */
 typedef struct as_outset_scan {
-  uint64_t files;       /* journal files read */
-  uint64_t entries_ok;  /* valid entries (passed to the visitor) */
-  uint64_t entries_bad; /* damaged entries skipped */
-  uint64_t torn_bytes;  /* bytes of torn tails skipped */
+  uint64_t files;           /* journal files read */
+  uint64_t entries_ok;      /* valid entries (passed to the visitor) */
+  uint64_t entries_bad;     /* damaged entries skipped */
+  uint64_t torn_bytes;      /* bytes of torn tails skipped */
+  uint64_t damaged_headers; /* journals whose header was damaged: salvaged entry by entry */
 } as_outset_scan;
 
 /* Read every journal of kind side (AS_SIDE_JOURNAL or AS_SIDE_DAMAGED_JOURNAL) of results,
@@ -184,6 +193,13 @@ typedef struct as_outset_scan {
  * or what visit returned. */
 as_status as_outset_journals_read(const char *results, as_side side, as_journal_visit_fn visit,
                                   void *ctx, as_outset_scan *sum);
+/* The same, refusing (AS_ERR_MISMATCH, naming the journal) a journal whose header records
+ * another spec SHA-256 than spec_sha256 (NULL: no check; a journal that records none is
+ * accepted). A journal whose header is damaged is read entry by entry (as_journal_salvage) and
+ * counted in damaged_headers; as_outset_recover and as_outset_tidy check against the file's
+ * spec_sha256 attribute. */
+as_status as_outset_journals_read_for(const char *results, as_side side, const char *spec_sha256,
+                                      as_journal_visit_fn visit, void *ctx, as_outset_scan *sum);
 
 /* Resume: write into rf every journaled result whose row is not done yet (done[i] == 0 for
  * the n_trials rows), and mark it done; the first journal entry read for a trial wins, as the

@@ -546,10 +546,30 @@ cleanup:
 
 as_status as_outset_journal_open(const char *results, int rank, int batch, double max_delay_s,
                                  as_journal **out) {
+  return as_outset_journal_open_spec(results, rank, batch, max_delay_s, NULL, NULL, 0, out);
+}
+
+as_status as_outset_journal_open_spec(const char *results, int rank, int batch, double max_delay_s,
+                                      const char *spec_sha256, char *aside, size_t aside_len,
+                                      as_journal **out) {
   as_status st = AS_OK;
-  char path[AS_OUTSET_PATH_MAX];
+  char path[AS_OUTSET_PATH_MAX], base[AS_OUTSET_PATH_MAX + 32], target[AS_OUTSET_PATH_MAX + 48];
+  if (aside && aside_len) aside[0] = '\0';
   AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, rank, path, sizeof path));
-  AS_TRY(as_journal_open(path, rank, batch, max_delay_s, out));
+  st = as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out);
+  if (st == AS_ERR_DATA) {
+    /* A damaged header: the journal cannot be appended to, but its entries are still read
+     * (as_journal_salvage) under a name that keeps the journal prefix. A new one is begun. */
+    as_error_clear();
+    st = AS_OK;
+    snprintf(base, sizeof base, "%s.damaged-header", path);
+    fresh_name(base, target, sizeof target);
+    AS_TRY(rename_checked(path, target));
+    sync_dir_of(path);
+    if (aside && aside_len) snprintf(aside, aside_len, "%s", target);
+    AS_TRY(as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out));
+  }
+  AS_TRY(st);
 cleanup:
   return st;
 }
@@ -590,6 +610,11 @@ cleanup:
 
 as_status as_outset_journals_read(const char *results, as_side side, as_journal_visit_fn visit,
                                   void *ctx, as_outset_scan *sum) {
+  return as_outset_journals_read_for(results, side, NULL, visit, ctx, sum);
+}
+
+as_status as_outset_journals_read_for(const char *results, as_side side, const char *spec_sha256,
+                                      as_journal_visit_fn visit, void *ctx, as_outset_scan *sum) {
   as_status st = AS_OK;
   char **names = NULL;
   size_t n = 0;
@@ -599,7 +624,24 @@ as_status as_outset_journals_read(const char *results, as_side side, as_journal_
   for (size_t i = 0; i < n; i++) {
     as_journal_scan scan;
     memset(&scan, 0, sizeof scan);
-    AS_TRY(as_journal_read(names[i], visit, ctx, &scan));
+    /* The header first: a journal of another sweep is never mixed in; a damaged header does
+     * not hide the entries whose own checksums hold. */
+    as_status hst = as_journal_read(names[i], NULL, NULL, &scan);
+    if (hst == AS_ERR_DATA) {
+      as_error_clear();
+      AS_TRY(as_journal_salvage(names[i], visit, ctx, &scan));
+      tot.damaged_headers++;
+    } else {
+      AS_TRY(hst);
+      AS_CHECK(!spec_sha256 || !scan.spec[0] ||
+                   strncmp(scan.spec, spec_sha256, AS_JOURNAL_SPEC_CHARS) == 0,
+               AS_ERR_MISMATCH,
+               "journal %s belongs to another sweep (spec SHA-256 %s...), not to %s (%.*s...): "
+               "use the spec of that sweep, or move the journal away",
+               names[i], scan.spec, results, AS_JOURNAL_SPEC_CHARS, spec_sha256);
+      memset(&scan, 0, sizeof scan);
+      AS_TRY(as_journal_read(names[i], visit, ctx, &scan));
+    }
     tot.files++;
     tot.entries_ok += scan.entries_ok;
     tot.entries_bad += scan.entries_bad;
@@ -657,7 +699,13 @@ as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, 
   r->rf = rf;
   r->done = done;
   r->n_trials = n_trials;
-  AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, recover_visit, r, NULL));
+  char sha[80] = "";
+  if (as_results_attr_string(rf, "spec_sha256", sha, sizeof sha) != AS_OK) {
+    as_error_clear();
+    sha[0] = '\0';
+  }
+  AS_TRY(as_outset_journals_read_for(results, AS_SIDE_JOURNAL, sha[0] ? sha : NULL, recover_visit,
+                                     r, NULL));
   AS_TRY(recover_flush(r));
   for (uint64_t i = 0; i < n_trials; i++)
     if (done[i]) done[i] = 1;

@@ -2,6 +2,7 @@
 #include "attnsweep/sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,6 +329,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
                        const as_sweep_opts *opts_in, as_sweep_result *res) {
   as_status st = AS_OK;
   char path[AS_OUTSET_PATH_MAX] = "";
+  char file_sha[80] = ""; /* the file's spec SHA-256: what its journals are tagged with */
   int rank = 0, size = 1;
   as_sweep_opts opts;
   as_outset *claim = NULL;
@@ -388,6 +390,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
     as_results_info info;
     AS_TRY(as_outset_layout(spec, &info, bulk));
     info.overwrite = opts.force;
+    snprintf(file_sha, sizeof file_sha, "%s", as_spec_sha256(spec));
     as_status sst_ = AS_OK;
     if (rank == 0) {
       size_t len = 0;
@@ -418,8 +421,10 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
                            (unsigned long long)rows, (unsigned long long)n_trials);
       /* A file from before the spec side file existed: give it one, from /spec. */
       if (cst == AS_OK) cst = as_outset_spec_ensure(path, rf);
+      snprintf(file_sha, sizeof file_sha, "%s", sha);
     }
     AS_TRY(agree(comm, cst));
+    AS_MPI_CHECK(MPI_Bcast(file_sha, (int)sizeof file_sha, MPI_CHAR, 0, comm));
   }
 
   /* What is left to do (rank 0 decides; the scheduler reads todo there only). */
@@ -446,7 +451,16 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   AS_TRY(agree(comm, dst));
 
   /* This rank's journal and pipeline. */
-  as_status wst = as_outset_journal_open(path, rank, SWEEP_BATCH, 3600.0, &journal);
+  char aside[AS_OUTSET_PATH_MAX + 64] = "";
+  as_status wst =
+      as_outset_journal_open_spec(path, rank, SWEEP_BATCH, 3600.0, file_sha[0] ? file_sha : NULL,
+                                  aside, sizeof aside, &journal);
+  if (wst == AS_OK && aside[0])
+    fprintf(stderr,
+            "attnsweep run: warning: [rank %d] the header of %s's journal was damaged: it was "
+            "set aside as %s (its entries with valid checksums are still read) and a new "
+            "journal begun\n",
+            rank, path, aside);
   if (wst == AS_OK) {
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
