@@ -31,6 +31,7 @@ typedef struct as_sweep_opts {
                                < 0: the spec's flush_interval */
   int coordinator_runs;     /* as as_sched_opts.coordinator_runs (-1 auto) */
   const char *spec_path;    /* the spec file read (NULL: none); never written over */
+  int allow_input_change;   /* 1: resume although an input file's SHA-256 changed (experts) */
 } as_sweep_opts;
 
 /* Defaults: no resume, progress every 10 s to stderr, no time limit, the spec's flush

@@ -122,6 +122,8 @@ int as_cmd_run(int argc, char **argv) {
       opts.force = 1;
     } else if (strcmp(a, "--allow-spec-change") == 0) {
       opts.allow_spec_change = 1;
+    } else if (strcmp(a, "--allow-input-change") == 0) {
+      opts.allow_input_change = 1;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = 1;
     } else if (strcmp(a, "--progress") == 0 || strcmp(a, "--time-limit") == 0 ||

@@ -583,12 +583,10 @@ static void file_sha256(const char *path, char *out, size_t len) {
     snprintf(out + 2 * i, len - 2 * (size_t)i, "%02x", dig[i]);
 }
 
-/* The provenance of the input files (the labels of `file` and `init_file`): one line
- * "<sha256>  <path>" each, hashed on rank 0 and broadcast (attributes are collective). */
-static as_status input_hashes(as_results *rf, const as_results_info *info, char **out) {
+as_status as_results_input_hashes(const as_results_info *info, char **out) {
   as_status st = AS_OK;
   static const char *const fields[] = {"file", "init_file"};
-  size_t cap = 1;
+  size_t cap = 1, used = 0;
   for (int k = 0; k < 2; k++) {
     const as_label_set *set = find_label_set(info, fields[k]);
     for (int i = 0; set && i < set->count; i++)
@@ -596,20 +594,45 @@ static as_status input_hashes(as_results *rf, const as_results_info *info, char 
   }
   char *buf = calloc(cap, 1);
   AS_CHECK_ALLOC(buf);
-  if (rf->rank == 0) {
-    size_t used = 0;
-    for (int k = 0; k < 2; k++) {
-      const as_label_set *set = find_label_set(info, fields[k]);
-      for (int i = 0; set && i < set->count; i++) {
-        /* The resolved path (the spec's label resolved against its directory). */
-        const char *p = set->paths ? set->paths[i] : set->names[i];
-        char hex[96];
-        file_sha256(p, hex, sizeof hex);
-        used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, p);
-      }
+  for (int k = 0; k < 2; k++) {
+    const as_label_set *set = find_label_set(info, fields[k]);
+    for (int i = 0; set && i < set->count; i++) {
+      /* The resolved path (the spec's label resolved against its directory). */
+      const char *p = set->paths ? set->paths[i] : set->names[i];
+      char hex[96];
+      file_sha256(p, hex, sizeof hex);
+      used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, p);
     }
   }
-  if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, rf->comm));
+  *out = buf;
+  buf = NULL;
+cleanup:
+  free(buf);
+  return st;
+}
+
+/* The provenance of the input files, hashed on rank 0 and broadcast (attributes are
+ * collective). */
+static as_status input_hashes(as_results *rf, const as_results_info *info, char **out) {
+  as_status st = AS_OK;
+  char *buf = NULL;
+  long n = 0;
+  as_status lst = AS_OK;
+  if (rf->rank == 0) {
+    lst = as_results_input_hashes(info, &buf);
+    n = lst == AS_OK ? (long)strlen(buf) + 1 : -1;
+  }
+  if (rf->comm != MPI_COMM_NULL) {
+    /* Every rank learns of a failure on rank 0 (nobody is left waiting in a collective). */
+    AS_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG, 0, rf->comm));
+    AS_CHECK(n > 0, rf->rank == 0 ? lst : AS_ERR_NOMEM, "rank 0 could not hash the input files");
+    if (rf->rank != 0) {
+      buf = calloc((size_t)n, 1);
+      AS_CHECK_ALLOC(buf);
+    }
+    AS_MPI_CHECK(MPI_Bcast(buf, (int)n, MPI_CHAR, 0, rf->comm));
+  }
+  AS_TRY(lst);
   *out = buf;
   buf = NULL;
 cleanup:

@@ -69,4 +69,27 @@ stop_early h.h5 && {
     bash -c "test $rc -eq 0 && grep -q 'journal was damaged: it was set aside' log"
   check "...the final file equals the reference" same h.h5
 }
+
+# ---- 7: a changed input file between segments
+"$py" -c "import h5py, numpy as np; h5py.File('mv.h5','w')['triples/V'] = np.eye(3)[None]"
+cat >mv.yaml <<'EOF'
+name: fjournals_mv
+seed: 4
+replicates: 40
+flush_interval: 0.05
+sweep: {vfamily: file, mfamily: identity, file: mv.h5, d: 3, n: 16, T: 10, dt: 0.01,
+        init: {kind: box, scale: 2}}
+EOF
+$T "$bin" run mv.yaml -o i.h5 -q --time-limit 0.6 >log 2>&1; rc=$?
+check "matrix-file sweep stopped early: exit 99 ($rc)" test $rc -eq 99
+"$py" -c "import h5py, numpy as np; h5py.File('mv.h5','w')['triples/V'] = 2 * np.eye(3)[None]"
+before=$("$bin" status i.h5 | grep '^trials:')
+err=$($T "$bin" run mv.yaml -o i.h5 --resume -q 2>&1); rc=$?
+echo "$err"
+check "--resume after the matrix file changed: exit 2 ($rc)" test $rc -eq 2
+check "...names the file and the override" \
+  bash -c "grep -q 'input file $tmp/mv.h5 changed since the sweep was started' <<<\"\$1\" && grep -q -- --allow-input-change <<<\"\$1\"" _ "$err"
+check "...the results file is untouched ($before)" test "$("$bin" status i.h5 | grep '^trials:')" = "$before"
+$T "$bin" run mv.yaml -o i.h5 --resume --allow-input-change -q >log 2>&1; rc=$?
+check "--allow-input-change: exit 0 ($rc)" test $rc -eq 0
 exit $fail
