@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -845,6 +846,36 @@ cleanup:
   return st;
 }
 
+/* Bytes a new file will take on disk (an upper estimate: rows as in memory, every bulk
+ * double, the offsets, the spec text and 1 MiB for metadata). */
+static double estimate_bytes(const as_results_info *info) {
+  double b = (double)info->n_trials * (double)sizeof(as_record) + 1048576.0;
+  if (info->spec_text) b += 2.0 * (double)strlen(info->spec_text);
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (!info->bulk_counts[k]) continue;
+    b += 8.0 * (double)(info->n_trials + 1);
+    for (uint64_t i = 0; i < info->n_trials; i++) b += 8.0 * (double)info->bulk_counts[k][i];
+  }
+  return b;
+}
+
+/* One collective step of the creation: its status is agreed on every rank before the next
+ * step, so a rank that failed never leaves the others inside a collective HDF5 call. */
+#define CREATE_STEP(call)         \
+  do {                            \
+    as_status s_ = (call);        \
+    s_ = agree(rf, rf->comm, s_); \
+    if (s_ != AS_OK) {            \
+      st = s_;                    \
+      goto cleanup;               \
+    }                             \
+  } while (0)
+
+/* An HDF5 call as a status (for CREATE_STEP). */
+static as_status h5_status(long long rc, const char *call) {
+  return rc < 0 ? as_error_from_h5(__FILE__, __LINE__, __func__, call) : AS_OK;
+}
+
 as_status as_results_create(MPI_Comm comm, const char *path, const as_results_info *info,
                             as_results **out) {
   as_status st = AS_OK;
@@ -876,6 +907,19 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
       pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
                          "cannot create %s: directory %s is not writable (%s)", path, dir,
                          strerror(errno));
+    /* The whole file is allocated at creation (rows filled, bulk extents reserved): a file
+     * system without room for it is refused here, where every rank learns of it at once,
+     * instead of failing inside HDF5's collective fill (where the other ranks would wait). */
+    struct statvfs vfs;
+    if (pre == AS_OK && statvfs(dir, &vfs) == 0) {
+      const double need = estimate_bytes(info);
+      const double avail = (double)vfs.f_bavail * (double)vfs.f_frsize;
+      if (need > avail)
+        pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
+                           "cannot create %s: it needs about %.1f MiB and %s has %.1f MiB free "
+                           "(%s)",
+                           path, need / 1048576.0, dir, avail / 1048576.0, strerror(ENOSPC));
+    }
   }
   AS_MPI_CHECK(MPI_Bcast(&pre, 1, MPI_INT, 0, rf->comm));
   if (pre != AS_OK)
@@ -890,14 +934,15 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   AS_MPI_CHECK(MPI_Bcast(start, (int)sizeof start, MPI_CHAR, 0, rf->comm));
 
   AS_H5_ID(fapl, make_fapl(rf->comm));
-  AS_H5_ID(rf->file, H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
-  AS_TRY(write_root_attrs(rf, info, hosts, start));
-  AS_TRY(create_types_and_trials(rf, info));
-  AS_TRY(create_spec(rf, info->spec_text ? info->spec_text : ""));
-  AS_TRY(create_bulk(rf, info));
-  AS_TRY(segment_begin(rf));
+  rf->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  CREATE_STEP(h5_status(rf->file, "H5Fcreate"));
+  CREATE_STEP(write_root_attrs(rf, info, hosts, start));
+  CREATE_STEP(create_types_and_trials(rf, info));
+  CREATE_STEP(create_spec(rf, info->spec_text ? info->spec_text : ""));
+  CREATE_STEP(create_bulk(rf, info));
+  CREATE_STEP(segment_begin(rf));
   /* The structure is complete: make it visible before any row is written. */
-  AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
+  CREATE_STEP(h5_status(H5Fflush(rf->file, H5F_SCOPE_GLOBAL), "H5Fflush"));
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
   free(hosts);
@@ -1101,6 +1146,21 @@ uint64_t as_results_n_trials(const as_results *rf) {
   return rf ? rf->n_trials : 0;
 }
 
+/* A failed write of raw data during the run: the message names the file and the trial (the
+ * HDF5 stack follows). The usual cause is a full disk (MPI-IO prints the system's reason). */
+static as_status write_failure(as_results *rf, const char *what, uint64_t trial) {
+  char name[1024] = "the results file";
+  if (H5Fget_name(rf->file, name, sizeof name) < 0) snprintf(name, sizeof name, "the results file");
+  as_error_from_h5(__FILE__, __LINE__, __func__, "H5Dwrite");
+  char stack[AS_ERRMSG_MAX];
+  snprintf(stack, sizeof stack, "%s", as_error_get()->message);
+  as_error_clear(); /* replaced by the message below, which keeps the stack */
+  return as_error_set(AS_ERR_HDF5, __FILE__, __LINE__, __func__,
+                      "cannot write %s of trial %llu to %s (a full disk or a failing file "
+                      "system?); the journals keep every record written so far: %.600s",
+                      what, (unsigned long long)trial, name, stack);
+}
+
 as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count) {
   as_status st = AS_OK;
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
@@ -1131,7 +1191,10 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     /* Points are taken in the order given, matching the memory buffer. */
     AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
   }
-  AS_H5_CHECK(H5Dwrite(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, recs));
+  if (H5Dwrite(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, recs) < 0) {
+    st = write_failure(rf, "rows of /trials", recs[0].trial);
+    goto cleanup;
+  }
 cleanup:
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
@@ -1200,10 +1263,14 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
   AS_H5_ID(fs, H5Dget_space(rf->bulk[kind]));
   AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
-  if (write)
-    AS_H5_CHECK(H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
-  else
+  if (write) {
+    if (H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data) < 0) {
+      st = write_failure(rf, bulk_names[kind], trial);
+      goto cleanup;
+    }
+  } else {
     AS_H5_CHECK(H5Dread(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
+  }
 cleanup:
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);

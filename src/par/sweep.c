@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnsweep/cost.h"
 #include "attnsweep/iocheck.h"
@@ -451,7 +453,23 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
       sst_ = as_outset_spec_save(path, text, len);
     }
     AS_TRY(agree(comm, sst_));
-    AS_TRY(as_results_create(comm, path, &info, &rf));
+    struct stat before;
+    int existed = rank == 0 && stat(path, &before) == 0;
+    as_status crst = as_results_create(comm, path, &info, &rf);
+    if (crst != AS_OK && rank == 0) {
+      /* Nothing half-made stays behind that a later run or repair could take for results: the
+       * new file (unless it is the untouched file --force would have replaced), the spec copy
+       * (a resume of an untouched file writes it again from /spec) and the lock file. */
+      struct stat now;
+      if (stat(path, &now) == 0 &&
+          (!existed || now.st_ino != before.st_ino || now.st_size != before.st_size ||
+           now.st_mtime != before.st_mtime))
+        unlink(path);
+      char side[AS_OUTSET_PATH_MAX];
+      if (as_outset_name(path, AS_SIDE_SPEC, -1, side, sizeof side) == AS_OK) unlink(side);
+      if (as_outset_name(path, AS_SIDE_LOCK, -1, side, sizeof side) == AS_OK) unlink(side);
+    }
+    AS_TRY(crst);
     /* Held by identity from now on, so a hard link to it cannot start a second run. */
     if (rank == 0) lst = as_outset_hold(claim, path);
     AS_TRY(agree(comm, lst));
