@@ -99,8 +99,13 @@ mkfifo ff
 pid=$!
 (sleep 40; kill -KILL "$pid" 2>/dev/null) & # a hang fails the test (exit 137)
 dog=$!
+opened() { # opened PID FILE: the process has FILE open
+  local fd
+  for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd" 2>/dev/null)" = "$2" ] && return 0; done
+  return 1
+}
 for _ in $(seq 1 400); do # until it waits on the FIFO
-  ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$tmp/ff" && break
+  opened "$pid" "$tmp/ff" && break
   sleep 0.05
 done
 start=$(date +%s.%N)
