@@ -27,6 +27,9 @@
 #include "attnsweep/status.h"
 
 #define AS_JOURNAL_HEADER_BYTES 64
+/* Hex digits of the sweep's spec SHA-256 kept in the header (80 bits: enough to tell sweeps
+ * apart; the header has no room for all 64). */
+#define AS_JOURNAL_SPEC_CHARS 20
 /* Bytes of one journal entry. */
 #define AS_JOURNAL_ENTRY_BYTES (16 + sizeof(as_record) + 8)
 
@@ -41,6 +44,11 @@ typedef struct as_journal as_journal;
 as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
                           as_journal **out);
 
+/* The same, recording the sweep's spec SHA-256 (hex, may be NULL: not recorded) in a new
+ * header; an existing journal whose header records another one is refused (AS_ERR_MISMATCH
+ * naming both), one that records none is accepted. */
+as_status as_journal_open_spec(const char *path, int rank, int batch, double max_delay_s,
+                               const char *spec_sha256, as_journal **out);
 /* Buffer one record (entry for rec->trial); flushes when the batch is full or the delay has
  * passed. The record's bytes are copied, padding included: initialise records with
  * as_record_init so padding is zero. AS_ERR_IO on a failed write/fdatasync (the journal keeps
@@ -59,11 +67,13 @@ as_status as_journal_close(as_journal **j);
 
 /* What a scan of a journal found. */
 typedef struct as_journal_scan {
-  int rank;             /* rank recorded in the header */
-  uint64_t entries_ok;  /* entries with a valid CRC (passed to the visitor) */
-  uint64_t entries_bad; /* whole entries skipped for a bad magic or CRC */
-  uint64_t torn_bytes;  /* bytes of a partial last entry (0 for a clean file) */
-  uint64_t valid_bytes; /* file offset just after the last whole entry */
+  int rank;                             /* rank recorded in the header */
+  uint64_t entries_ok;                  /* entries with a valid CRC (passed to the visitor) */
+  uint64_t entries_bad;                 /* whole entries skipped for a bad magic or CRC */
+  uint64_t torn_bytes;                  /* bytes of a partial last entry (0 for a clean file) */
+  uint64_t valid_bytes;                 /* file offset just after the last whole entry */
+  char spec[AS_JOURNAL_SPEC_CHARS + 1]; /* the header's spec tag ("" when not recorded) */
+  int header_damaged; /* 1: read by as_journal_salvage (the header was not trusted) */
 } as_journal_scan;
 
 /* Called for every valid entry in file order; a non-AS_OK return stops the scan and is
@@ -76,5 +86,12 @@ typedef as_status (*as_journal_visit_fn)(const as_record *rec, void *ctx);
  * or what visit returned. */
 as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
                           as_journal_scan *scan);
+
+/* Read what can be trusted from a journal whose header is damaged (as_journal_read gave
+ * AS_ERR_DATA): every entry after the 64-byte header position whose own magic and CRC are
+ * valid, at this build's entry size (a foreign file yields only bad entries). scan gets
+ * header_damaged = 1, rank -1, no spec tag. AS_ERR_IO, or what visit returned. */
+as_status as_journal_salvage(const char *path, as_journal_visit_fn visit, void *ctx,
+                             as_journal_scan *scan);
 
 #endif /* ATTNSWEEP_JOURNAL_H */

@@ -94,6 +94,11 @@ typedef struct as_outset as_outset;
  * that cannot be removed). *out set on success only; the lock is held until
  * as_outset_release (or the process ends: the kernel drops it). */
 as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **out);
+/* Hold results itself (device and inode, whatever its name): an open-file-description lock on
+ * one byte far beyond its data. as_outset_claim does it for a file that exists; a run that
+ * creates the file calls it right after. A second claim through a hard link or another path
+ * meets it: AS_ERR_BUSY. No-op when results is not a regular file or is already held. */
+as_status as_outset_hold(as_outset *os, const char *results);
 /* Release the lock (the lock file stays); accepts NULL and *os == NULL; sets *os to NULL. */
 void as_outset_release(as_outset **os);
 
@@ -102,6 +107,18 @@ void as_outset_release(as_outset **os);
  * NULL. AS_ERR_IO only when an existing lock file cannot be opened. A lock held by the calling
  * process itself is not reported (POSIX locks). */
 as_status as_outset_probe(const char *results, int *held, long *pid, char *host, size_t hostlen);
+
+/* The name under which results is used: a last component that is a symbolic link is replaced
+ * by its target (chains followed; relative targets joined to the link's directory), so a
+ * symlink and its target are one set of side files and one lock. Other names are kept as
+ * given. AS_ERR_ARG for an empty or too long name. */
+as_status as_outset_resolve(const char *given, char *buf, size_t len);
+
+/* Before a run claims results: refuse (AS_ERR_ARG, naming both) when the file, its lock file
+ * or (without resume) its spec copy is the same file (device and inode) as spec_path (may be
+ * NULL) or an input file of spec (matrix and token files). Rank 0, before the claim. */
+as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const char *spec_path,
+                                 int resume);
 
 /* ---------------------------------------------------------------- the spec copy */
 
@@ -137,6 +154,14 @@ void as_outset_layout_free(uint64_t *bulk[AS_BULK_COUNT]);
 as_status as_outset_journal_open(const char *results, int rank, int batch, double max_delay_s,
                                  as_journal **out);
 
+/* The same, with the journal's header recording spec_sha256 (hex, may be NULL), and a damaged
+ * header (AS_ERR_DATA from as_journal_open) not a dead end: that journal is renamed
+ * "<journal>.damaged-header[.k]" (still read, entry by entry, by as_outset_journals_read) and a
+ * new one begun; aside (aside_len bytes, may be NULL) receives the new name, or "". */
+as_status as_outset_journal_open_spec(const char *results, int rank, int batch, double max_delay_s,
+                                      const char *spec_sha256, char *aside, size_t aside_len,
+                                      as_journal **out);
+
 /* 1 when rec is a result that belongs in the file (its outcome is neither pending nor
  * interrupted: an interrupted trial stays pending and is run again by a resume). */
 int as_outset_is_result(const as_record *rec);
@@ -155,10 +180,11 @@ as_status as_outset_store(as_results *rf, as_journal *j, const as_record *recs, 
 
 /* Totals of a scan of several journals. */
 typedef struct as_outset_scan {
-  uint64_t files;       /* journal files read */
-  uint64_t entries_ok;  /* valid entries (passed to the visitor) */
-  uint64_t entries_bad; /* damaged entries skipped */
-  uint64_t torn_bytes;  /* bytes of torn tails skipped */
+  uint64_t files;           /* journal files read */
+  uint64_t entries_ok;      /* valid entries (passed to the visitor) */
+  uint64_t entries_bad;     /* damaged entries skipped */
+  uint64_t torn_bytes;      /* bytes of torn tails skipped */
+  uint64_t damaged_headers; /* journals whose header was damaged: salvaged entry by entry */
 } as_outset_scan;
 
 /* Read every journal of kind side (AS_SIDE_JOURNAL or AS_SIDE_DAMAGED_JOURNAL) of results,
@@ -167,6 +193,13 @@ typedef struct as_outset_scan {
  * or what visit returned. */
 as_status as_outset_journals_read(const char *results, as_side side, as_journal_visit_fn visit,
                                   void *ctx, as_outset_scan *sum);
+/* The same, refusing (AS_ERR_MISMATCH, naming the journal) a journal whose header records
+ * another spec SHA-256 than spec_sha256 (NULL: no check; a journal that records none is
+ * accepted). A journal whose header is damaged is read entry by entry (as_journal_salvage) and
+ * counted in damaged_headers; as_outset_recover and as_outset_tidy check against the file's
+ * spec_sha256 attribute. */
+as_status as_outset_journals_read_for(const char *results, as_side side, const char *spec_sha256,
+                                      as_journal_visit_fn visit, void *ctx, as_outset_scan *sum);
 
 /* Resume: write into rf every journaled result whose row is not done yet (done[i] == 0 for
  * the n_trials rows), and mark it done; the first journal entry read for a trial wins, as the

@@ -56,6 +56,7 @@ typedef struct as_repair_report {
   uint64_t unjournaled;        /* done, consistent rows without journal entry, kept */
   uint64_t bulk_lost;          /* rebuilt: journaled trials left pending (bulk data lost) */
   uint64_t done;               /* rows done after the repair */
+  uint64_t journal_damaged_headers; /* journals read entry by entry (damaged header) */
 } as_repair_report;
 
 /* Repair the results file `path` (see the top of this header). spec_path: a spec file to
@@ -65,7 +66,9 @@ typedef struct as_repair_report {
  * AS_ERR_BUSY (a run holds the lock); AS_ERR_DATA (nothing to repair from: no file, no journal
  * and no spec; or the file is unreadable and no spec is available: the message says to pass
  * --spec); AS_ERR_SPEC (the spec does not parse); AS_ERR_MISMATCH (a journal of another record
- * layout, or a file of another schema version); AS_ERR_IO, AS_ERR_HDF5, AS_ERR_NOMEM.
+ * layout or of another sweep (its header's spec SHA-256), or a file of another schema version);
+ * AS_ERR_ARG (path is not an attnsweep results file and no journal, spec copy or lock of it
+ * exists: it is left untouched); AS_ERR_IO, AS_ERR_HDF5, AS_ERR_NOMEM.
  * Not collective (MPI_COMM_SELF). */
 as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
                         as_repair_report *rep);

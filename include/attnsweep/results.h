@@ -77,6 +77,11 @@ typedef struct as_results_info {
   int n_labels;
 } as_results_info;
 
+/* The provenance of the input files of info (the labels of `file` and `init_file`): one line
+ * "<sha256>  <path>" each ("unreadable: <reason>" for a file that cannot be read), as the
+ * root attribute input_sha256 holds. *out allocated (caller frees). Not collective. */
+as_status as_results_input_hashes(const as_results_info *info, char **out);
+
 /* The LABEL fields of the record (case_name, file, ...): their count, names into *fields. */
 int as_results_label_fields(const char *const **fields);
 

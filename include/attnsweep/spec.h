@@ -18,6 +18,7 @@
 #ifndef ATTNSWEEP_SPEC_H
 #define ATTNSWEEP_SPEC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,18 @@ typedef struct as_spec as_spec;
  * Not collective. */
 as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
                         as_spec **out);
+
+/* Largest spec text any command reads (bytes). */
+#define AS_SPEC_MAX_BYTES ((size_t)64 << 20)
+
+/* The one reader of a spec file, for every command: a regular file or a pipe (a FIFO, a
+ * process substitution <(...)); *text allocated and NUL terminated, *len its length (may be
+ * NULL). A pipe is waited for in steps of 0.1 s, checking *stop (may be NULL): a stop signal
+ * ends the wait with AS_ERR_INTERRUPTED. Refused with AS_ERR_ARG: an empty name, a file that
+ * cannot be opened, a directory, a device or socket; AS_ERR_SPEC: more than AS_SPEC_MAX_BYTES;
+ * AS_ERR_IO: a read error. Messages name the path, never a source location. */
+as_status as_spec_read(const char *path, const volatile sig_atomic_t *stop, char **text,
+                       size_t *len);
 
 /* Relative paths of input files (a matrix `file:`, a token file `init: {file: ...}`) resolve
  * against the directory of name, the spec's file name (as_spec_load: its path): a trial's

@@ -36,6 +36,8 @@ typedef struct as_sweep_opts {
   uint32_t shard_index;     /* with shard_count > 0: run only the trials of shard         */
   uint32_t shard_count;     /* shard_index of shard_count (shard.h); path is the shard's file.
                                0: the whole sweep, or on resume whatever shard path is */
+  const char *spec_path;    /* the spec file read (NULL: none); never written over */
+  int allow_input_change;   /* 1: resume although an input file's SHA-256 changed (experts) */
 } as_sweep_opts;
 
 /* Defaults: no resume, progress every 10 s to stderr (bar or lines: auto), no time limit, the

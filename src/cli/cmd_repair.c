@@ -26,6 +26,10 @@ static void print_report(const char *path, const as_repair_report *r, int dry_ru
          (unsigned long long)r->journals, (unsigned long long)r->journal_entries,
          (unsigned long long)r->journaled, (unsigned long long)r->journal_bad,
          (unsigned long long)r->journal_torn_bytes, (unsigned long long)r->journal_outside);
+  if (r->journal_damaged_headers)
+    printf("journals with a damaged header: %llu (read entry by entry: only entries whose own "
+           "checksum holds were used)\n",
+           (unsigned long long)r->journal_damaged_headers);
   printf("rows: %llu restored from the journal, %llu corrected, %llu cleared (incomplete, not "
          "journaled), %llu kept without journal entry\n",
          (unsigned long long)r->restored, (unsigned long long)r->corrected,

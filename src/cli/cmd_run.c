@@ -49,6 +49,8 @@ static const as_opt run_opts[] = {
     AS_OPT_FLAG("force", 0, run_args, sweep.force, "replace an existing OUT.h5"),
     AS_OPT_FLAG("allow-spec-change", 0, run_args, sweep.allow_spec_change,
                 "resume although the spec's SHA-256 differs (experts)"),
+    AS_OPT_FLAG("allow-input-change", 0, run_args, sweep.allow_input_change,
+                "resume although a matrix or token file's SHA-256 changed (experts)"),
     AS_OPT_FN("shard", 0, AS_ARG_REQUIRED, "I/N", run_args, sweep, opt_shard,
               "run only shard I of N into OUT.h5.shard-I-of-N (merge joins them)"),
     AS_OPT_NUM("time-limit", 0, "SECONDS", run_args, sweep.time_limit, 0, SECONDS_MAX,
@@ -88,47 +90,34 @@ cleanup:
   return st;
 }
 
-/* Rank 0 reads the file (path), or with path NULL the spec stored with the results file
- * stored; everyone receives (text, len) or a failure flag. */
+/* Rank 0 reads the file (path: the one spec reader, as_spec_read: a regular file or a pipe,
+ * a stop signal honoured while waiting), or with path NULL the spec stored with the results
+ * file stored; everyone receives (text, len) or rank 0's failure. */
 static as_status read_and_share(const char *path, const char *stored, int rank, char **text,
                                 long *len) {
   as_status st = AS_OK, lst = AS_OK;
   long n = -1;
   char *buf = NULL;
-  int err = 0;
-  if (rank == 0 && !path && stored) {
-    lst = load_stored_spec(stored, &buf, &n);
-    if (lst != AS_OK) n = -2;
-  }
-  if (rank == 0 && path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-      err = errno;
+  if (rank == 0) {
+    size_t got = 0;
+    if (path) {
+      lst = as_spec_read(path, as_signals_flag(), &buf, &got);
+      if (lst == AS_OK) n = (long)got;
     } else {
-      if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-      if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc((size_t)n + 1);
-        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) err = EIO;
-      } else {
-        err = EIO;
-      }
-      fclose(f);
+      lst = load_stored_spec(stored, &buf, &n);
     }
-    if (err || !buf) n = -1;
+    if (lst != AS_OK) n = -1;
   }
   if (MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
     st = AS_ERR_MPI;
     goto cleanup;
   }
-  if (n == -2) {
-    st = rank == 0 ? lst
-                   : as_error_set(AS_ERR_ARG, __FILE__, __LINE__, __func__,
-                                  "rank 0 could not read the stored spec");
-    goto cleanup;
-  }
   if (n < 0) {
-    st = as_error_set(rank == 0 && err ? AS_ERR_ARG : AS_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                      "%s: cannot read the spec: %s", path, strerror(err ? err : ENOMEM));
+    int code = (int)lst;
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    st = rank == 0 ? lst
+                   : as_error_set((as_status)code, __FILE__, __LINE__, __func__,
+                                  "rank 0 could not read the spec");
     goto cleanup;
   }
   if (rank != 0) {
@@ -165,6 +154,7 @@ int as_cmd_run(int argc, char **argv) {
   as_sweep_opts opts = args.sweep;
   const int quiet = args.quiet;
   if (!out) return rank == 0 ? as_cli_usage_error("run", "missing -o OUT.h5") : 2;
+  if (!out[0]) return rank == 0 ? as_cli_usage_error("run", "-o: the file name is empty") : 2;
   /* --shard I/N: the sweep's shard I runs into its own file OUT.h5.shard-I-of-N (shard.h). */
   char shard_out[AS_OUTSET_PATH_MAX];
   if (opts.shard_count) {
@@ -232,6 +222,7 @@ int as_cmd_run(int argc, char **argv) {
   if (quiet) opts.progress_interval = 0;
   if (rank != 0) opts.progress = NULL;
 
+  opts.spec_path = spec_path;
   as_sweep_result res;
   /* Signal handlers were installed by main() before MPI_Init and stay until exit. */
   st = as_sweep_run(MPI_COMM_WORLD, spec, out, &opts, &res);

@@ -302,7 +302,12 @@ int as_cmd_status(int argc, char **argv) {
   int held = 0;
   long pid = -1;
   char host[256] = "";
-  AS_TRY(as_outset_probe(path, &held, &pid, host, sizeof host));
+  {
+    /* The lock of the file itself: a symlink names its target's set (outset.h). */
+    char real[AS_OUTSET_PATH_MAX];
+    AS_TRY(as_outset_resolve(path, real, sizeof real));
+    AS_TRY(as_outset_probe(real, &held, &pid, host, sizeof host));
+  }
 
   printf("results: %s\n", path);
   printf("written by: attnsweep %s (git %s)\n", tool, git);

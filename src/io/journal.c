@@ -36,8 +36,10 @@ typedef struct journal_header {
   uint32_t layout;
   int32_t rank;
   uint32_t reserved;
-  int64_t created; /* seconds since the epoch */
-  unsigned char pad[AS_JOURNAL_HEADER_BYTES - 44];
+  int64_t created;                  /* seconds since the epoch */
+  char spec[AS_JOURNAL_SPEC_CHARS]; /* first hex digits of the sweep's spec SHA-256; zeros:
+                                       not recorded (a journal of an older build) */
+  unsigned char pad[AS_JOURNAL_HEADER_BYTES - 44 - AS_JOURNAL_SPEC_CHARS];
   uint32_t crc; /* of the 60 bytes before it */
 } journal_header;
 _Static_assert(sizeof(journal_header) == AS_JOURNAL_HEADER_BYTES, "journal header is 64 bytes");
@@ -171,6 +173,17 @@ static int torn_header(int fd, off_t size) {
 
 as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
                           as_journal **out) {
+  return as_journal_open_spec(path, rank, batch, max_delay_s, NULL, out);
+}
+
+/* The spec tag of a header as a string (empty when not recorded). */
+static void header_spec(const journal_header *h, char out[AS_JOURNAL_SPEC_CHARS + 1]) {
+  memcpy(out, h->spec, AS_JOURNAL_SPEC_CHARS);
+  out[AS_JOURNAL_SPEC_CHARS] = '\0';
+}
+
+as_status as_journal_open_spec(const char *path, int rank, int batch, double max_delay_s,
+                               const char *spec_sha256, as_journal **out) {
   as_status st = AS_OK;
   as_journal *j = NULL;
   AS_CHECK(path && out && batch >= 1 && max_delay_s >= 0 && rank >= 0, AS_ERR_ARG,
@@ -208,12 +221,22 @@ as_status as_journal_open(const char *path, int rank, int batch, double max_dela
     h.layout = layout_crc();
     h.rank = rank;
     h.created = (int64_t)time(NULL);
+    if (spec_sha256) {
+      size_t k = strlen(spec_sha256);
+      memcpy(h.spec, spec_sha256, k < AS_JOURNAL_SPEC_CHARS ? k : AS_JOURNAL_SPEC_CHARS);
+    }
     h.crc = as_crc32(&h, offsetof(journal_header, crc));
     AS_CHECK(write_all(j->fd, (const unsigned char *)&h, sizeof h) == 0 && fdatasync(j->fd) == 0,
              AS_ERR_IO, "cannot write journal %s: %s", path, strerror(errno));
   } else {
     journal_header h;
     AS_TRY(read_header(j->fd, path, &h));
+    char tag[AS_JOURNAL_SPEC_CHARS + 1];
+    header_spec(&h, tag);
+    AS_CHECK(!spec_sha256 || !tag[0] || strncmp(tag, spec_sha256, AS_JOURNAL_SPEC_CHARS) == 0,
+             AS_ERR_MISMATCH,
+             "%s belongs to another sweep (spec SHA-256 %s..., this sweep %.*s...): move it away",
+             path, tag, AS_JOURNAL_SPEC_CHARS, spec_sha256);
     as_journal_scan scan;
     memset(&scan, 0, sizeof scan);
     AS_TRY(scan_fd(j->fd, path, NULL, NULL, &scan));
@@ -303,6 +326,27 @@ as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx
   journal_header h;
   AS_TRY(read_header(fd, path, &h));
   local.rank = h.rank;
+  header_spec(&h, local.spec);
+  AS_TRY(scan_fd(fd, path, visit, ctx, &local));
+cleanup:
+  if (fd >= 0) close(fd);
+  if (scan) *scan = local;
+  return st;
+}
+
+as_status as_journal_salvage(const char *path, as_journal_visit_fn visit, void *ctx,
+                             as_journal_scan *scan) {
+  as_status st = AS_OK;
+  as_journal_scan local;
+  memset(&local, 0, sizeof local);
+  local.rank = -1;
+  local.header_damaged = 1;
+  int fd = -1;
+  AS_CHECK(path, AS_ERR_ARG, "as_journal_salvage: NULL path");
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  /* Entries of this build's size after a header of 64 bytes; each is trusted only by its own
+   * magic and CRC (which cover the trial index and the record's bytes). */
   AS_TRY(scan_fd(fd, path, visit, ctx, &local));
 cleanup:
   if (fd >= 0) close(fd);

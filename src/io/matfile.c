@@ -116,6 +116,19 @@ static int exists(hid_t fid, const char *name) {
 static as_status shape_h(hid_t fid, const char *path, const char *name, int *k, int *h, int *r,
                          int *c);
 
+/* name (which exists) must be a dataset, not a group or a named type. */
+static as_status want_dataset(hid_t fid, const char *path, const char *name) {
+  as_status st = AS_OK;
+  hid_t obj = -1;
+  AS_H5_ID(obj, H5Oopen(fid, name, H5P_DEFAULT));
+  const H5I_type_t t = H5Iget_type(obj);
+  AS_CHECK(t == H5I_DATASET, AS_ERR_DATA, "%s: %s is a %s where a dataset is expected", path, name,
+           t == H5I_GROUP ? "group" : "named datatype");
+cleanup:
+  if (obj >= 0) H5Oclose(obj);
+  return st;
+}
+
 /* Shape of a dataset as (count, rows, cols): rank 3 [k][r][c], rank 2 [r][c] (k = 1). */
 static as_status shape(hid_t fid, const char *path, const char *name, int *k, int *r, int *c) {
   as_status st = AS_OK;
@@ -133,6 +146,7 @@ static as_status shape_h(hid_t fid, const char *path, const char *name, int *k, 
   as_status st = AS_OK;
   hid_t ds = -1, sp = -1, ty = -1;
   AS_CHECK(exists(fid, name), AS_ERR_DATA, "%s: dataset %s is missing", path, name);
+  AS_TRY(want_dataset(fid, path, name));
   AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
   AS_H5_ID(ty, H5Dget_type(ds));
   AS_CHECK(H5Tget_class(ty) == H5T_FLOAT, AS_ERR_DATA, "%s: dataset %s is not floating point data",
@@ -227,14 +241,24 @@ cleanup:
 /* The optional scalar attribute mscale of /triples (1 when absent). */
 static as_status read_mscale(hid_t fid, const char *path, double *mscale) {
   as_status st = AS_OK;
-  hid_t at = -1;
+  hid_t at = -1, ty = -1, sp = -1;
   *mscale = 1.0;
   if (H5Aexists_by_name(fid, "/triples", "mscale", H5P_DEFAULT) <= 0) goto cleanup;
   AS_H5_ID(at, H5Aopen_by_name(fid, "/triples", "mscale", H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Aget_type(at));
+  AS_H5_ID(sp, H5Aget_space(at));
+  const H5T_class_t cl = H5Tget_class(ty);
+  AS_CHECK((cl == H5T_FLOAT || cl == H5T_INTEGER) && H5Sget_simple_extent_npoints(sp) == 1,
+           AS_ERR_DATA, "%s: attribute /triples mscale must be one number (a float), not %s", path,
+           cl == H5T_STRING                       ? "a string"
+           : cl == H5T_FLOAT || cl == H5T_INTEGER ? "an array"
+                                                  : "this type");
   AS_H5_CHECK(H5Aread(at, H5T_NATIVE_DOUBLE, mscale));
   AS_CHECK(isfinite(*mscale), AS_ERR_DATA, "%s: attribute /triples mscale = %g is not finite", path,
            *mscale);
 cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (ty >= 0) H5Tclose(ty);
   if (at >= 0) H5Aclose(at);
   return st;
 }
@@ -265,6 +289,7 @@ static as_status read_labels(hid_t fid, const char *path, const char *name, int 
   hid_t ds = -1, sp = -1, ty = -1;
   for (int i = 0; i < count; i++) out[i] = -1;
   if (!exists(fid, name)) goto cleanup;
+  AS_TRY(want_dataset(fid, path, name));
   AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
   AS_H5_ID(ty, H5Dget_type(ds));
   AS_H5_ID(sp, H5Dget_space(ds));

@@ -1,5 +1,6 @@
 /* outset.c: the set of files of one results file: side-file names, the run lock, the spec
  * copy, the layout from the plan, the path of records into journal and file (outset.h). */
+#define _GNU_SOURCE /* F_OFD_SETLK: a lock on the results file itself, whatever its name */
 #include "attnsweep/outset.h"
 
 #include <dirent.h>
@@ -143,12 +144,93 @@ cleanup:
   return st;
 }
 
+/* ---------------------------------------------------------------- identity of the set */
+
+as_status as_outset_resolve(const char *given, char *buf, size_t len) {
+  as_status st = AS_OK;
+  char cur[AS_OUTSET_PATH_MAX], link[AS_OUTSET_PATH_MAX], dir[AS_OUTSET_PATH_MAX];
+  AS_CHECK(given && buf && len > 0, AS_ERR_ARG, "as_outset_resolve: NULL argument");
+  AS_CHECK(given[0] != '\0', AS_ERR_ARG, "the results file name is empty");
+  AS_CHECK(strlen(given) < sizeof cur, AS_ERR_ARG, "the results file name is too long");
+  snprintf(cur, sizeof cur, "%s", given);
+  /* Follow the last component while it is a symbolic link (a directory reached through a link
+   * is the same directory, so its side files are the same files; only the last name matters). */
+  for (int hops = 0;; hops++) {
+    struct stat sb;
+    if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode)) break;
+    AS_CHECK(hops < 40, AS_ERR_ARG, "%s: too many levels of symbolic links", given);
+    ssize_t k = readlink(cur, link, sizeof link - 1);
+    AS_CHECK(k > 0, AS_ERR_IO, "%s: cannot read the symbolic link: %s", cur, strerror(errno));
+    link[k] = '\0';
+    const char *base = NULL;
+    split_path(cur, dir, sizeof dir, &base);
+    if (link[0] == '/' || strcmp(dir, ".") == 0 || !strchr(cur, '/')) {
+      snprintf(cur, sizeof cur, "%s", link);
+    } else {
+      int w = snprintf(cur, sizeof cur, "%s/%s", dir, link);
+      AS_CHECK(w > 0 && (size_t)w < sizeof cur, AS_ERR_ARG, "%s: resolved name too long", given);
+    }
+  }
+  AS_CHECK(strlen(cur) < len, AS_ERR_ARG, "%s: resolved name too long", given);
+  snprintf(buf, len, "%s", cur);
+cleanup:
+  return st;
+}
+
+/* One input the sweep reads against the files it writes: AS_ERR_ARG when they are one file. */
+static as_status guard_one(const char *results, const char *input, const char *what,
+                           const struct stat *tgt, const char *const *tname, int ntgt) {
+  as_status st = AS_OK;
+  struct stat sb;
+  if (!input || stat(input, &sb) != 0) goto cleanup; /* a missing input is the trial's failure */
+  for (int k = 0; k < ntgt; k++)
+    AS_CHECK(!(tgt[k].st_dev == sb.st_dev && tgt[k].st_ino == sb.st_ino), AS_ERR_ARG,
+             "%s: refusing to write %s over %s %s, which the sweep reads (the same file): choose "
+             "another output name",
+             results, tname[k], what, input);
+cleanup:
+  return st;
+}
+
+as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const char *spec_path,
+                                 int resume) {
+  as_status st = AS_OK;
+  char names[3][AS_OUTSET_PATH_MAX];
+  struct stat tgt[3];
+  const char *tname[3];
+  int ntgt = 0;
+  AS_CHECK(results && spec, AS_ERR_ARG, "as_outset_guard_inputs: NULL argument");
+  /* What the run writes: the file, its lock and (for a new sweep) its spec copy. */
+  snprintf(names[0], sizeof names[0], "%s", results);
+  AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, names[1], sizeof names[1]));
+  AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, names[2], sizeof names[2]));
+  for (int k = 0; k < (resume ? 2 : 3); k++)
+    if (stat(names[k], &tgt[ntgt]) == 0) tname[ntgt++] = names[k];
+  if (ntgt == 0) goto cleanup;
+  AS_TRY(guard_one(results, spec_path, "the spec", tgt, tname, ntgt));
+  const char *const *fields = NULL;
+  int nf = as_results_label_fields(&fields);
+  for (int i = 0; i < nf; i++) {
+    const char *const *paths = NULL;
+    int np = as_spec_input_paths(spec, fields[i], &paths);
+    for (int j = 0; j < np; j++) AS_TRY(guard_one(results, paths[j], "input", tgt, tname, ntgt));
+  }
+cleanup:
+  return st;
+}
+
 /* ---------------------------------------------------------------- claim and lock */
 
 struct as_outset {
   int fd;      /* the lock file, holding the fcntl write lock */
   int retries; /* lock files found replaced while taking the lock */
+  int hold_fd; /* the results file itself, holding an open-file-description lock (or -1) */
 };
+
+/* The byte of the results file whose open-file-description lock marks it in use: far beyond
+ * any offset MPI-IO or HDF5 lock or write, so it never meets their range locks, and tied to
+ * the file (device and inode), not to a name: a hard link or another path cannot miss it. */
+#define OUTSET_HOLD_BYTE ((off_t)1 << 62)
 
 /* Reads "pid P host H" from the lock file. */
 static void read_owner(int fd, long *pid, char *host, size_t hostlen) {
@@ -227,6 +309,34 @@ cleanup:
   return st;
 }
 
+as_status as_outset_hold(as_outset *os, const char *results) {
+  as_status st = AS_OK;
+  AS_CHECK(os && results, AS_ERR_ARG, "as_outset_hold: NULL argument");
+  if (os->hold_fd >= 0) goto cleanup;
+  struct stat sb;
+  if (stat(results, &sb) != 0 || !S_ISREG(sb.st_mode)) goto cleanup; /* nothing to hold */
+  os->hold_fd = open(results, O_RDONLY | O_CLOEXEC);
+  AS_CHECK(os->hold_fd >= 0, AS_ERR_IO, "cannot open %s: %s", results, strerror(errno));
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_RDLCK; /* a read lock: the file is opened read-only here */
+  fl.l_whence = SEEK_SET;
+  fl.l_start = OUTSET_HOLD_BYTE;
+  fl.l_len = 1;
+  /* Another holder's read lock does not conflict with a read lock: ask for a write lock. */
+  struct flock probe = fl;
+  probe.l_type = F_WRLCK;
+  if (fcntl(os->hold_fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK)
+    AS_CHECK(0, AS_ERR_BUSY,
+             "%s is in use by another run under another name (a hard link or another path to "
+             "the same file)",
+             results);
+  if (fcntl(os->hold_fd, F_OFD_SETLK, &fl) != 0 && errno != EINVAL && errno != ENOLCK)
+    AS_CHECK(0, AS_ERR_IO, "cannot lock %s: %s", results, strerror(errno));
+cleanup:
+  return st;
+}
+
 as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **out) {
   as_status st = AS_OK;
   as_outset *os = NULL;
@@ -234,6 +344,13 @@ as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **
            "as_outset_claim: bad arguments");
   struct stat sb;
   int exists = stat(results, &sb) == 0;
+  AS_CHECK(!exists || S_ISREG(sb.st_mode), AS_ERR_ARG,
+           "%s is not a regular file (a %s): refusing to write results over it", results,
+           S_ISDIR(sb.st_mode)    ? "directory"
+           : S_ISCHR(sb.st_mode)  ? "character device"
+           : S_ISBLK(sb.st_mode)  ? "block device"
+           : S_ISFIFO(sb.st_mode) ? "pipe"
+                                  : "special file");
   AS_CHECK(!(exists && mode == AS_OUTSET_NEW), AS_ERR_ARG,
            "%s already exists: pass --resume to continue that sweep or --force to replace it",
            results);
@@ -242,7 +359,9 @@ as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **
   os = calloc(1, sizeof *os);
   AS_CHECK_ALLOC(os);
   os->fd = -1;
+  os->hold_fd = -1;
   AS_TRY(lock_take(results, os));
+  if (exists) AS_TRY(as_outset_hold(os, results));
   if (mode == AS_OUTSET_NEW || mode == AS_OUTSET_REPLACE) AS_TRY(remove_journals(results));
   *out = os;
   os = NULL;
@@ -254,6 +373,7 @@ cleanup:
 void as_outset_release(as_outset **os) {
   if (!os || !*os) return;
   if ((*os)->fd >= 0) close((*os)->fd); /* closing drops the fcntl lock */
+  if ((*os)->hold_fd >= 0) close((*os)->hold_fd);
   free(*os);
   *os = NULL;
 }
@@ -427,10 +547,30 @@ cleanup:
 
 as_status as_outset_journal_open(const char *results, int rank, int batch, double max_delay_s,
                                  as_journal **out) {
+  return as_outset_journal_open_spec(results, rank, batch, max_delay_s, NULL, NULL, 0, out);
+}
+
+as_status as_outset_journal_open_spec(const char *results, int rank, int batch, double max_delay_s,
+                                      const char *spec_sha256, char *aside, size_t aside_len,
+                                      as_journal **out) {
   as_status st = AS_OK;
-  char path[AS_OUTSET_PATH_MAX];
+  char path[AS_OUTSET_PATH_MAX], base[AS_OUTSET_PATH_MAX + 32], target[AS_OUTSET_PATH_MAX + 48];
+  if (aside && aside_len) aside[0] = '\0';
   AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, rank, path, sizeof path));
-  AS_TRY(as_journal_open(path, rank, batch, max_delay_s, out));
+  st = as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out);
+  if (st == AS_ERR_DATA) {
+    /* A damaged header: the journal cannot be appended to, but its entries are still read
+     * (as_journal_salvage) under a name that keeps the journal prefix. A new one is begun. */
+    as_error_clear();
+    st = AS_OK;
+    snprintf(base, sizeof base, "%s.damaged-header", path);
+    fresh_name(base, target, sizeof target);
+    AS_TRY(rename_checked(path, target));
+    sync_dir_of(path);
+    if (aside && aside_len) snprintf(aside, aside_len, "%s", target);
+    AS_TRY(as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out));
+  }
+  AS_TRY(st);
 cleanup:
   return st;
 }
@@ -471,6 +611,11 @@ cleanup:
 
 as_status as_outset_journals_read(const char *results, as_side side, as_journal_visit_fn visit,
                                   void *ctx, as_outset_scan *sum) {
+  return as_outset_journals_read_for(results, side, NULL, visit, ctx, sum);
+}
+
+as_status as_outset_journals_read_for(const char *results, as_side side, const char *spec_sha256,
+                                      as_journal_visit_fn visit, void *ctx, as_outset_scan *sum) {
   as_status st = AS_OK;
   char **names = NULL;
   size_t n = 0;
@@ -480,7 +625,24 @@ as_status as_outset_journals_read(const char *results, as_side side, as_journal_
   for (size_t i = 0; i < n; i++) {
     as_journal_scan scan;
     memset(&scan, 0, sizeof scan);
-    AS_TRY(as_journal_read(names[i], visit, ctx, &scan));
+    /* The header first: a journal of another sweep is never mixed in; a damaged header does
+     * not hide the entries whose own checksums hold. */
+    as_status hst = as_journal_read(names[i], NULL, NULL, &scan);
+    if (hst == AS_ERR_DATA) {
+      as_error_clear();
+      AS_TRY(as_journal_salvage(names[i], visit, ctx, &scan));
+      tot.damaged_headers++;
+    } else {
+      AS_TRY(hst);
+      AS_CHECK(!spec_sha256 || !scan.spec[0] ||
+                   strncmp(scan.spec, spec_sha256, AS_JOURNAL_SPEC_CHARS) == 0,
+               AS_ERR_MISMATCH,
+               "journal %s belongs to another sweep (spec SHA-256 %s...), not to %s (%.*s...): "
+               "use the spec of that sweep, or move the journal away",
+               names[i], scan.spec, results, AS_JOURNAL_SPEC_CHARS, spec_sha256);
+      memset(&scan, 0, sizeof scan);
+      AS_TRY(as_journal_read(names[i], visit, ctx, &scan));
+    }
     tot.files++;
     tot.entries_ok += scan.entries_ok;
     tot.entries_bad += scan.entries_bad;
@@ -538,7 +700,13 @@ as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, 
   r->rf = rf;
   r->done = done;
   r->n_trials = n_trials;
-  AS_TRY(as_outset_journals_read(results, AS_SIDE_JOURNAL, recover_visit, r, NULL));
+  char sha[80] = "";
+  if (as_results_attr_string(rf, "spec_sha256", sha, sizeof sha) != AS_OK) {
+    as_error_clear();
+    sha[0] = '\0';
+  }
+  AS_TRY(as_outset_journals_read_for(results, AS_SIDE_JOURNAL, sha[0] ? sha : NULL, recover_visit,
+                                     r, NULL));
   AS_TRY(recover_flush(r));
   for (uint64_t i = 0; i < n_trials; i++)
     if (done[i]) done[i] = 1;

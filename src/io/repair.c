@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attnsweep/journal.h"
@@ -95,12 +96,16 @@ cleanup:
   return st;
 }
 
-/* Read every journal of kind side of path into t. */
-static as_status read_journals(const char *path, as_side side, jtab *t, as_repair_report *rep) {
+/* Read every journal of kind side of path into t; a journal whose header names another spec
+ * SHA-256 than sha (NULL: unknown) is refused, so a repair never mixes sweeps. */
+static as_status read_journals(const char *path, as_side side, const char *sha, jtab *t,
+                               as_repair_report *rep) {
   as_status st = AS_OK;
   as_outset_scan sum;
-  AS_TRY(as_outset_journals_read(path, side, jtab_visit, t, &sum));
+  memset(&sum, 0, sizeof sum);
+  AS_TRY(as_outset_journals_read_for(path, side, sha, jtab_visit, t, &sum));
   rep->journals += sum.files;
+  rep->journal_damaged_headers += sum.damaged_headers;
   rep->journal_entries += sum.entries_ok;
   rep->journal_bad += sum.entries_bad;
   rep->journal_torn_bytes += sum.torn_bytes;
@@ -197,8 +202,8 @@ static as_status rebuild(const char *path, const char *spec_path, int dry_run,
   AS_TRY(jtab_init(&t, n_trials, rep));
   /* Journals moved aside by an earlier, interrupted rebuild count too: in this mode records
    * with bulk data are never restored, so every journaled record is safe to use. */
-  AS_TRY(read_journals(path, AS_SIDE_JOURNAL, &t, rep));
-  AS_TRY(read_journals(path, AS_SIDE_DAMAGED_JOURNAL, &t, rep));
+  AS_TRY(read_journals(path, AS_SIDE_JOURNAL, as_spec_sha256(spec), &t, rep));
+  AS_TRY(read_journals(path, AS_SIDE_DAMAGED_JOURNAL, as_spec_sha256(spec), &t, rep));
   as_results_info info;
   AS_TRY(as_outset_layout(spec, &info, bulk));
 
@@ -208,7 +213,7 @@ static as_status rebuild(const char *path, const char *spec_path, int dry_run,
     AS_TRY(as_outset_name(path, AS_SIDE_REBUILD_JOURNAL, -1, newjournal, sizeof newjournal));
     unlink(newjournal);
     AS_TRY(as_results_create(MPI_COMM_SELF, newfile, &info, &rf));
-    AS_TRY(as_journal_open(newjournal, 0, REPAIR_BLOCK, 3600.0, &j));
+    AS_TRY(as_journal_open_spec(newjournal, 0, REPAIR_BLOCK, 3600.0, as_spec_sha256(spec), &j));
     out = malloc(REPAIR_BLOCK * sizeof *out);
     AS_CHECK_ALLOC(out);
   }
@@ -260,15 +265,64 @@ cleanup:
 
 /* ---------------------------------------------------------------- entry point */
 
-as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
+/* Whether any side file of path exists that only a run of attnsweep makes (a journal, the
+ * spec copy, the lock, a set-aside journal). */
+static int has_side_files(const char *path) {
+  char name[AS_OUTSET_PATH_MAX];
+  const as_side single[] = {AS_SIDE_SPEC, AS_SIDE_LOCK};
+  for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
+    if (as_outset_name(path, single[k], -1, name, sizeof name) == AS_OK && access(name, F_OK) == 0)
+      return 1;
+  const as_side multi[] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (size_t k = 0; k < sizeof multi / sizeof multi[0]; k++) {
+    char **names = NULL;
+    size_t n = 0;
+    if (as_outset_list(path, multi[k], &names, &n) != AS_OK) as_error_clear();
+    as_outset_list_free(&names, n);
+    if (n) return 1;
+  }
+  return 0;
+}
+
+/* Repair only ever touches one of ours: a file that opens as an attnsweep results file, or
+ * one that has side files of a run (a file killed while it was created has no superblock
+ * yet, but its spec copy was written first). Anything else is the user's file: AS_ERR_ARG,
+ * before the lock file is made, and it is never moved. */
+static as_status check_ours(const char *path) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  struct stat sb;
+  if (stat(path, &sb) != 0) goto cleanup; /* missing: rebuilt from the spec and journals */
+  AS_CHECK(S_ISREG(sb.st_mode), AS_ERR_ARG,
+           "%s is not a regular file: refusing to repair it (it is left untouched)", path);
+  if (has_side_files(path)) goto cleanup;
+  as_status ost = as_results_open(MPI_COMM_SELF, path, AS_RESULTS_READ, &rf);
+  if (ost == AS_OK) goto cleanup;
+  char why[512];
+  snprintf(why, sizeof why, "%.400s", as_error_get()->message);
+  as_error_clear();
+  AS_CHECK(0, AS_ERR_ARG,
+           "refusing to repair %s: %s, and no journal, spec copy or lock of a run is beside it "
+           "(the file is left untouched)",
+           path, why);
+cleanup:
+  if (rf) as_results_close(&rf);
+  return st;
+}
+
+as_status as_repair_run(const char *given, const char *spec_path, int dry_run,
                         as_repair_report *rep) {
   as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
   as_outset *claim = NULL;
   as_results *rf = NULL;
   jtab t;
   memset(&t, 0, sizeof t);
-  AS_CHECK(path && rep, AS_ERR_ARG, "as_repair_run: NULL argument");
+  AS_CHECK(given && rep, AS_ERR_ARG, "as_repair_run: NULL argument");
   memset(rep, 0, sizeof *rep);
+  /* A symbolic link names the same set as its target (outset.h). */
+  AS_TRY(as_outset_resolve(given, path, sizeof path));
+  AS_TRY(check_ours(path));
   if (!dry_run) AS_TRY(as_outset_claim(path, AS_OUTSET_REPAIR, &claim));
 
   as_status ost = AS_ERR_DATA;
@@ -282,13 +336,18 @@ as_status as_repair_run(const char *path, const char *spec_path, int dry_run,
     if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH) AS_TRY(ost);
     if (ost != AS_OK) snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
   } else {
-    snprintf(rep->reason, sizeof rep->reason, "%s: no such file", path);
+    snprintf(rep->reason, sizeof rep->reason, "%.900s: no such file", path);
   }
 
   if (ost == AS_OK) {
     rep->n_trials = as_results_n_trials(rf);
     AS_TRY(jtab_init(&t, rep->n_trials, rep));
-    AS_TRY(read_journals(path, AS_SIDE_JOURNAL, &t, rep));
+    char sha[80] = "";
+    if (as_results_attr_string(rf, "spec_sha256", sha, sizeof sha) != AS_OK) {
+      as_error_clear();
+      sha[0] = '\0';
+    }
+    AS_TRY(read_journals(path, AS_SIDE_JOURNAL, sha[0] ? sha : NULL, &t, rep));
     AS_TRY(merge(rf, &t, dry_run, rep));
     AS_TRY(as_results_close(&rf));
     goto cleanup;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -596,12 +597,10 @@ static void file_sha256(const char *path, char *out, size_t len) {
     snprintf(out + 2 * i, len - 2 * (size_t)i, "%02x", dig[i]);
 }
 
-/* The provenance of the input files (the labels of `file` and `init_file`): one line
- * "<sha256>  <path>" each, hashed on rank 0 and broadcast (attributes are collective). */
-static as_status input_hashes(as_results *rf, const as_results_info *info, char **out) {
+as_status as_results_input_hashes(const as_results_info *info, char **out) {
   as_status st = AS_OK;
   static const char *const fields[] = {"file", "init_file"};
-  size_t cap = 1;
+  size_t cap = 1, used = 0;
   for (int k = 0; k < 2; k++) {
     const as_label_set *set = find_label_set(info, fields[k]);
     for (int i = 0; set && i < set->count; i++)
@@ -609,20 +608,45 @@ static as_status input_hashes(as_results *rf, const as_results_info *info, char 
   }
   char *buf = calloc(cap, 1);
   AS_CHECK_ALLOC(buf);
-  if (rf->rank == 0) {
-    size_t used = 0;
-    for (int k = 0; k < 2; k++) {
-      const as_label_set *set = find_label_set(info, fields[k]);
-      for (int i = 0; set && i < set->count; i++) {
-        /* The resolved path (the spec's label resolved against its directory). */
-        const char *p = set->paths ? set->paths[i] : set->names[i];
-        char hex[96];
-        file_sha256(p, hex, sizeof hex);
-        used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, p);
-      }
+  for (int k = 0; k < 2; k++) {
+    const as_label_set *set = find_label_set(info, fields[k]);
+    for (int i = 0; set && i < set->count; i++) {
+      /* The resolved path (the spec's label resolved against its directory). */
+      const char *p = set->paths ? set->paths[i] : set->names[i];
+      char hex[96];
+      file_sha256(p, hex, sizeof hex);
+      used += (size_t)snprintf(buf + used, cap - used, "%s  %s\n", hex, p);
     }
   }
-  if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, rf->comm));
+  *out = buf;
+  buf = NULL;
+cleanup:
+  free(buf);
+  return st;
+}
+
+/* The provenance of the input files, hashed on rank 0 and broadcast (attributes are
+ * collective). */
+static as_status input_hashes(as_results *rf, const as_results_info *info, char **out) {
+  as_status st = AS_OK;
+  char *buf = NULL;
+  long n = 0;
+  as_status lst = AS_OK;
+  if (rf->rank == 0) {
+    lst = as_results_input_hashes(info, &buf);
+    n = lst == AS_OK ? (long)strlen(buf) + 1 : -1;
+  }
+  if (rf->comm != MPI_COMM_NULL) {
+    /* Every rank learns of a failure on rank 0 (nobody is left waiting in a collective). */
+    AS_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG, 0, rf->comm));
+    AS_CHECK(n > 0, rf->rank == 0 ? lst : AS_ERR_NOMEM, "rank 0 could not hash the input files");
+    if (rf->rank != 0) {
+      buf = calloc((size_t)n, 1);
+      AS_CHECK_ALLOC(buf);
+    }
+    AS_MPI_CHECK(MPI_Bcast(buf, (int)n, MPI_CHAR, 0, rf->comm));
+  }
+  AS_TRY(lst);
   *out = buf;
   buf = NULL;
 cleanup:
@@ -835,6 +859,36 @@ cleanup:
   return st;
 }
 
+/* Bytes a new file will take on disk (an upper estimate: rows as in memory, every bulk
+ * double, the offsets, the spec text and 1 MiB for metadata). */
+static double estimate_bytes(const as_results_info *info) {
+  double b = (double)info->n_trials * (double)sizeof(as_record) + 1048576.0;
+  if (info->spec_text) b += 2.0 * (double)strlen(info->spec_text);
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (!info->bulk_counts[k]) continue;
+    b += 8.0 * (double)(info->n_trials + 1);
+    for (uint64_t i = 0; i < info->n_trials; i++) b += 8.0 * (double)info->bulk_counts[k][i];
+  }
+  return b;
+}
+
+/* One collective step of the creation: its status is agreed on every rank before the next
+ * step, so a rank that failed never leaves the others inside a collective HDF5 call. */
+#define CREATE_STEP(call)         \
+  do {                            \
+    as_status s_ = (call);        \
+    s_ = agree(rf, rf->comm, s_); \
+    if (s_ != AS_OK) {            \
+      st = s_;                    \
+      goto cleanup;               \
+    }                             \
+  } while (0)
+
+/* An HDF5 call as a status (for CREATE_STEP). */
+static as_status h5_status(long long rc, const char *call) {
+  return rc < 0 ? as_error_from_h5(__FILE__, __LINE__, __func__, call) : AS_OK;
+}
+
 as_status as_results_create(MPI_Comm comm, const char *path, const as_results_info *info,
                             as_results **out) {
   as_status st = AS_OK;
@@ -866,6 +920,19 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
       pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
                          "cannot create %s: directory %s is not writable (%s)", path, dir,
                          strerror(errno));
+    /* The whole file is allocated at creation (rows filled, bulk extents reserved): a file
+     * system without room for it is refused here, where every rank learns of it at once,
+     * instead of failing inside HDF5's collective fill (where the other ranks would wait). */
+    struct statvfs vfs;
+    if (pre == AS_OK && statvfs(dir, &vfs) == 0) {
+      const double need = estimate_bytes(info);
+      const double avail = (double)vfs.f_bavail * (double)vfs.f_frsize;
+      if (need > avail)
+        pre = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__,
+                           "cannot create %s: it needs about %.1f MiB and %s has %.1f MiB free "
+                           "(%s)",
+                           path, need / 1048576.0, dir, avail / 1048576.0, strerror(ENOSPC));
+    }
   }
   AS_MPI_CHECK(MPI_Bcast(&pre, 1, MPI_INT, 0, rf->comm));
   if (pre != AS_OK)
@@ -880,14 +947,15 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   AS_MPI_CHECK(MPI_Bcast(start, (int)sizeof start, MPI_CHAR, 0, rf->comm));
 
   AS_H5_ID(fapl, make_fapl(rf->comm));
-  AS_H5_ID(rf->file, H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
-  AS_TRY(write_root_attrs(rf, info, hosts, start));
-  AS_TRY(create_types_and_trials(rf, info));
-  AS_TRY(create_spec(rf, info->spec_text ? info->spec_text : ""));
-  AS_TRY(create_bulk(rf, info));
-  AS_TRY(segment_begin(rf));
+  rf->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  CREATE_STEP(h5_status(rf->file, "H5Fcreate"));
+  CREATE_STEP(write_root_attrs(rf, info, hosts, start));
+  CREATE_STEP(create_types_and_trials(rf, info));
+  CREATE_STEP(create_spec(rf, info->spec_text ? info->spec_text : ""));
+  CREATE_STEP(create_bulk(rf, info));
+  CREATE_STEP(segment_begin(rf));
   /* The structure is complete: make it visible before any row is written. */
-  AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
+  CREATE_STEP(h5_status(H5Fflush(rf->file, H5F_SCOPE_GLOBAL), "H5Fflush"));
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
   free(hosts);
@@ -1091,6 +1159,21 @@ uint64_t as_results_n_trials(const as_results *rf) {
   return rf ? rf->n_trials : 0;
 }
 
+/* A failed write of raw data during the run: the message names the file and the trial (the
+ * HDF5 stack follows). The usual cause is a full disk (MPI-IO prints the system's reason). */
+static as_status write_failure(as_results *rf, const char *what, uint64_t trial) {
+  char name[1024] = "the results file";
+  if (H5Fget_name(rf->file, name, sizeof name) < 0) snprintf(name, sizeof name, "the results file");
+  as_error_from_h5(__FILE__, __LINE__, __func__, "H5Dwrite");
+  char stack[AS_ERRMSG_MAX];
+  snprintf(stack, sizeof stack, "%s", as_error_get()->message);
+  as_error_clear(); /* replaced by the message below, which keeps the stack */
+  return as_error_set(AS_ERR_HDF5, __FILE__, __LINE__, __func__,
+                      "cannot write %s of trial %llu to %s (a full disk or a failing file "
+                      "system?); the journals keep every record written so far: %.600s",
+                      what, (unsigned long long)trial, name, stack);
+}
+
 as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count) {
   as_status st = AS_OK;
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
@@ -1121,7 +1204,10 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     /* Points are taken in the order given, matching the memory buffer. */
     AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
   }
-  AS_H5_CHECK(H5Dwrite(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, recs));
+  if (H5Dwrite(rf->trials, rf->rec_mem, ms, fs, H5P_DEFAULT, recs) < 0) {
+    st = write_failure(rf, "rows of /trials", recs[0].trial);
+    goto cleanup;
+  }
 cleanup:
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
@@ -1190,10 +1276,14 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
   AS_H5_ID(fs, H5Dget_space(rf->bulk[kind]));
   AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
-  if (write)
-    AS_H5_CHECK(H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
-  else
+  if (write) {
+    if (H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data) < 0) {
+      st = write_failure(rf, bulk_names[kind], trial);
+      goto cleanup;
+    }
+  } else {
     AS_H5_CHECK(H5Dread(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
+  }
 cleanup:
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);

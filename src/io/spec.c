@@ -9,12 +9,16 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <unistd.h>
 
@@ -263,7 +267,7 @@ static int parse_num(as_spec_cx *cx, const as_sn *v, const keydef *k, double *ou
       snprintf(lo, sizeof lo, "%g", k->lo);
       snprintf(hi, sizeof hi, "%g", k->hi);
     }
-    if (k->hi >= BIG)
+    if (k->hi >= BIG && lo_bad) /* an upper bound this large is only named when exceeded */
       as_spec_note(cx, v->line, v->col, "%s = %s is out of range: must be %s %s", k->key, v->text,
                    (k->flags & R_LO_OPEN) ? ">" : ">=", lo);
     else
@@ -1497,30 +1501,79 @@ cleanup:
   return st;
 }
 
-as_status as_spec_load(const char *path, as_spec_diags *diags, as_spec **out) {
+as_status as_spec_read(const char *path, const volatile sig_atomic_t *stop, char **text,
+                       size_t *len) {
   as_status st = AS_OK;
-  FILE *f = NULL;
+  int fd = -1;
   char *buf = NULL;
-  size_t len = 0, cap = 0;
-  AS_CHECK(path != NULL && out != NULL, AS_ERR_ARG, "as_spec_load: NULL path or out");
-  f = fopen(path, "rb");
-  AS_CHECK(f != NULL, AS_ERR_ARG, "cannot open spec %s: %s", path, strerror(errno));
+  size_t n = 0, cap = 0;
+  AS_CHECK(path && text, AS_ERR_ARG, "as_spec_read: NULL argument");
+  AS_CHECK(path[0] != '\0', AS_ERR_ARG, "the spec file name is empty");
+  /* Non-blocking open: a FIFO without a writer must not block where no signal is seen. */
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  AS_CHECK(fd >= 0, errno == ENOMEM ? AS_ERR_NOMEM : AS_ERR_ARG,
+           "%s: cannot read the spec: cannot open it: %s", path, strerror(errno));
+  struct stat sb;
+  AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: cannot read the spec: %s", path, strerror(errno));
+  AS_CHECK(!S_ISDIR(sb.st_mode), AS_ERR_ARG, "%s: cannot read the spec: it is a directory", path);
+  const int pipe_like = S_ISFIFO(sb.st_mode);
+  AS_CHECK(S_ISREG(sb.st_mode) || pipe_like, AS_ERR_ARG,
+           "%s: cannot read the spec: not a regular file or a pipe (a %s)", path,
+           S_ISCHR(sb.st_mode)    ? "character device"
+           : S_ISBLK(sb.st_mode)  ? "block device"
+           : S_ISSOCK(sb.st_mode) ? "socket"
+                                  : "special file");
+  AS_CHECK(!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size <= AS_SPEC_MAX_BYTES, AS_ERR_SPEC,
+           "%s: cannot read the spec: larger than %d MiB", path, (int)(AS_SPEC_MAX_BYTES >> 20));
   for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      AS_CHECK(cap <= ((size_t)64 << 20), AS_ERR_SPEC, "spec %s is larger than 64 MiB", path);
-      char *nb = realloc(buf, cap);
+    if (n == cap) {
+      AS_CHECK(cap < AS_SPEC_MAX_BYTES, AS_ERR_SPEC, "%s: cannot read the spec: larger than %d MiB",
+               path, (int)(AS_SPEC_MAX_BYTES >> 20));
+      size_t c2 = cap ? 2 * cap : 65536;
+      if (c2 > AS_SPEC_MAX_BYTES) c2 = AS_SPEC_MAX_BYTES;
+      char *nb = realloc(buf, c2 + 1);
       AS_CHECK_ALLOC(nb);
       buf = nb;
+      cap = c2;
     }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
+    if (pipe_like) {
+      /* Wait for data in short steps, so a stop signal is seen within 0.1 s. */
+      AS_CHECK(!(stop && *stop), AS_ERR_INTERRUPTED,
+               "%s: stopped by a signal while reading the spec", path);
+      struct pollfd pf = {fd, POLLIN, 0};
+      int pr = poll(&pf, 1, 100);
+      if (pr < 0 && errno == EINTR) continue;
+      AS_CHECK(pr >= 0, AS_ERR_IO, "%s: cannot read the spec: %s", path, strerror(errno));
+      if (pr == 0) continue;
+    }
+    ssize_t got = read(fd, buf + n, cap - n);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    AS_CHECK(got >= 0, AS_ERR_IO, "%s: cannot read the spec: %s", path, strerror(errno));
     if (got == 0) break;
+    n += (size_t)got;
   }
-  AS_CHECK(!ferror(f), AS_ERR_IO, "error reading spec %s: %s", path, strerror(errno));
-  AS_TRY(as_spec_parse(buf ? buf : "", len, path, diags, out));
+  if (!buf) {
+    buf = malloc(1);
+    AS_CHECK_ALLOC(buf);
+  }
+  buf[n] = '\0';
+  *text = buf;
+  if (len) *len = n;
+  buf = NULL;
 cleanup:
-  if (f) fclose(f);
+  if (fd >= 0) close(fd);
+  free(buf);
+  return st;
+}
+
+as_status as_spec_load(const char *path, as_spec_diags *diags, as_spec **out) {
+  as_status st = AS_OK;
+  char *buf = NULL;
+  size_t len = 0;
+  AS_CHECK(path != NULL && out != NULL, AS_ERR_ARG, "as_spec_load: NULL path or out");
+  AS_TRY(as_spec_read(path, NULL, &buf, &len));
+  AS_TRY(as_spec_parse(buf, len, path, diags, out));
+cleanup:
   free(buf);
   return st;
 }

@@ -2,8 +2,11 @@
 #include "attnsweep/sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnsweep/cost.h"
 #include "attnsweep/iocheck.h"
@@ -316,6 +319,61 @@ static as_status sink_cb(const as_record *recs, int count, void *vctx) {
   return as_outset_store(c->rf, c->journal, recs, (size_t)count);
 }
 
+/* Resume, rank 0: every input file whose SHA-256 is in the file's provenance (input_sha256)
+ * must still have it, or the records of the two segments would come from different inputs.
+ * AS_ERR_MISMATCH naming the first changed file, unless allow. */
+static as_status check_inputs_unchanged(as_results *rf, const as_spec *spec, const char *path,
+                                        int allow) {
+  as_status st = AS_OK;
+  enum { CAP = 1 << 20 };
+  char *stored = NULL, *now = NULL;
+  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
+  stored = malloc(CAP);
+  AS_CHECK_ALLOC(stored);
+  if (as_results_attr_string(rf, "input_sha256", stored, CAP) != AS_OK) {
+    as_error_clear(); /* a file without provenance: nothing to compare */
+    goto cleanup;
+  }
+  as_results_info info;
+  AS_TRY(as_outset_layout(spec, &info, bulk));
+  AS_TRY(as_results_input_hashes(&info, &now));
+  /* Line by line: "<sha256>  <path>"; a path not in the current spec is not compared. */
+  for (char *line = stored; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    char *sep = strstr(line, "  ");
+    /* A file that was unreadable when the sweep started gave failed trials only: putting it
+     * in place for --retry-failed is the documented fix, not a change. */
+    if (sep && strncmp(line, "unreadable", 10) != 0) {
+      const char *file = sep + 2;
+      *sep = '\0';
+      for (char *c = now; c && *c;) {
+        char *cn = strchr(c, '\n');
+        size_t clen = cn ? (size_t)(cn - c) : strlen(c);
+        char *cs = strstr(c, "  ");
+        if (cs && cs < c + clen && strlen(file) == clen - (size_t)(cs + 2 - c) &&
+            strncmp(cs + 2, file, strlen(file)) == 0) {
+          const size_t hlen = (size_t)(cs - c);
+          if ((hlen != strlen(line) || strncmp(c, line, hlen) != 0) && !allow)
+            AS_CHECK(0, AS_ERR_MISMATCH,
+                     "%s: the input file %s changed since the sweep was started (SHA-256 %.12s..., "
+                     "now %.*s): resume with the original file, or pass --allow-input-change if "
+                     "you know the trials are unchanged",
+                     path, file, line, (int)(hlen < 12 ? hlen : 12), c);
+          break;
+        }
+        c = cn ? cn + 1 : NULL;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+cleanup:
+  as_outset_layout_free(bulk);
+  free(stored);
+  free(now);
+  return st;
+}
+
 /* The same status on every rank: the first failure (most negative code) wins. A rank that
  * did not fail itself records which status the others reported. */
 static as_status agree(MPI_Comm comm, as_status st) {
@@ -358,9 +416,11 @@ cleanup:
   return st;
 }
 
-as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
+as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
                        const as_sweep_opts *opts_in, as_sweep_result *res) {
   as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX] = "";
+  char file_sha[80] = ""; /* the file's spec SHA-256: what its journals are tagged with */
   int rank = 0, size = 1;
   as_sweep_opts opts;
   as_outset *claim = NULL;
@@ -393,9 +453,20 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     AS_TRY(check_grid_ranks(comm, spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
   }
 
+  /* The file under its own name: a symbolic link is followed, so an alias and its target are
+   * one set (one lock, one set of journals). Rank 0 decides, every rank uses its answer. */
+  as_status lst = AS_OK;
+  if (rank == 0) lst = as_outset_resolve(given, path, sizeof path);
+  AS_TRY(agree(comm, lst));
+  AS_MPI_CHECK(MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, comm));
+
+  /* Never write the results over a file the sweep reads (the spec, a matrix or token file),
+   * whatever the names. */
+  if (rank == 0) lst = as_outset_guard_inputs(path, spec, opts.spec_path, opts.resume);
+  AS_TRY(agree(comm, lst));
+
   /* One run per results file: rank 0 claims the set (the lock, and for a new sweep no journal
    * of a replaced one) for the whole sweep. */
-  as_status lst = AS_OK;
   if (rank == 0)
     lst = as_outset_claim(path,
                           opts.resume  ? AS_OUTSET_RESUME
@@ -411,6 +482,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
     as_results_info info;
     AS_TRY(as_outset_layout(spec, &info, bulk));
     info.overwrite = opts.force;
+    snprintf(file_sha, sizeof file_sha, "%s", as_spec_sha256(spec));
     as_status sst_ = AS_OK;
     if (rank == 0) {
       size_t len = 0;
@@ -418,7 +490,26 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
       sst_ = as_outset_spec_save(path, text, len);
     }
     AS_TRY(agree(comm, sst_));
-    AS_TRY(as_results_create(comm, path, &info, &rf));
+    struct stat before;
+    int existed = rank == 0 && stat(path, &before) == 0;
+    as_status crst = as_results_create(comm, path, &info, &rf);
+    if (crst != AS_OK && rank == 0) {
+      /* Nothing half-made stays behind that a later run or repair could take for results: the
+       * new file (unless it is the untouched file --force would have replaced), the spec copy
+       * (a resume of an untouched file writes it again from /spec) and the lock file. */
+      struct stat now;
+      if (stat(path, &now) == 0 &&
+          (!existed || now.st_ino != before.st_ino || now.st_size != before.st_size ||
+           now.st_mtime != before.st_mtime))
+        unlink(path);
+      char side[AS_OUTSET_PATH_MAX];
+      if (as_outset_name(path, AS_SIDE_SPEC, -1, side, sizeof side) == AS_OK) unlink(side);
+      if (as_outset_name(path, AS_SIDE_LOCK, -1, side, sizeof side) == AS_OK) unlink(side);
+    }
+    AS_TRY(crst);
+    /* Held by identity from now on, so a hard link to it cannot start a second run. */
+    if (rank == 0) lst = as_outset_hold(claim, path);
+    AS_TRY(agree(comm, lst));
     if (opts.shard_count) {
       /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
       as_status hst = AS_OK;
@@ -447,11 +538,14 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
         cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
                            "%s has %llu trials, the spec %llu: cannot resume", path,
                            (unsigned long long)rows, (unsigned long long)n_trials);
+      if (cst == AS_OK) cst = check_inputs_unchanged(rf, spec, path, opts.allow_input_change);
       /* A file from before the spec side file existed: give it one, from /spec. */
       if (cst == AS_OK) cst = as_outset_spec_ensure(path, rf);
       if (cst == AS_OK) cst = shard_select(spec, rf, path, &opts, &r, &owner);
+      if (cst == AS_OK) snprintf(file_sha, sizeof file_sha, "%s", sha);
     }
     AS_TRY(agree(comm, cst));
+    AS_MPI_CHECK(MPI_Bcast(file_sha, (int)sizeof file_sha, MPI_CHAR, 0, comm));
   }
 
   /* What is left to do (rank 0 decides; the scheduler reads todo there only). */
@@ -478,7 +572,16 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *path,
   AS_TRY(agree(comm, dst));
 
   /* This rank's journal and pipeline. */
-  as_status wst = as_outset_journal_open(path, rank, SWEEP_BATCH, 3600.0, &journal);
+  char aside[AS_OUTSET_PATH_MAX + 64] = "";
+  as_status wst =
+      as_outset_journal_open_spec(path, rank, SWEEP_BATCH, 3600.0, file_sha[0] ? file_sha : NULL,
+                                  aside, sizeof aside, &journal);
+  if (wst == AS_OK && aside[0])
+    fprintf(stderr,
+            "attnsweep run: warning: [rank %d] the header of %s's journal was damaged: it was "
+            "set aside as %s (its entries with valid checksums are still read) and a new "
+            "journal begun\n",
+            rank, path, aside);
   if (wst == AS_OK) {
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
