@@ -3,10 +3,12 @@
  * output size, ranks, walltime) and the sweep.
  *
  * Work of a trial (a pure function of it, any unit; only ratios matter):
- *     work = stages * steps * (n^2 d + n d^2) + d^3,
+ *     work = stages * steps * (n^2 d + n d^2) + d^3 + classify(n, d),
  *     steps = min(ceil(T / dt), max_steps) (at least 1; 1 when dt <= 0),
  *     stages = 4 (RK4), 6 (DOPRI5), 1 (Euler, layers)
- * the attention products of every stage plus the spectral analysis of the triple.
+ * the attention products of every stage, the spectral analysis of the triple and the
+ * classification of the end state (as_classify_work, classify.h: O(n^3) up to
+ * AS_CLASSIFY_SVD_NMAX tokens for the SVD of P, O(n^2 d) above).
  * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial
  * (set-up, classification, record). The default (AS_COST_DEFAULT_A, _B) is a conservative
  * figure for one core of the development machine; as_cost_calibrate fits (a, b) to the

@@ -19,6 +19,7 @@ typedef enum as_purpose {
   AS_PURPOSE_TOKENS = 2,    /* initial tokens */
   AS_PURPOSE_PERTURB = 3,   /* the eps-perturbation of a triple */
   AS_PURPOSE_CALIBRATE = 4, /* cost-model calibration sampling */
+  AS_PURPOSE_RANK = 5,      /* the classifier's rank estimate (keyed by n, not by trial) */
   AS_PURPOSE_TEST = 99      /* tests */
 } as_purpose;
 

@@ -328,7 +328,13 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   if (ds.outcome != AS_OUT_INTERRUPTED) {
     as_classify_input in = {n,         d,      pl->X0,     Z,          pl->X,     P,
                             pl->tr->V, pl->sp, ds.outcome, ds.t_final, t->integ.T};
+    as_classify_set_stop(pl->cws, stop);
     ts = as_classify(&in, pl->cws, rec);
+    if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
+      as_error_clear();
+      rec->outcome = AS_OUT_INTERRUPTED;
+      goto done;
+    }
     if (ts != AS_OK) goto trial_failed;
   }
   goto done;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/classify.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
@@ -17,7 +18,7 @@ double as_cost_work(const as_trial *t) {
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
-  return stages * steps * (n * n * d + n * d * d) + d * d * d;
+  return stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
 }
 
 double as_cost_bytes(const as_trial *t) {
