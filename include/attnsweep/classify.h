@@ -150,6 +150,9 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * Not collective. Allocates nothing itself (GLPK does, inside each LP solve). */
 as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec);
 
+/* Bytes as_classify_ws_create(n, d) allocates (GLPK's own problem object aside). Pure. */
+double as_classify_ws_bytes(int n, int d);
+
 /* The stop flag as_classify polls (a signal handler's flag; NULL: never stop). Borrowed: it
  * must outlive the calls. ws NULL: nothing. */
 void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop);

@@ -36,6 +36,33 @@ double as_cost_work(const as_trial *t);
 /* Bytes written to the results file for trial t: sizeof(as_record) plus 8 per stored double. */
 double as_cost_bytes(const as_trial *t);
 
+/* Memory of a trial (bytes): the workspaces as_trial_run allocates for its shape
+ * (as_pipeline_bytes: dynamics, classifier, tokens, triple) plus its bulk output buffers
+ * (the counts of outset.h). Pure function of t. A rank holds one trial's workspaces at a time,
+ * plus about AS_COST_RANK_BASE_BYTES for the process itself (MPI, HDF5, libraries). */
+double as_cost_memory(const as_trial *t);
+#define AS_COST_RANK_BASE_BYTES 64e6
+
+/* The default memory limit per rank: MemAvailable of /proc/meminfo divided by the ranks on
+ * the node (ranks_on_node >= 1); 0 when it cannot be read (then nothing is checked). */
+double as_cost_memory_available(int ranks_on_node);
+
+/* The largest trial of a spec, and the trials over a limit. */
+typedef struct as_cost_memory_info {
+  double limit;        /* bytes per rank checked against (0: none) */
+  double min_bytes;    /* smallest as_cost_memory of a trial (0: no trial) */
+  double max_bytes;    /* largest as_cost_memory of a trial */
+  uint64_t max_trial;  /* a trial with that memory */
+  uint64_t over;       /* points (of one replicate) whose memory + base exceeds the limit */
+  uint64_t first_over; /* the first of them (UINT64_MAX: none) */
+} as_cost_memory_info;
+
+/* Scan the points of spec (one replicate; large cases sampled as in the estimate) for
+ * memory. With limit > 0, a trial whose as_cost_memory + AS_COST_RANK_BASE_BYTES exceeds it
+ * makes the result AS_ERR_SPEC (exit 2) with a message naming the first such trial, its case
+ * and shape; *out is filled in any case. AS_ERR_ARG for NULL. Not collective. */
+as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_info *out);
+
 /* seconds = a * work + b. */
 typedef struct as_cost_model {
   double a; /* seconds per unit of work, > 0 */

@@ -47,6 +47,9 @@ typedef struct as_dyn as_dyn; /* workspace for shape (n, d) */
 as_status as_dyn_create(int n, int d, as_dyn **out);
 /* Free; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_dyn_destroy(as_dyn **p);
+/* Bytes as_dyn_create(n, d) allocates (its arrays; the e^{tV} plan estimated as 16 d^2
+ * doubles). Pure function; the memory model of cost.h. */
+double as_dyn_bytes(int n, int d);
 
 /* Set the triple: V (d x d) and M = Q^T K (d x d), row-major, copied. Chooses the e^{tV} path
  * (expm.h) and reports it in *path (may be NULL): AS_EXPM_EIGEN or AS_EXPM_PADE.

@@ -65,6 +65,19 @@ double as_classify_work(int n, int d) {
   return w;
 }
 
+double as_classify_ws_bytes(int n, int d) {
+  const double nd = (double)n * d, dd = (double)d * d;
+  double b = 8.0 * (3.0 * dd + d) + 8.0 * 6.0 * nd + 8.0 * 2.0 * n + 4.0 * 4.0 * n;
+  if (n > AS_CLASSIFY_SVD_NMAX) /* rq, rb, probe, pw, tau; dgesvd/QR work about n BMAX */
+    b += 8.0 * ((double)n * (3.0 * AS_CLASSIFY_RANK_BMAX + 2.0 * AS_CLASSIFY_RANK_PROBES) +
+                AS_CLASSIFY_RANK_BMAX);
+  else /* pcopy, dgesvd work about 5 n */
+    b += 8.0 * ((double)n * n + 5.0 * n);
+  /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
+  b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
+  return b;
+}
+
 void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop) {
   if (ws) ws->stop = stop;
 }

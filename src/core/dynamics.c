@@ -100,6 +100,23 @@ struct as_dyn {
 
 /* ---------------------------------------------------------------- create / destroy */
 
+/* AT and PT of the small-shape kernel (n x ld doubles: allocated only where it runs). */
+static as_status small_buffers(as_dyn *w) {
+  as_status st = AS_OK;
+  if (w->PT) return AS_OK;
+  w->AT = calloc((size_t)w->d * w->ld, sizeof(double));
+  w->PT = calloc((size_t)w->n * w->ld, sizeof(double));
+  AS_CHECK_ALLOC(w->AT);
+  AS_CHECK_ALLOC(w->PT);
+cleanup:
+  if (st != AS_OK) {
+    free(w->AT);
+    free(w->PT);
+    w->AT = w->PT = NULL;
+  }
+  return st;
+}
+
 as_status as_dyn_create(int n, int d, as_dyn **out) {
   as_status st = AS_OK;
   as_dyn *w = NULL;
@@ -133,10 +150,7 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
   w->hot = calloc((size_t)n, sizeof(int));
   w->ld = (n + 7) / 8 * 8;
   w->small = AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N;
-  w->AT = calloc((size_t)d * w->ld, sizeof(double));
-  w->PT = calloc((size_t)n * w->ld, sizeof(double));
-  AS_CHECK_ALLOC(w->AT);
-  AS_CHECK_ALLOC(w->PT);
+  if (w->small) AS_TRY(small_buffers(w)); /* else only when a test forces the kernel */
   AS_CHECK_ALLOC(w->hot);
   AS_CHECK_ALLOC(w->S);
   AS_CHECK_ALLOC(w->P);
@@ -148,6 +162,18 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
 cleanup:
   as_dyn_destroy(&w);
   return st;
+}
+
+double as_dyn_bytes(int n, int d) {
+  const double nd = (double)n * d, dd = (double)d * d, ld = (double)((n + 7) / 8 * 8);
+  double b = 8.0 * dd * 8.0;                /* V, M, Mt, Lt, Rn, E, Ec[2] */
+  b += 8.0 * nd * (7.0 + AS_RK_MAX_STAGES); /* GT, Z, Zn, Ys, G, A, H, K[] */
+  b += 8.0 * 2.0 * (double)n * n;           /* S, P */
+  if (AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N)
+    b += 8.0 * (ld * d + (double)n * ld);           /* AT, PT */
+  b += 4.0 * n;                                     /* hot */
+  b += 8.0 * (2.0 * d) + 4.0 * d + 8.0 * 16.0 * dd; /* bd, bo, ipiv, the e^{tV} plan */
+  return b + (double)sizeof(as_dyn);
 }
 
 void as_dyn_destroy(as_dyn **p) {
@@ -425,8 +451,11 @@ as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
   AS_CHECK(w != NULL && kernel >= -1 && kernel <= 1 &&
                !(kernel == 1 && (w->d > AS_DYN_SMALL_D || !AS_DYN_HAVE_SMALL)),
            AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", kernel);
-  w->small = kernel == -1 ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
-                          : kernel;
+  const int small = kernel == -1
+                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
+                        : kernel;
+  if (small) AS_TRY(small_buffers(w));
+  w->small = small;
 cleanup:
   return st;
 }

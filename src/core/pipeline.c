@@ -147,6 +147,15 @@ cleanup:
   return st;
 }
 
+double as_pipeline_bytes(int n, int d, int m) {
+  const double nd = (double)n * d, dd = (double)d * d;
+  /* X0, X, Z, E, ipiv; the triple (V, M, Q, K: m x d) and its spectral analysis (about
+   * 12 d^2 doubles with LAPACK's workspaces); the e^{tV} plan for z from x (16 d^2). */
+  double b = 8.0 * (3.0 * nd + dd) + 4.0 * d;
+  b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 12.0 * dd + 8.0 * 16.0 * dd;
+  return b + as_dyn_bytes(n, d) + as_classify_ws_bytes(n, d);
+}
+
 static void record_failure(as_record *rec, as_status st) {
   const as_error *e = as_error_get();
   rec->outcome = AS_OUT_FAILED;
@@ -251,7 +260,17 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
                       (unsigned long long)t->index, n, d);
     goto trial_failed;
   }
-  AS_TRY(ensure_shape(pl, n, d, m));
+  ts = ensure_shape(pl, n, d, m);
+  if (ts == AS_ERR_NOMEM) { /* this trial's shape does not fit: its failure, not the run's */
+    as_error_clear();
+    ts =
+        as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                     "trial %llu: n = %d, d = %d needs about %.3g GiB of workspace and the "
+                     "allocation failed (memory_limit: docs/spec.md)",
+                     (unsigned long long)t->index, n, d, as_pipeline_bytes(n, d, m) / 1073741824.0);
+    goto trial_failed;
+  }
+  AS_TRY(ts);
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 

@@ -52,9 +52,8 @@ enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_
 #define F_COUNT AS_PARAM_COUNT
 
 static const char *const top_keys[] = {
-    "name",   "description",    "seed",  "replicates", "spectral_threshold",
-    "output", "flush_interval", "sweep", "defaults",   "spectral_grid",
-    NULL};
+    "name",           "description", "seed",     "replicates",    "spectral_threshold", "output",
+    "flush_interval", "sweep",       "defaults", "spectral_grid", "memory_limit",       NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
@@ -125,6 +124,7 @@ struct as_spec {
   uint64_t seed;
   uint32_t replicates;
   int spectral_threshold;
+  double memory_limit;  /* bytes per rank, 0: MemAvailable / ranks on the node */
   int spectral_grid[2]; /* BLACS grid of the large-d analysis: rows, columns */
   double flush_interval;
   as_output_spec output;
@@ -1201,6 +1201,9 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       double x;
       if (parse_int(cx, v, setting(&sk, "spectral_threshold", AS_PK_INT, 1, INT_MAX, 0), &x))
         s->spectral_threshold = (int)x;
+    } else if (strcmp(key, "memory_limit") == 0) {
+      keydef mk;
+      parse_num(cx, v, setting(&mk, "memory_limit", AS_PK_NUM, 0, 1e18, 0), &s->memory_limit);
     } else if (strcmp(key, "spectral_grid") == 0) {
       parse_grid(cx, v, s->spectral_grid);
     } else if (strcmp(key, "flush_interval") == 0) {
@@ -1490,6 +1493,9 @@ const as_output_spec *as_spec_output(const as_spec *s) {
 }
 double as_spec_flush_interval(const as_spec *s) {
   return s->flush_interval;
+}
+double as_spec_memory_limit(const as_spec *s) {
+  return s->memory_limit;
 }
 int as_spec_spectral_threshold(const as_spec *s) {
   return s->spectral_threshold;
