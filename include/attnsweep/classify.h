@@ -118,7 +118,8 @@ typedef struct as_classify_input {
   const double *Z;       /* n x d final rescaled tokens z(t_final) */
   const double *X;       /* n x d final x = e^{t V} z, may contain inf; required (finite) for
                             minus_identity, else may be NULL */
-  const double *P;       /* n x n final attention matrix (rows sum to 1) */
+  const double *P;       /* n x n final attention matrix (rows sum to 1); NULL: not formed
+                            (n > AS_ATTENTION_STREAM_N, see as_classify_set_product) */
   const double *V;       /* d x d value matrix (for the token speeds) */
   const as_spectral *sp; /* spectral analysis of the triple (theorem, l1, proj_f...) */
   as_outcome outcome;    /* how the integration ended */
@@ -153,6 +154,12 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
 /* Bytes as_classify_ws_create(n, d) allocates (GLPK's own problem object aside). Pure. */
 double as_classify_ws_bytes(int n, int d);
 
+/* P S for the next calls when in->P is NULL (trials above AS_ATTENTION_STREAM_N tokens, whose
+ * P is never formed): n x d row-major, S the state read (Z, or X for minus_identity),
+ * borrowed. Without P, rank_p = -1, n_leaders = 0, leaders_init_vertices = 0, p_bool_dist and
+ * p_uniform_dist NaN, and the d1 theorem (decided by the rows of P) gives no_prediction. */
+void as_classify_set_product(as_classify_ws *ws, const double *PS);
+
 /* The stop flag as_classify polls (a signal handler's flag; NULL: never stop). Borrowed: it
  * must outlive the calls. ws NULL: nothing. */
 void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop);
@@ -160,7 +167,8 @@ void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop)
 /* Work of classifying n tokens in dimension d, in the cost model's units (cost.h: about one
  * multiply-add each): n^2 (2 d + 6) for P Z, the distances of P, the diameters and the single
  * linkage, plus 4/3 n^3 for the SVD of P (n <= AS_CLASSIFY_SVD_NMAX) or 48 n^2 for the first
- * block of the rank estimate. The hull LPs are left out (they depend on the end state). */
+ * block of the rank estimate (none above AS_ATTENTION_STREAM_N: P is not formed). The hull LPs
+ * are left out (they depend on the end state). */
 double as_classify_work(int n, int d);
 
 /* Per-token results of the last successful as_classify on ws (n entries, owned by ws, valid

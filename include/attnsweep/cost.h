@@ -55,12 +55,16 @@ typedef struct as_cost_memory_info {
   uint64_t max_trial;  /* a trial with that memory */
   uint64_t over;       /* points (of one replicate) whose memory + base exceeds the limit */
   uint64_t first_over; /* the first of them (UINT64_MAX: none) */
+  uint64_t over_p;     /* points above AS_ATTENTION_STREAM_N tokens asking for the final P */
+  uint64_t first_p;    /* the first of them (UINT64_MAX: none) */
 } as_cost_memory_info;
 
 /* Scan the points of spec (one replicate; large cases sampled as in the estimate) for
  * memory. With limit > 0, a trial whose as_cost_memory + AS_COST_RANK_BASE_BYTES exceeds it
  * makes the result AS_ERR_SPEC (exit 2) with a message naming the first such trial, its case
- * and shape; *out is filled in any case. AS_ERR_ARG for NULL. Not collective. */
+ * and shape; so does a trial above AS_ATTENTION_STREAM_N tokens (attention.h: P is never
+ * formed) that asks for `output: attention` (reported first). *out is filled in any case.
+ * AS_ERR_ARG for NULL. Not collective. */
 as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_info *out);
 
 /* seconds = a * work + b. */

@@ -62,6 +62,10 @@ static AS_VECTORIZE void exp_nonpositive(int m, double *p) {
   }
 }
 
+void as_attention_exp_nonpositive(int m, double *p) {
+  exp_nonpositive(m, p);
+}
+
 /* Largest entry of a finite row, the largest strictly below it (-DBL_MAX if none) and the
  * number of entries equal to the largest. Finite input only: compiled with finite-math so the
  * max reductions vectorise; kept apart from the code that handles infinite temperatures. */

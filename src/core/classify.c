@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/hull.h"
 #include "attnsweep/rng.h"
 #include "attnsweep/trial.h"
@@ -28,6 +29,7 @@ struct as_classify_ws {
   double *probe, *pw;  /* n x AS_CLASSIFY_RANK_PROBES each: probe vectors and P times them */
   double *tau;         /* AS_CLASSIFY_RANK_BMAX Householder scalars */
   const volatile sig_atomic_t *stop; /* stop flag polled inside as_classify, NULL: none */
+  const double *ps;                  /* P S (n x d) when in->P is NULL (streamed trials) */
   double *fcopy, *fvt, *fsv;         /* d x d copy of pi_F, its right singular vectors, d values */
   double *work;
   int lwork;
@@ -61,14 +63,16 @@ double as_classify_work(int n, int d) {
   double w = nn * (2.0 * d + 6.0);
   /* rank P: dgesvd of the whole matrix (about 4/3 n^3 multiply-adds, values only), or the
    * first block of the randomised estimate with its probes (about 2 n^2 (16 + 8)). */
-  w += n <= AS_CLASSIFY_SVD_NMAX ? 4.0 / 3.0 * nn * n : 48.0 * nn;
+  if (n <= AS_ATTENTION_STREAM_N) w += n <= AS_CLASSIFY_SVD_NMAX ? 4.0 / 3.0 * nn * n : 48.0 * nn;
   return w;
 }
 
 double as_classify_ws_bytes(int n, int d) {
   const double nd = (double)n * d, dd = (double)d * d;
   double b = 8.0 * (3.0 * dd + d) + 8.0 * 6.0 * nd + 8.0 * 2.0 * n + 4.0 * 4.0 * n;
-  if (n > AS_CLASSIFY_SVD_NMAX) /* rq, rb, probe, pw, tau; dgesvd/QR work about n BMAX */
+  if (n > AS_ATTENTION_STREAM_N) /* no P: nothing for its rank */
+    b += 0.0;
+  else if (n > AS_CLASSIFY_SVD_NMAX) /* rq, rb, probe, pw, tau; dgesvd/QR work about n BMAX */
     b += 8.0 * ((double)n * (3.0 * AS_CLASSIFY_RANK_BMAX + 2.0 * AS_CLASSIFY_RANK_PROBES) +
                 AS_CLASSIFY_RANK_BMAX);
   else /* pcopy, dgesvd work about 5 n */
@@ -76,6 +80,10 @@ double as_classify_ws_bytes(int n, int d) {
   /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
   b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
   return b;
+}
+
+void as_classify_set_product(as_classify_ws *ws, const double *PS) {
+  if (ws) ws->ps = PS;
 }
 
 void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop) {
@@ -126,7 +134,7 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   AS_CHECK_ALLOC(w->csize);
   w->leader = malloc((size_t)n * sizeof *w->leader);
   AS_CHECK_ALLOC(w->leader);
-  const int big = n > AS_CLASSIFY_SVD_NMAX;
+  const int big = n > AS_CLASSIFY_SVD_NMAX && n <= AS_ATTENTION_STREAM_N; /* rank estimate */
   const int bmax = AS_CLASSIFY_RANK_BMAX;
   if (big) {
     w->rq = malloc((size_t)n * bmax * sizeof *w->rq);
@@ -139,7 +147,7 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
     AS_CHECK_ALLOC(w->pw);
     w->tau = malloc((size_t)bmax * sizeof *w->tau);
     AS_CHECK_ALLOC(w->tau);
-  } else {
+  } else if (n <= AS_CLASSIFY_SVD_NMAX) {
     w->pcopy = malloc(nn * sizeof *w->pcopy);
     AS_CHECK_ALLOC(w->pcopy);
   }
@@ -152,7 +160,9 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   w->fsv = malloc((size_t)d * sizeof *w->fsv);
   AS_CHECK_ALLOC(w->fsv);
   int l1 = 0, l2 = 0, l3 = 0;
-  int info = big ? svd_lwork(n, bmax, "N", &l1) : svd_lwork(n, n, "N", &l1);
+  int info = big                         ? svd_lwork(n, bmax, "N", &l1)
+             : n <= AS_CLASSIFY_SVD_NMAX ? svd_lwork(n, n, "N", &l1)
+                                         : 0;
   AS_LAPACK_CHECK("dgesvd (workspace query)", info);
   info = svd_lwork(d, d, "A", &l2);
   AS_LAPACK_CHECK("dgesvd (workspace query)", info);
@@ -579,8 +589,8 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
            ws->d);
   AS_CHECK(in->sp != NULL && in->sp->d == in->d, AS_ERR_ARG,
            "spectral analysis missing or of another dimension");
-  AS_CHECK(in->Z0 != NULL && in->Z != NULL && in->P != NULL && in->V != NULL, AS_ERR_ARG,
-           "classifier input: Z0, Z, P and V are required");
+  AS_CHECK(in->Z0 != NULL && in->Z != NULL && (in->P != NULL || ws->ps != NULL) && in->V != NULL,
+           AS_ERR_ARG, "classifier input: Z0, Z, P (or P Z) and V are required");
   AS_CHECK(in->outcome != AS_OUT_PENDING, AS_ERR_ARG, "classify called before integration");
   const int n = in->n, d = in->d;
   const as_spectral *sp = in->sp;
@@ -604,12 +614,17 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(thm != AS_THM_MINUS_IDENTITY || in->X != NULL, AS_ERR_ARG,
            "minus_identity needs the final x");
   if (in->outcome == AS_OUT_NONFINITE || !all_finite(in->Z, (size_t)n * d) ||
-      !all_finite(in->P, (size_t)n * n) ||
+      (in->P && !all_finite(in->P, (size_t)n * n)) ||
+      (!in->P && !all_finite(ws->ps, (size_t)n * d)) ||
       (thm == AS_THM_MINUS_IDENTITY && !all_finite(in->X, (size_t)n * d))) {
     rec->verdict = AS_VERDICT_NONFINITE;
     goto cleanup;
   }
-  AS_TRY(p_observables(in, ws, rec));
+  if (in->P) {
+    AS_TRY(p_observables(in, ws, rec));
+  } else {
+    rec->rank_p = -1; /* P not formed (streamed): its observables are not computed */
+  }
 
   /* ---- coordinates, rate, speeds */
   double t = isfinite(in->t_final) ? in->t_final : in->T;
@@ -656,8 +671,11 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   matmul(n, d, k, S, ws->W, ws->Y);
   matmul(n, d, k, in->Z0, ws->W, ws->Y0);
   /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T; then read with W. */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0, ws->acc,
-              d);
+  if (in->P)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
+                ws->acc, d);
+  else
+    memcpy(ws->acc, ws->ps, (size_t)n * d * sizeof *ws->acc);
   if (thm != AS_THM_MINUS_IDENTITY)
     for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
@@ -788,6 +806,11 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     break;
   }
   case AS_THM_D1: {
+    if (!in->P) { /* the rows of P decide; not formed for this many tokens */
+      rec->verdict = AS_VERDICT_NO_PREDICTION;
+      rec->observed = generic_label(&cl, n);
+      break;
+    }
     int lo = 0, hi = 0;
     for (int i = 1; i < n; i++) {
       if (in->Z0[(size_t)i * d] < in->Z0[(size_t)lo * d]) lo = i;

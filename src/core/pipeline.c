@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
@@ -35,6 +36,7 @@ struct as_pipeline {
   double *X;           /* n x d final x */
   double *Z;           /* n x d final z (x variables only) */
   double *E;           /* d x d e^{-tV} */
+  double *PS;          /* n x d P Z for the classifier when P is not formed (else NULL) */
   int *ipiv;           /* d pivots */
   int64_t fault_trial; /* test hook (pipeline.h): trial that meets an injected bug, -1 none */
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
@@ -90,6 +92,8 @@ static void free_shape(as_pipeline *pl) {
   free(pl->X);
   free(pl->Z);
   free(pl->E);
+  free(pl->PS);
+  pl->PS = NULL;
   free(pl->ipiv);
   pl->X0 = pl->X = pl->Z = pl->E = NULL;
   pl->ipiv = NULL;
@@ -136,6 +140,10 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   AS_CHECK_ALLOC(pl->X0);
   AS_CHECK_ALLOC(pl->X);
   AS_CHECK_ALLOC(pl->Z);
+  if (n > AS_ATTENTION_STREAM_N) {
+    pl->PS = malloc(nd * sizeof *pl->PS);
+    AS_CHECK_ALLOC(pl->PS);
+  }
   pl->ipiv = malloc((size_t)d * sizeof *pl->ipiv);
   AS_CHECK_ALLOC(pl->E);
   AS_CHECK_ALLOC(pl->ipiv);
@@ -151,7 +159,7 @@ double as_pipeline_bytes(int n, int d, int m) {
   const double nd = (double)n * d, dd = (double)d * d;
   /* X0, X, Z, E, ipiv; the triple (V, M, Q, K: m x d) and its spectral analysis (about
    * 12 d^2 doubles with LAPACK's workspaces); the e^{tV} plan for z from x (16 d^2). */
-  double b = 8.0 * (3.0 * nd + dd) + 4.0 * d;
+  double b = 8.0 * ((n > AS_ATTENTION_STREAM_N ? 4.0 : 3.0) * nd + dd) + 4.0 * d;
   b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 12.0 * dd + 8.0 * 16.0 * dd;
   return b + as_dyn_bytes(n, d) + as_classify_ws_bytes(n, d);
 }
@@ -311,7 +319,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   const double *state = as_dyn_state(pl->dyn);
   const double *P = as_dyn_attention(pl->dyn);
   if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
-  if (bulk && bulk->attention) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
+  if (bulk && bulk->attention && P) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
   AS_TRY(as_dyn_state_x(pl->dyn, pl->X));
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
@@ -348,6 +356,12 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
     as_classify_input in = {n,         d,      pl->X0,     Z,          pl->X,     P,
                             pl->tr->V, pl->sp, ds.outcome, ds.t_final, t->integ.T};
     as_classify_set_stop(pl->cws, stop);
+    as_classify_set_product(pl->cws, NULL);
+    if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */
+      const double *S = pl->sp->theorem == AS_THM_MINUS_IDENTITY ? pl->X : Z;
+      AS_TRY(as_dyn_attention_apply(pl->dyn, S, pl->PS));
+      as_classify_set_product(pl->cws, pl->PS);
+    }
     ts = as_classify(&in, pl->cws, rec);
     if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
       as_error_clear();

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
@@ -59,7 +60,7 @@ as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_
   memset(&mi, 0, sizeof mi);
   AS_CHECK(spec && out, AS_ERR_ARG, "as_cost_memory_scan: NULL argument");
   mi.limit = limit;
-  mi.first_over = UINT64_MAX;
+  mi.first_over = mi.first_p = UINT64_MAX;
   /* Memory does not depend on the replicate: the points of replicate 0 are enough. Very
    * large cases are sampled like the estimate (AS_COST_MAX_POINTS in all). */
   const int nc = as_spec_case_count(spec);
@@ -70,6 +71,12 @@ as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_
     for (uint64_t q = 0; q < L; q += step) {
       as_trial t;
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
+      if (t.n > AS_ATTENTION_STREAM_N && t.output.attention && mi.over_p == 0) {
+        mi.first_p = off + q;
+        mi.over_p++;
+      } else if (t.n > AS_ATTENTION_STREAM_N && t.output.attention) {
+        mi.over_p++;
+      }
       double b = as_cost_memory(&t);
       if (mi.min_bytes == 0.0 || b < mi.min_bytes) mi.min_bytes = b;
       if (b > mi.max_bytes) {
@@ -82,7 +89,16 @@ as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_
       }
     }
   }
-  if (mi.over > 0) {
+  if (mi.over_p > 0) {
+    as_trial t;
+    AS_TRY(as_spec_trial(spec, mi.first_p, &t));
+    st = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__,
+                      "trial %" PRIu64 " (case '%s', n = %d): `output: attention` needs the whole "
+                      "final P, which is never formed above %d tokens (streamed attention); "
+                      "%" PRIu64 " point%s of the sweep ask%s for it",
+                      mi.first_p, t.case_name ? t.case_name : "?", t.n, AS_ATTENTION_STREAM_N,
+                      mi.over_p, mi.over_p == 1 ? "" : "s", mi.over_p == 1 ? "s" : "");
+  } else if (mi.over > 0) {
     as_trial t;
     AS_TRY(as_spec_trial(spec, mi.first_over, &t));
     st = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__,

@@ -20,12 +20,12 @@
 #endif
 
 #ifndef AS_TEST_ASAN
-/* Allocations of 256 MiB or more fail while big_fail is set (glibc's own allocator behind the
+/* Allocations of 64 MiB or more fail while big_fail is set (glibc's own allocator behind the
  * interposed malloc and calloc), as they would on a machine without that memory. */
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 static int big_fail = 0;
-#define BIG ((size_t)256 << 20)
+#define BIG ((size_t)64 << 20)
 void *malloc(size_t n) {
   return big_fail && n >= BIG ? NULL : __libc_malloc(n);
 }
@@ -68,9 +68,9 @@ int main(void) {
   if (!pl) return as_test_finish("test_pipeline_memory");
   as_record rec;
 #ifndef AS_TEST_ASAN
-  /* n = 8000: S and P are 512 MB each; the allocator refuses them. Under ASan the interposed
+  /* n = 4000 (dense): S and P are 128 MB each; the allocator refuses them. Under ASan the interposed
    * allocator is not used (ASan has its own), so the check is left to the normal build. */
-  as_trial huge = small_trial(3, 8000, 2);
+  as_trial huge = small_trial(3, 4000, 2);
   big_fail = 1;
   as_status st = as_trial_run(pl, &huge, NULL, &rec, NULL);
   big_fail = 0;
