@@ -17,6 +17,13 @@
 #ifndef ATTNSWEEP_ATTENTION_H
 #define ATTNSWEEP_ATTENTION_H
 
+/* Above this many tokens the dynamics streams the attention (attention_stream.c): the n x n
+ * scores and P are never formed (memory O(n d)); what needs the whole final P (the bulk
+ * `attention` output, rank_p, the distances of P, leaders, the d1 verdict) is refused or not
+ * computed for such trials (docs/theory.md, "Many tokens"). */
+#define AS_ATTENTION_STREAM_N 4096
+#define AS_ATTENTION_STREAM_TILE 256 /* rows and columns of one tile of streamed scores */
+
 /* P = row softmax of c * S, c = exp(logc).
  *   n, m   rows and columns (n >= 0, m >= 1);
  *   S      n x m row-major scores, finite entries (borrowed);

@@ -41,7 +41,12 @@
  *         centres (2k ray LPs, exact); the Euclidean distance to the boundary lies in
  *         [r_1 / sqrt(k), r_1]. A centre is "interior" when r_1 / sqrt(k) > cluster_tol.
  * leader:  token j with P_ij >= 1 - AS_CLASSIFY_LEADER_TOL for some row i.
- * rank_p:  number of singular values of P above AS_CLASSIFY_RANK_RTOL * sigma_1 (dgesvd).
+ * rank_p:  number of singular values of P above AS_CLASSIFY_RANK_RTOL * sigma_1: dgesvd of P for
+ *         n <= AS_CLASSIFY_SVD_NMAX (O(n^3)); above, a randomised estimate in O(n^2) (range
+ *         finder on blocks of 16, 32, 64 Gaussian columns with an a-posteriori residual check,
+ *         classify.c rank_randomized): exact with probability >= 1 - 1e-8 up to a count of
+ *         AS_CLASSIFY_RANK_BMAX - AS_CLASSIFY_RANK_OVER (every value not counted is below
+ *         2 AS_CLASSIFY_RANK_RTOL sigma_1), a lower bound (at most AS_CLASSIFY_RANK_BMAX) above.
  * Boolean row (d1): P_ik >= 1 - AS_CLASSIFY_BOOL_TOL for the expected k.
  * collapse (minus_identity, M = I): linearising at x = 0 gives y_i' = -Sigma y_i for the
  *         deviations from the mean with Sigma' = -2 Sigma^2, so Sigma ~ I / (2t) and
@@ -86,6 +91,8 @@
 #ifndef ATTNSWEEP_CLASSIFY_H
 #define ATTNSWEEP_CLASSIFY_H
 
+#include <signal.h>
+
 #include "attnsweep/enums.h"
 #include "attnsweep/record.h"
 #include "attnsweep/spectral.h"
@@ -98,7 +105,11 @@
 #define AS_CLASSIFY_BOOL_TOL 1e-6
 #define AS_CLASSIFY_RANK_RTOL 1e-6
 #define AS_CLASSIFY_STALL 1e-3
-#define AS_CLASSIFY_SEP 3.912 /* ln(1 / AS_CLASSIFY_TOL_MAX): e^{-sep t} <= 2% */
+#define AS_CLASSIFY_SEP 3.912     /* ln(1 / AS_CLASSIFY_TOL_MAX): e^{-sep t} <= 2% */
+#define AS_CLASSIFY_SVD_NMAX 512  /* rank_p by a full SVD up to this n, estimated above */
+#define AS_CLASSIFY_RANK_BMAX 64  /* largest block of the rank estimate */
+#define AS_CLASSIFY_RANK_OVER 8   /* oversampling: a block of b decides ranks <= b - 8 */
+#define AS_CLASSIFY_RANK_PROBES 8 /* probe vectors of the residual check */
 
 /* What the integration leaves for the classifier (all arrays row-major, borrowed). */
 typedef struct as_classify_input {
@@ -107,7 +118,8 @@ typedef struct as_classify_input {
   const double *Z;       /* n x d final rescaled tokens z(t_final) */
   const double *X;       /* n x d final x = e^{t V} z, may contain inf; required (finite) for
                             minus_identity, else may be NULL */
-  const double *P;       /* n x n final attention matrix (rows sum to 1) */
+  const double *P;       /* n x n final attention matrix (rows sum to 1); NULL: not formed
+                            (n > AS_ATTENTION_STREAM_N, see as_classify_set_product) */
   const double *V;       /* d x d value matrix (for the token speeds) */
   const as_spectral *sp; /* spectral analysis of the triple (theorem, l1, proj_f...) */
   as_outcome outcome;    /* how the integration ended */
@@ -137,6 +149,9 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * finite; outcome pending: the caller's bug), AS_ERR_DATA when the analysis or the end state
  * cannot be read (a non-finite projector, left eigenvector or token speed), AS_ERR_LAPACK when
  * dgesvd does not converge, AS_ERR_INTERNAL for a LAPACK illegal argument or a GLPK failure.
+ * AS_ERR_INTERRUPTED when the stop flag of as_classify_set_stop is set (polled between phases,
+ * inside the loops quadratic in n and between LP solves): rec is then incomplete (the caller
+ * records the trial as interrupted).
  * Not collective. Allocates nothing itself (GLPK does, inside each LP solve). */
 as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec);
 
@@ -200,6 +215,26 @@ typedef struct as_near {
  * with tolerance tol, or the ScaLAPACK path). AS_ERR_ARG for NULL or mismatched d. Not collective;
  * allocates nothing. */
 as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol, as_near *nr);
+
+/* Bytes as_classify_ws_create(n, d) allocates (GLPK's own problem object aside). Pure. */
+double as_classify_ws_bytes(int n, int d);
+
+/* P S for the next calls when in->P is NULL (trials above AS_ATTENTION_STREAM_N tokens, whose
+ * P is never formed): n x d row-major, S the state read (Z, or X for minus_identity),
+ * borrowed. Without P, rank_p = -1, n_leaders = 0, leaders_init_vertices = 0, p_bool_dist and
+ * p_uniform_dist NaN, and the d1 theorem (decided by the rows of P) gives no_prediction. */
+void as_classify_set_product(as_classify_ws *ws, const double *PS);
+
+/* The stop flag as_classify polls (a signal handler's flag; NULL: never stop). Borrowed: it
+ * must outlive the calls. ws NULL: nothing. */
+void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop);
+
+/* Work of classifying n tokens in dimension d, in the cost model's units (cost.h: about one
+ * multiply-add each): n^2 (2 d + 6) for P Z, the distances of P, the diameters and the single
+ * linkage, plus 4/3 n^3 for the SVD of P (n <= AS_CLASSIFY_SVD_NMAX) or 48 n^2 for the first
+ * block of the rank estimate (none above AS_ATTENTION_STREAM_N: P is not formed). The hull LPs
+ * are left out (they depend on the end state). */
+double as_classify_work(int n, int d);
 
 /* Per-token results of the last successful as_classify on ws (n entries, owned by ws, valid
  * until the next call; unspecified before the first): leaders[j] = 1 if token j received a whole

@@ -3,10 +3,12 @@
  * output size, ranks, walltime) and the sweep.
  *
  * Work of a trial (a pure function of it, any unit; only ratios matter):
- *     work = stages * steps * (n^2 d + n d^2) + d^3,
+ *     work = stages * steps * (n^2 d + n d^2) + d^3 + classify(n, d),
  *     steps = min(ceil(T / dt), max_steps) (at least 1; 1 when dt <= 0),
  *     stages = 4 (RK4), 6 (DOPRI5), 1 (Euler, layers)
- * the attention products of every stage plus the spectral analysis of the triple.
+ * the attention products of every stage, the spectral analysis of the triple and the
+ * classification of the end state (as_classify_work, classify.h: O(n^3) up to
+ * AS_CLASSIFY_SVD_NMAX tokens for the SVD of P, O(n^2 d) above).
  * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial
  * (set-up, classification, record). The default (AS_COST_DEFAULT_A, _B) is a conservative
  * figure for one core of the development machine; as_cost_calibrate fits (a, b) to the
@@ -33,6 +35,37 @@
 double as_cost_work(const as_trial *t);
 /* Bytes written to the results file for trial t: sizeof(as_record) plus 8 per stored double. */
 double as_cost_bytes(const as_trial *t);
+
+/* Memory of a trial (bytes): the workspaces as_trial_run allocates for its shape
+ * (as_pipeline_bytes: dynamics, classifier, tokens, triple) plus its bulk output buffers
+ * (the counts of outset.h). Pure function of t. A rank holds one trial's workspaces at a time,
+ * plus about AS_COST_RANK_BASE_BYTES for the process itself (MPI, HDF5, libraries). */
+double as_cost_memory(const as_trial *t);
+#define AS_COST_RANK_BASE_BYTES 64e6
+
+/* The default memory limit per rank: MemAvailable of /proc/meminfo divided by the ranks on
+ * the node (ranks_on_node >= 1); 0 when it cannot be read (then nothing is checked). */
+double as_cost_memory_available(int ranks_on_node);
+
+/* The largest trial of a spec, and the trials over a limit. */
+typedef struct as_cost_memory_info {
+  double limit;        /* bytes per rank checked against (0: none) */
+  double min_bytes;    /* smallest as_cost_memory of a trial (0: no trial) */
+  double max_bytes;    /* largest as_cost_memory of a trial */
+  uint64_t max_trial;  /* a trial with that memory */
+  uint64_t over;       /* points (of one replicate) whose memory + base exceeds the limit */
+  uint64_t first_over; /* the first of them (UINT64_MAX: none) */
+  uint64_t over_p;     /* points above AS_ATTENTION_STREAM_N tokens asking for the final P */
+  uint64_t first_p;    /* the first of them (UINT64_MAX: none) */
+} as_cost_memory_info;
+
+/* Scan the points of spec (one replicate; large cases sampled as in the estimate) for
+ * memory. With limit > 0, a trial whose as_cost_memory + AS_COST_RANK_BASE_BYTES exceeds it
+ * makes the result AS_ERR_SPEC (exit 2) with a message naming the first such trial, its case
+ * and shape; so does a trial above AS_ATTENTION_STREAM_N tokens (attention.h: P is never
+ * formed) that asks for `output: attention` (reported first). *out is filled in any case.
+ * AS_ERR_ARG for NULL. Not collective. */
+as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_info *out);
 
 /* seconds = a * work + b. */
 typedef struct as_cost_model {

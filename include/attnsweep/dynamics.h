@@ -47,6 +47,9 @@ typedef struct as_dyn as_dyn; /* workspace for shape (n, d) */
 as_status as_dyn_create(int n, int d, as_dyn **out);
 /* Free; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_dyn_destroy(as_dyn **p);
+/* Bytes as_dyn_create(n, d) allocates (its arrays; the e^{tV} plan estimated as 16 d^2
+ * doubles). Pure function; the memory model of cost.h. */
+double as_dyn_bytes(int n, int d);
 
 /* Set the triple: V (d x d) and M = Q^T K (d x d), row-major, copied. Chooses the e^{tV} path
  * (expm.h) and reports it in *path (may be NULL): AS_EXPM_EIGEN or AS_EXPM_PADE.
@@ -93,8 +96,13 @@ const double *as_dyn_state(const as_dyn *w);
 /* Final x = e^{tV} z (R^k z for layers; a copy for the x variables) into X (n x d). Entries may
  * overflow to +-inf for large t (never NaN from the scaling). Statuses: AS_ERR_ARG (no run). */
 as_status as_dyn_state_x(as_dyn *w, double *X);
-/* Attention P at the final state, n x n, owned by w. */
+/* Attention P at the final state, n x n, owned by w; NULL for n > AS_ATTENTION_STREAM_N
+ * (attention.h: streamed, never formed). */
 const double *as_dyn_attention(const as_dyn *w);
+/* PS = P S with P the attention at the final state of the last run, without forming P (the
+ * streaming kernel): S, PS n x d row-major. For the classifier of trials whose P is not
+ * formed. AS_ERR_ARG (no completed run), AS_ERR_NOMEM. */
+as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS);
 
 /* Right-hand side at (t, Z) in the integrated variables of `vars` (continuous time):
  * F = Z' (n x d), also leaves P(t, Z) in as_dyn_attention. For tests and benchmarks. */

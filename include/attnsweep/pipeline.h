@@ -54,6 +54,10 @@ typedef struct as_pipeline as_pipeline;
 as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pipeline **out);
 /* Free the pipeline and its workspaces; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_pipeline_destroy(as_pipeline **p);
+/* Bytes of the workspaces of one trial of shape (n, d, m rows of Q and K): the dynamics, the
+ * classifier, the tokens and the triple (as_dyn_bytes, as_classify_ws_bytes). An estimate of
+ * what as_trial_run allocates (the small d^2 parts approximately). Pure. */
+double as_pipeline_bytes(int n, int d, int m);
 
 /* Run trial t (borrowed) and fill rec (as_record_init is applied first). Problems of the
  * trial itself are recorded as outcome AS_OUT_FAILED with the message and return AS_OK;

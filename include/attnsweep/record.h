@@ -115,7 +115,8 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(I32, n_clusters, "number of clusters")                                                       \
   X(I32, n_unresolved, "tokens not settled (in no cluster)")                                     \
   X(I32, n_leaders, "tokens that receive whole rows of P")                                       \
-  X(I32, rank_p, "numerical rank of the final P")                                                \
+  X(I32, rank_p,                                                                                 \
+    "numerical rank of P at the end (estimated for n > 512, -1 above 4096: theory.md)")          \
   X(I32, n_vertices, "clusters that are vertices of their convex hull")                          \
   X(I32, n_levels, "distinct limits of l_1^T z (good) or of pi_F z (codim k)")                   \
   X(F64, cluster_tol, "distance under which tokens are one cluster")                             \

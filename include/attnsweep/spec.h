@@ -143,7 +143,10 @@ const char *as_spec_name(const as_spec *s);             /* the spec's `name` (or
 uint64_t as_spec_seed(const as_spec *s);                /* master seed */
 const as_output_spec *as_spec_output(const as_spec *s); /* bulk data to store */
 double as_spec_flush_interval(const as_spec *s);        /* seconds (default 10) */
-int as_spec_spectral_threshold(const as_spec *s);       /* ScaLAPACK from this d (spectral.h) */
+/* `memory_limit`: bytes per rank a trial may use (cost.h as_cost_memory), 0: not given (the
+ * default is MemAvailable / ranks on the node, as_cost_memory_available). */
+double as_spec_memory_limit(const as_spec *s);
+int as_spec_spectral_threshold(const as_spec *s); /* ScaLAPACK from this d (spectral.h) */
 /* BLACS grid (rows x columns) of every large-d spectral analysis, whatever the job size: the
  * records depend on it, never on the number of ranks (`spectral_grid`, default 1x1). */
 void as_spec_spectral_grid(const as_spec *s, int *nprow, int *npcol);

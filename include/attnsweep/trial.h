@@ -20,6 +20,7 @@ typedef enum as_purpose {
   AS_PURPOSE_PERTURB = 3,   /* the eps-perturbation of a triple */
   AS_PURPOSE_CALIBRATE = 4, /* cost-model calibration sampling */
   AS_PURPOSE_FFN = 5,       /* feed-forward weights (blocks.h; sub-stream: the block index) */
+  AS_PURPOSE_RANK = 6,      /* the classifier's rank estimate (keyed by n, not by trial) */
   AS_PURPOSE_TEST = 99      /* tests */
   /* Heads and per-layer blocks (blocks.h): head h of block b draws with purpose
    * AS_PURPOSE_TRIPLE + 256 (h + 64 b) (and AS_PURPOSE_PERTURB + ...), head 0 of block 0 with

@@ -666,6 +666,33 @@ int as_cmd_plan(int argc, char **argv) {
           ranks <= AS_SCHED_COORD_RUNS_MAX ? "every rank runs trials, rank 0 also coordinates"
                                            : "one coordinator, the others run trials",
           nodes, wall, longest_s, lead);
+  {
+    /* Memory (cost.h): per trial, the largest, and per rank against the limit run applies. */
+    const int per_node = so.per_node > 0 ? (int)so.per_node : 1;
+    const double given = as_spec_memory_limit(spec);
+    const double limit = given > 0.0 ? given : as_cost_memory_available(per_node);
+    as_cost_memory_info mi;
+    as_status mst = as_cost_memory_scan(spec, limit, &mi);
+    char lo[32], hi[32], rk[32], lim[32];
+    human_bytes(mi.min_bytes, lo, sizeof lo);
+    human_bytes(mi.max_bytes, hi, sizeof hi);
+    human_bytes(mi.max_bytes + AS_COST_RANK_BASE_BYTES, rk, sizeof rk);
+    human_bytes(limit, lim, sizeof lim);
+    as_trial mt;
+    if (as_spec_trial(spec, mi.max_trial, &mt) == AS_OK)
+      fprintf(rep,
+              "memory: %s to %s per trial (largest: trial %llu, case '%s', n = %d, d = %d); "
+              "per rank %s with the process; limit %s per rank (%s)\n",
+              lo, hi, (unsigned long long)mi.max_trial, mt.case_name ? mt.case_name : "?", mt.n,
+              mt.d, rk, limit > 0.0 ? lim : "unknown",
+              given > 0.0 ? "memory_limit"
+                          : (so.per_node > 0 ? "MemAvailable here / --ntasks-per-node"
+                                             : "MemAvailable here, 1 rank per node"));
+    if (mst != AS_OK) {
+      fprintf(rep, "memory: run would refuse this spec: %s\n", as_error_get()->message);
+      as_error_clear();
+    }
+  }
   /* The merge job reads every shard and writes the file: 10 minutes plus 20 MB/s. */
   char merge_wall[32];
   hms(600.0 + 2.0 * (tot_bytes + jbytes) / 20e6, merge_wall, sizeof merge_wall);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnsweep/cost.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
@@ -91,7 +92,19 @@ int as_cmd_validate(int argc, char **argv) {
     as_status st = as_spec_load(path, &diags, &spec);
     int code = 0;
     int bad_files = st == AS_OK && files ? check_files(path, spec) : 0;
-    if (bad_files) {
+    /* Memory (cost.h): memory_limit, else MemAvailable of this machine for one rank. */
+    as_cost_memory_info mi;
+    as_status mst = st == AS_OK ? as_cost_memory_scan(spec,
+                                                      as_spec_memory_limit(spec) > 0.0
+                                                          ? as_spec_memory_limit(spec)
+                                                          : as_cost_memory_available(1),
+                                                      &mi)
+                                : AS_OK;
+    if (mst != AS_OK) {
+      fprintf(stderr, "%s: %s\n", path, as_error_get()->message);
+      as_error_clear();
+      code = 2;
+    } else if (bad_files) {
       fprintf(stderr, "%s: %d problem%s with matrix or token files (--no-files skips this check)\n",
               path, bad_files, bad_files == 1 ? "" : "s");
       code = 2;

@@ -62,6 +62,10 @@ static AS_VECTORIZE void exp_nonpositive(int m, double *p) {
   }
 }
 
+void as_attention_exp_nonpositive(int m, double *p) {
+  exp_nonpositive(m, p);
+}
+
 /* Largest entry of a finite row, the largest strictly below it (-DBL_MAX if none) and the
  * number of entries equal to the largest. Finite input only: compiled with finite-math so the
  * max reductions vectorise; kept apart from the code that handles infinite temperatures. */
@@ -270,6 +274,27 @@ vlx4_exp_nonpositive(as_vl *a0, as_vl *a1, as_vl *a2, as_vl *a3, const int nativ
   const as_vl zero = {0.0}, cut = zero - AS_CUT;
   as_vl a[4] = {*a0, *a1, *a2, *a3}, x[4], kf[4], r[4], q[4];
   as_vlu kb[4];
+  /* Saturated entries (a < -AS_CUT: exactly 0) and row maxima (a = 0: exactly 1) are what the
+   * polynomial below returns for them, bit for bit; when all 32 entries are such (the hardmax
+   * regime of long runs) the polynomial is skipped. NaN lanes give 0 either way. */
+  {
+    as_vli need = {0}, nz[4];
+    for (int u = 0; u < 4; u++) {
+      const as_vlu mag = (as_vlu)a[u] & 0x7fffffffffffffffULL;
+      nz[u] = -(as_vli)((mag | (0 - mag)) >> 63); /* all ones where a != 0 */
+      need |= vl_above(a[u], AS_CUT, 0, native) & nz[u];
+    }
+    int64_t any = 0;
+    for (int l = 0; l < AS_LANES; l++) any |= need[l];
+    if (!any) {
+      const as_vl one = zero + 1.0;
+      *a0 = vl_select(nz[0], zero, one);
+      *a1 = vl_select(nz[1], zero, one);
+      *a2 = vl_select(nz[2], zero, one);
+      *a3 = vl_select(nz[3], zero, one);
+      return;
+    }
+  }
 #define AS_STEP_X(u) x[u] = vl_select(vl_above(a[u], AS_CUT, 1, native), a[u], cut)
   AS_X4(AS_STEP_X);
 #define AS_STEP_K(u) kf[u] = x[u] * 1.4426950408889634 + 0x1.8p52

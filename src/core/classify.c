@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/hull.h"
+#include "attnsweep/rng.h"
 #include "attnsweep/trial.h"
 #include "linalg.h"
 
@@ -20,8 +22,15 @@ struct as_classify_ws {
   int *parent, *label; /* n: union-find; cluster of each token (-1: unresolved) */
   int *csize;          /* n: cluster sizes */
   int *leader;         /* n: 1 if the token receives a whole row of P */
-  double *pcopy, *sv;  /* n x n copy of P for dgesvd; singular values (n) */
-  double *fcopy, *fvt, *fsv; /* d x d copy of pi_F, its right singular vectors, d values */
+  double *pcopy, *sv;  /* n x n copy of P for dgesvd (n <= AS_CLASSIFY_SVD_NMAX, else NULL);
+                          singular values (n) */
+  double *rq, *rb;     /* n x AS_CLASSIFY_RANK_BMAX each (n > AS_CLASSIFY_SVD_NMAX, else NULL):
+                          the sample block and range basis, then P^T Q; column-major */
+  double *probe, *pw;  /* n x AS_CLASSIFY_RANK_PROBES each: probe vectors and P times them */
+  double *tau;         /* AS_CLASSIFY_RANK_BMAX Householder scalars */
+  const volatile sig_atomic_t *stop; /* stop flag polled inside as_classify, NULL: none */
+  const double *ps;                  /* P S (n x d) when in->P is NULL (streamed trials) */
+  double *fcopy, *fvt, *fsv;         /* d x d copy of pi_F, its right singular vectors, d values */
   double *work;
   int lwork;
   as_hull *hull; /* kmax = d, mmax = n */
@@ -29,12 +38,68 @@ struct as_classify_ws {
 
 /* ------------------------------------------------------------------ workspace */
 
-static int svd_lwork(int m, const char *jobvt, int *lwork) {
-  int info = 0, ld = m, one = 1, lw = -1;
+static int svd_lwork(int m, int ncol, const char *jobvt, int *lwork) {
+  int info = 0, ld = m, ldvt = ncol, one = 1, lw = -1;
   double q = 0.0, a = 0.0, s = 0.0, u = 0.0, vt = 0.0;
-  dgesvd_("N", jobvt, &m, &m, &a, &ld, &s, &u, &one, &vt, &ld, &q, &lw, &info, 1, 1);
+  dgesvd_("N", jobvt, &m, &ncol, &a, &ld, &s, &u, &one, &vt, &ldvt, &q, &lw, &info, 1, 1);
   *lwork = (int)q;
   return info;
+}
+
+/* Workspace of the QR factorisation and of forming Q for an m x b matrix. */
+static int qr_lwork(int m, int b, int *lwork) {
+  int info = 0, lw = -1;
+  double q1 = 0.0, q2 = 0.0, a = 0.0, t = 0.0;
+  dgeqrf_(&m, &b, &a, &m, &t, &q1, &lw, &info);
+  if (info != 0) return info;
+  dorgqr_(&m, &b, &b, &a, &m, &t, &q2, &lw, &info);
+  *lwork = (int)(q1 > q2 ? q1 : q2);
+  return info;
+}
+
+double as_classify_work(int n, int d) {
+  const double nn = (double)n * n;
+  /* P Z, the distances to Boolean and uniform, the diameters and the single linkage. */
+  double w = nn * (2.0 * d + 6.0);
+  /* rank P: dgesvd of the whole matrix (about 4/3 n^3 multiply-adds, values only), or the
+   * first block of the randomised estimate with its probes (about 2 n^2 (16 + 8)). */
+  if (n <= AS_ATTENTION_STREAM_N) w += n <= AS_CLASSIFY_SVD_NMAX ? 4.0 / 3.0 * nn * n : 48.0 * nn;
+  return w;
+}
+
+double as_classify_ws_bytes(int n, int d) {
+  const double nd = (double)n * d, dd = (double)d * d;
+  double b = 8.0 * (3.0 * dd + d) + 8.0 * 6.0 * nd + 8.0 * 2.0 * n + 4.0 * 4.0 * n;
+  if (n > AS_ATTENTION_STREAM_N) /* no P: nothing for its rank */
+    b += 0.0;
+  else if (n > AS_CLASSIFY_SVD_NMAX) /* rq, rb, probe, pw, tau; dgesvd/QR work about n BMAX */
+    b += 8.0 * ((double)n * (3.0 * AS_CLASSIFY_RANK_BMAX + 2.0 * AS_CLASSIFY_RANK_PROBES) +
+                AS_CLASSIFY_RANK_BMAX);
+  else /* pcopy, dgesvd work about 5 n */
+    b += 8.0 * ((double)n * n + 5.0 * n);
+  /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
+  b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
+  return b;
+}
+
+void as_classify_set_product(as_classify_ws *ws, const double *PS) {
+  if (ws) ws->ps = PS;
+}
+
+void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop) {
+  if (ws) ws->stop = stop;
+}
+
+static int stopped(const as_classify_ws *ws) {
+  return ws && ws->stop && *ws->stop;
+}
+
+/* AS_ERR_INTERRUPTED once the stop flag is set (polled between phases and inside the loops
+ * that are quadratic in n, so a signal ends classification of a large trial promptly). */
+static as_status poll_stop(const as_classify_ws *ws) {
+  if (!stopped(ws)) return AS_OK;
+  return as_error_set(AS_ERR_INTERRUPTED, __FILE__, __LINE__, __func__,
+                      "stopped while classifying (signal)");
 }
 
 as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
@@ -69,8 +134,23 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   AS_CHECK_ALLOC(w->csize);
   w->leader = malloc((size_t)n * sizeof *w->leader);
   AS_CHECK_ALLOC(w->leader);
-  w->pcopy = malloc(nn * sizeof *w->pcopy);
-  AS_CHECK_ALLOC(w->pcopy);
+  const int big = n > AS_CLASSIFY_SVD_NMAX && n <= AS_ATTENTION_STREAM_N; /* rank estimate */
+  const int bmax = AS_CLASSIFY_RANK_BMAX;
+  if (big) {
+    w->rq = malloc((size_t)n * bmax * sizeof *w->rq);
+    AS_CHECK_ALLOC(w->rq);
+    w->rb = malloc((size_t)n * bmax * sizeof *w->rb);
+    AS_CHECK_ALLOC(w->rb);
+    w->probe = malloc((size_t)n * AS_CLASSIFY_RANK_PROBES * sizeof *w->probe);
+    AS_CHECK_ALLOC(w->probe);
+    w->pw = malloc((size_t)n * AS_CLASSIFY_RANK_PROBES * sizeof *w->pw);
+    AS_CHECK_ALLOC(w->pw);
+    w->tau = malloc((size_t)bmax * sizeof *w->tau);
+    AS_CHECK_ALLOC(w->tau);
+  } else if (n <= AS_CLASSIFY_SVD_NMAX) {
+    w->pcopy = malloc(nn * sizeof *w->pcopy);
+    AS_CHECK_ALLOC(w->pcopy);
+  }
   w->sv = malloc((size_t)n * sizeof *w->sv);
   AS_CHECK_ALLOC(w->sv);
   w->fcopy = malloc(dd * sizeof *w->fcopy);
@@ -79,12 +159,19 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   AS_CHECK_ALLOC(w->fvt);
   w->fsv = malloc((size_t)d * sizeof *w->fsv);
   AS_CHECK_ALLOC(w->fsv);
-  int l1 = 0, l2 = 0;
-  int info = svd_lwork(n, "N", &l1);
+  int l1 = 0, l2 = 0, l3 = 0;
+  int info = big                         ? svd_lwork(n, bmax, "N", &l1)
+             : n <= AS_CLASSIFY_SVD_NMAX ? svd_lwork(n, n, "N", &l1)
+                                         : 0;
   AS_LAPACK_CHECK("dgesvd (workspace query)", info);
-  info = svd_lwork(d, "A", &l2);
+  info = svd_lwork(d, d, "A", &l2);
   AS_LAPACK_CHECK("dgesvd (workspace query)", info);
+  if (big) {
+    info = qr_lwork(n, bmax, &l3);
+    AS_LAPACK_CHECK("dgeqrf/dorgqr (workspace query)", info);
+  }
   w->lwork = l1 > l2 ? l1 : l2;
+  if (l3 > w->lwork) w->lwork = l3;
   if (w->lwork < 1) w->lwork = 1;
   w->work = malloc((size_t)w->lwork * sizeof *w->work);
   AS_CHECK_ALLOC(w->work);
@@ -111,6 +198,11 @@ void as_classify_ws_destroy(as_classify_ws **p) {
   free(w->csize);
   free(w->leader);
   free(w->pcopy);
+  free(w->rq);
+  free(w->rb);
+  free(w->probe);
+  free(w->pw);
+  free(w->tau);
   free(w->sv);
   free(w->fcopy);
   free(w->fvt);
@@ -141,9 +233,10 @@ static double norm(const double *a, int k) {
   return sqrt(s);
 }
 
-static double diameter(const double *Y, int n, int k) {
+/* Returns early (a value the caller then discards) once the stop flag is set. */
+static double diameter(const as_classify_ws *ws, const double *Y, int n, int k) {
   double best = 0.0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n && !stopped(ws); i++)
     for (int j = i + 1; j < n; j++) {
       double s = dist2(Y + (size_t)i * k, Y + (size_t)j * k, k);
       if (s > best) best = s;
@@ -263,7 +356,7 @@ static void cluster(as_classify_ws *ws, int n, cl_result *cl) {
     if (ws->r[i] > cl->rmax) cl->rmax = ws->r[i];
     if (!(ws->r[i] <= cl->tol)) cl->n_unresolved++;
   }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !stopped(ws); i++) { /* stop: the caller discards the result */
     if (!(ws->r[i] <= cl->tol)) continue;
     for (int j = i + 1; j < n; j++) {
       if (!(ws->r[j] <= cl->tol)) continue;
@@ -332,6 +425,7 @@ static as_status hull_of_centres(as_classify_ws *ws, const cl_result *cl, int wa
   }
   for (int c = 0; c < m; c++) {
     int v = 0;
+    AS_TRY(poll_stop(ws));
     AS_TRY(as_hull_is_vertex(ws->hull, k, m, C, c, cl->tol, &v, NULL));
     if (v) {
       (*n_vertices)++;
@@ -358,6 +452,74 @@ static void reset_fields(as_record *rec) {
   rec->level_a = rec->level_b = rec->verdict_margin = rec->mean_shift = rec->spread = NAN;
 }
 
+/* Numerical rank of P (n x n, row-major) for large n without its SVD (classify.h, rank_p):
+ * the randomised range finder of Halko, Martinsson and Tropp (SIAM Review 2011, sections 4.1
+ * and 4.3). For b = 16, 32, ..., AS_CLASSIFY_RANK_BMAX: Y = P Omega (Omega n x b Gaussian from
+ * a fixed Philox stream keyed by (n, b): the same answer on every rank), Q = orth(Y), and the
+ * singular values of Q^T P (those of the n x b matrix P^T Q) bound P's from below; r counts
+ * those above AS_CLASSIFY_RANK_RTOL sigma_1. The residual ||(I - Q Q^T) P|| is estimated by
+ * 10 sqrt(2 / pi) max_i |(I - Q Q^T) P w_i| over AS_CLASSIFY_RANK_PROBES Gaussian probes w_i
+ * (an upper bound with probability >= 1 - 10^-probes). Accepted when r <= b - OVER and the
+ * residual <= AS_CLASSIFY_RANK_RTOL sigma_1: every singular value not counted is then below
+ * 2 AS_CLASSIFY_RANK_RTOL sigma_1. Else b doubles; at the largest block r is a lower bound.
+ * Cost: about 2 n^2 (b + probes) multiply-adds per block, memory 2 n BMAX doubles. */
+static as_status rank_randomized(const double *P, int n, as_classify_ws *ws, int *rank_out) {
+  as_status st = AS_OK;
+  const int np = AS_CLASSIFY_RANK_PROBES, bmax = AS_CLASSIFY_RANK_BMAX;
+  int rank = 0;
+  for (int b = 16;; b *= 2) {
+    if (b > bmax) b = bmax;
+    AS_TRY(poll_stop(ws));
+    as_rng r;
+    as_rng_init(&r, (uint64_t)n, (uint64_t)b, AS_PURPOSE_RANK);
+    as_rng_fill_normal(&r, ws->rb, (long)n * b, 1.0);
+    as_rng_fill_normal(&r, ws->probe, (long)n * np, 1.0);
+    /* Column-major n x n storage of row-major P is P^T: op = Trans gives P. */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, n, b, n, 1.0, P, n, ws->rb, n, 0.0, ws->rq,
+                n);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, n, np, n, 1.0, P, n, ws->probe, n, 0.0,
+                ws->pw, n);
+    int info = 0;
+    dgeqrf_(&n, &b, ws->rq, &n, ws->tau, ws->work, &ws->lwork, &info);
+    AS_LAPACK_CHECK("dgeqrf", info);
+    dorgqr_(&n, &b, &b, ws->rq, &n, ws->tau, ws->work, &ws->lwork, &info);
+    AS_LAPACK_CHECK("dorgqr", info);
+    if (stopped(ws)) continue; /* reported at the top of the loop */
+    /* Residual of the probes: PW - Q (Q^T PW), column by column. */
+    double res = 0.0;
+    for (int c = 0; c < np; c++) {
+      double *v = ws->pw + (size_t)c * n;
+      for (int pass = 0; pass < 2; pass++) /* twice: Gram-Schmidt loses nothing to rounding */
+        for (int q = 0; q < b; q++) {
+          const double *qv = ws->rq + (size_t)q * n;
+          double dot = cblas_ddot(n, qv, 1, v, 1);
+          cblas_daxpy(n, -dot, qv, 1, v, 1);
+        }
+      res = fmax(res, cblas_dnrm2(n, v, 1));
+    }
+    res *= 10.0 * sqrt(2.0 / 3.14159265358979323846);
+    /* rb = P^T Q (n x b): its singular values are those of Q^T P. */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, b, n, 1.0, P, n, ws->rq, n, 0.0,
+                ws->rb, n);
+    int one = 1;
+    double u = 0.0, vt = 0.0;
+    dgesvd_("N", "N", &n, &b, ws->rb, &n, ws->sv, &u, &one, &vt, &one, ws->work, &ws->lwork, &info,
+            1, 1);
+    AS_LAPACK_CHECK("dgesvd", info);
+    AS_CHECK(info == 0, AS_ERR_LAPACK, "dgesvd did not converge on P^T Q (info %d)", info);
+    const double tol = AS_CLASSIFY_RANK_RTOL * ws->sv[0];
+    rank = 0;
+    for (int i = 0; i < b; i++)
+      if (ws->sv[i] > tol) rank++;
+    if (ws->sv[0] == 0.0 || (rank <= b - AS_CLASSIFY_RANK_OVER && res <= tol) || b >= bmax ||
+        b >= n)
+      break;
+  }
+  *rank_out = rank;
+cleanup:
+  return st;
+}
+
 /* Observables of P: distances to Boolean and uniform, leaders, rank. */
 static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, as_record *rec) {
   as_status st = AS_OK;
@@ -376,6 +538,11 @@ static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, 
   rec->p_bool_dist = bd;
   rec->p_uniform_dist = ud;
   rec->n_leaders = nl;
+  AS_TRY(poll_stop(ws));
+  if (n > AS_CLASSIFY_SVD_NMAX) {
+    AS_TRY(rank_randomized(in->P, n, ws, &rec->rank_p));
+    goto cleanup;
+  }
   memcpy(ws->pcopy, in->P, (size_t)n * n * sizeof *ws->pcopy);
   int info = 0, one = 1;
   double u = 0.0, vt = 0.0;
@@ -406,6 +573,7 @@ static as_status leaders_init(const as_classify_input *in, as_classify_ws *ws, i
   for (int j = 0; j < n; j++) {
     if (!ws->leader[j]) continue;
     int v = 0;
+    AS_TRY(poll_stop(ws));
     AS_TRY(as_hull_is_vertex(ws->hull, k, n, ws->Y0, j, 0.0, &v, NULL));
     *count += v;
   }
@@ -421,8 +589,8 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
            ws->d);
   AS_CHECK(in->sp != NULL && in->sp->d == in->d, AS_ERR_ARG,
            "spectral analysis missing or of another dimension");
-  AS_CHECK(in->Z0 != NULL && in->Z != NULL && in->P != NULL && in->V != NULL, AS_ERR_ARG,
-           "classifier input: Z0, Z, P and V are required");
+  AS_CHECK(in->Z0 != NULL && in->Z != NULL && (in->P != NULL || ws->ps != NULL) && in->V != NULL,
+           AS_ERR_ARG, "classifier input: Z0, Z, P (or P Z) and V are required");
   AS_CHECK(in->outcome != AS_OUT_PENDING, AS_ERR_ARG, "classify called before integration");
   AS_CHECK(!in->sphere || in->F != NULL, AS_ERR_ARG, "classify on the sphere needs the velocity");
   const int n = in->n, d = in->d;
@@ -447,12 +615,17 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(thm != AS_THM_MINUS_IDENTITY || in->X != NULL, AS_ERR_ARG,
            "minus_identity needs the final x");
   if (in->outcome == AS_OUT_NONFINITE || !all_finite(in->Z, (size_t)n * d) ||
-      !all_finite(in->P, (size_t)n * n) ||
+      (in->P && !all_finite(in->P, (size_t)n * n)) ||
+      (!in->P && !all_finite(ws->ps, (size_t)n * d)) ||
       (thm == AS_THM_MINUS_IDENTITY && !all_finite(in->X, (size_t)n * d))) {
     rec->verdict = AS_VERDICT_NONFINITE;
     goto cleanup;
   }
-  AS_TRY(p_observables(in, ws, rec));
+  if (in->P) {
+    AS_TRY(p_observables(in, ws, rec));
+  } else {
+    rec->rank_p = -1; /* P not formed (streamed): its observables are not computed */
+  }
 
   /* ---- coordinates, rate, speeds */
   double t = isfinite(in->t_final) ? in->t_final : in->T;
@@ -503,12 +676,15 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   matmul(n, d, k, S, ws->W, ws->Y);
   matmul(n, d, k, in->Z0, ws->W, ws->Y0);
   /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
-   * W. */
+   * W. Without P (streamed attention) P S comes from as_classify_set_product. */
   if (in->F) {
     memcpy(ws->buf, in->F, (size_t)n * d * sizeof *ws->buf);
   } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
-                ws->acc, d);
+    if (in->P)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
+                  ws->acc, d);
+    else
+      memcpy(ws->acc, ws->ps, (size_t)n * d * sizeof *ws->acc);
     if (thm != AS_THM_MINUS_IDENTITY)
       for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
@@ -524,13 +700,15 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_DATA, "token speeds not finite (V not finite?)");
 
   /* ---- spread, resolution, clusters */
-  cl.s0 = diameter(ws->Y0, n, k);
-  cl.s = diameter(ws->Y, n, k);
+  AS_TRY(poll_stop(ws));
+  cl.s0 = diameter(ws, ws->Y0, n, k);
+  cl.s = diameter(ws, ws->Y, n, k);
   double L = fmax(fmax(cl.s0, cl.s), DBL_MIN);
   double rel = AS_CLASSIFY_TOL_C * exp(-cl.rho * t);
   rel = fmin(fmax(rel, AS_CLASSIFY_TOL_MIN), AS_CLASSIFY_TOL_MAX);
   cl.tol = L * rel;
   cluster(ws, n, &cl);
+  AS_TRY(poll_stop(ws));
   rec->spread = cl.s;
   rec->cluster_tol = cl.tol;
   rec->n_clusters = cl.n_clusters;
@@ -650,6 +828,11 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     break;
   }
   case AS_THM_D1: {
+    if (!in->P) { /* the rows of P decide; not formed for this many tokens */
+      rec->verdict = AS_VERDICT_NO_PREDICTION;
+      rec->observed = generic_label(&cl, n);
+      break;
+    }
     int lo = 0, hi = 0;
     for (int i = 1; i < n; i++) {
       if (in->Z0[(size_t)i * d] < in->Z0[(size_t)lo * d]) lo = i;
@@ -916,7 +1099,7 @@ void as_meta_destroy(as_meta **p) {
 }
 
 void as_meta_reset(as_meta *m, const double *X0) {
-  m->tol = AS_META_TOL * fmax(diameter(X0, m->n, m->d), DBL_MIN);
+  m->tol = AS_META_TOL * fmax(diameter(NULL, X0, m->n, m->d), DBL_MIN);
   m->k_run = -1;
   m->t_run = m->t_last = 0.0;
   m->n_plateaus = 0;

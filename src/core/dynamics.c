@@ -89,6 +89,9 @@ struct as_dyn {
   double *AT;   /* d*ld: (G Mt)^T, lanes >= n zero */
   double *PT;   /* n*ld: P^T from the small kernel */
   int pt_newer; /* P^T in PT is newer than P (P is written when a caller may read it) */
+  int stream;   /* use the streaming kernel (as_attention_stream): n > AS_ATTENTION_STREAM_N */
+  double *sw;   /* its workspace (as_attention_stream_doubles), NULL until needed */
+  int *swi;     /* 2 AS_STREAM_TILE ints */
   rk_plan rk;   /* the Runge-Kutta method of the last continuous run */
   const as_tableau *tb_force; /* test hook: run this tableau whatever the method (NULL: none) */
   /* the last run */
@@ -123,6 +126,41 @@ cleanup:
 
 /* ---------------------------------------------------------------- create / destroy */
 
+/* The streaming kernel's workspace. */
+static as_status stream_buffers(as_dyn *w) {
+  as_status st = AS_OK;
+  if (w->sw) return AS_OK;
+  w->sw = malloc(as_attention_stream_doubles(w->d) * sizeof(double));
+  w->swi = malloc(2 * (size_t)AS_STREAM_TILE * sizeof(int));
+  AS_CHECK_ALLOC(w->sw);
+  AS_CHECK_ALLOC(w->swi);
+cleanup:
+  if (st != AS_OK) {
+    free(w->sw);
+    free(w->swi);
+    w->sw = NULL;
+    w->swi = NULL;
+  }
+  return st;
+}
+
+/* AT and PT of the small-shape kernel (n x ld doubles: allocated only where it runs). */
+static as_status small_buffers(as_dyn *w) {
+  as_status st = AS_OK;
+  if (w->PT) return AS_OK;
+  w->AT = calloc((size_t)w->d * w->ld, sizeof(double));
+  w->PT = calloc((size_t)w->n * w->ld, sizeof(double));
+  AS_CHECK_ALLOC(w->AT);
+  AS_CHECK_ALLOC(w->PT);
+cleanup:
+  if (st != AS_OK) {
+    free(w->AT);
+    free(w->PT);
+    w->AT = w->PT = NULL;
+  }
+  return st;
+}
+
 as_status as_dyn_create(int n, int d, as_dyn **out) {
   as_status st = AS_OK;
   as_dyn *w = NULL;
@@ -148,21 +186,23 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
     w->K[i] = calloc(nd, sizeof(double));
     AS_CHECK_ALLOC(w->K[i]);
   }
-  w->S = calloc(nn, sizeof(double));
-  w->P = calloc(nn, sizeof(double));
+  w->stream = n > AS_ATTENTION_STREAM_N;
+  if (w->stream) {
+    AS_TRY(stream_buffers(w));
+  } else { /* P is also what callers read at the end: allocated whenever it is formed */
+    w->S = calloc(nn, sizeof(double));
+    w->P = calloc(nn, sizeof(double));
+    AS_CHECK_ALLOC(w->S);
+    AS_CHECK_ALLOC(w->P);
+  }
   w->bd = calloc((size_t)d, sizeof(double));
   w->bo = calloc((size_t)d, sizeof(double));
   w->ipiv = calloc((size_t)d, sizeof(int));
   w->hot = calloc((size_t)n, sizeof(int));
   w->ld = (n + 7) / 8 * 8;
   w->small = AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N;
-  w->AT = calloc((size_t)d * w->ld, sizeof(double));
-  w->PT = calloc((size_t)n * w->ld, sizeof(double));
-  AS_CHECK_ALLOC(w->AT);
-  AS_CHECK_ALLOC(w->PT);
+  if (w->small) AS_TRY(small_buffers(w)); /* else only when a test forces the kernel */
   AS_CHECK_ALLOC(w->hot);
-  AS_CHECK_ALLOC(w->S);
-  AS_CHECK_ALLOC(w->P);
   AS_CHECK_ALLOC(w->bd);
   AS_CHECK_ALLOC(w->bo);
   AS_CHECK_ALLOC(w->ipiv);
@@ -171,6 +211,21 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
 cleanup:
   as_dyn_destroy(&w);
   return st;
+}
+
+double as_dyn_bytes(int n, int d) {
+  const double nd = (double)n * d, dd = (double)d * d, ld = (double)((n + 7) / 8 * 8);
+  double b = 8.0 * dd * 8.0;                /* V, M, Mt, Lt, Rn, E, Ec[2] */
+  b += 8.0 * nd * (7.0 + AS_RK_MAX_STAGES); /* GT, Z, Zn, Ys, G, A, H, K[] */
+  if (n > AS_ATTENTION_STREAM_N)            /* the streaming workspace */
+    b += 8.0 * (double)as_attention_stream_doubles(d) + 4.0 * 2.0 * AS_STREAM_TILE;
+  else
+    b += 8.0 * 2.0 * (double)n * n; /* S, P */
+  if (AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N)
+    b += 8.0 * (ld * d + (double)n * ld);           /* AT, PT */
+  b += 4.0 * n;                                     /* hot */
+  b += 8.0 * (2.0 * d) + 4.0 * d + 8.0 * 16.0 * dd; /* bd, bo, ipiv, the e^{tV} plan */
+  return b + (double)sizeof(as_dyn);
 }
 
 void as_dyn_destroy(as_dyn **p) {
@@ -202,6 +257,8 @@ void as_dyn_destroy(as_dyn **p) {
   free(w->AT);
   free(w->PT);
   free(w->skw);
+  free(w->sw);
+  free(w->swi);
   free(w);
   *p = NULL;
 }
@@ -560,11 +617,20 @@ static void publish_attention(as_dyn *w) {
 
 as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
   as_status st = AS_OK;
-  AS_CHECK(w != NULL && kernel >= -1 && kernel <= 1 &&
+  AS_CHECK(w != NULL && kernel >= -1 && kernel <= 2 &&
                !(kernel == 1 && (w->d > AS_DYN_SMALL_D || !AS_DYN_HAVE_SMALL)),
            AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", kernel);
-  w->small = kernel == -1 ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
-                          : kernel;
+  AS_CHECK(kernel != 0 || w->P != NULL, AS_ERR_ARG,
+           "as_dyn_set_kernel: the dense kernel needs n <= %d (n = %d)", AS_ATTENTION_STREAM_N,
+           w->n);
+  const int small = kernel == -1
+                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
+                        : kernel == 1;
+  const int stream = kernel == -1 ? w->n > AS_ATTENTION_STREAM_N : kernel == 2;
+  if (small) AS_TRY(small_buffers(w));
+  if (stream) AS_TRY(stream_buffers(w));
+  w->small = small;
+  w->stream = stream;
 cleanup:
   return st;
 }
@@ -590,8 +656,14 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
     small_output(w, mode, Y, F);
     goto cleanup;
   }
-  attention_general(w, Mm, logc, Y);
-  if (w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) usa_rescale(w, logc);
+  if (w->stream) {
+    as_mm(0, 0, n, d, d, 1.0, w->G, d, Mm, d, 0.0, w->A, d);
+    w->n_hot = as_attention_stream(n, d, w->A, w->G, logc, Y, w->H, w->hot, w->sw, w->swi);
+    w->pt_newer = 0;
+  } else {
+    attention_general(w, Mm, logc, Y);
+    if (w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) usa_rescale(w, logc);
+  }
   switch (mode) {
   case MODE_Z:
     for (size_t i = 0; i < nd; i++) w->H[i] -= Y[i];
@@ -1054,6 +1126,19 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   stats->velocity = v == 0.0 ? 0.0 : v / r;
   if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
   w->ran = 1;
+cleanup:
+  return st;
+}
+
+as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS) {
+  as_status st = AS_OK;
+  AS_CHECK(w->ran && S != NULL && PS != NULL, AS_ERR_ARG, "as_dyn_attention_apply: no run");
+  AS_TRY(stream_buffers(w));
+  double logc = 0.0;
+  AS_TRY(scaled_tokens(w, w->mode, w->t, w->k, w->Z, &logc));
+  const double *Mm = (w->mode == MODE_Z || w->mode == MODE_LZ) ? w->Mt : w->M;
+  as_mm(0, 0, w->n, w->d, w->d, 1.0, w->G, w->d, Mm, w->d, 0.0, w->A, w->d);
+  (void)as_attention_stream(w->n, w->d, w->A, w->G, logc, S, PS, w->hot, w->sw, w->swi);
 cleanup:
   return st;
 }

@@ -6,6 +6,9 @@
 #ifndef AS_LINALG_DYN_H
 #define AS_LINALG_DYN_H
 
+#include <stddef.h>
+
+#include "attnsweep/attention.h"
 #include "attnsweep/status.h"
 #include "linalg.h"
 
@@ -18,6 +21,20 @@ void as_mm(int ta, int tb, int m, int n, int k, double alpha, const double *A, i
  * (hot[i], or -1 when the row has several); hot has n entries. Returns the one-hot count. */
 int as_attention_softmax_hot(int n, int m, const double *S, double logc, double *P, int *hot);
 
+/* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -745; -inf allowed): attention.c's own
+ * exponential, the one of as_attention_softmax, so the streaming path uses the same. */
+void as_attention_exp_nonpositive(int m, double *p);
+
+/* The streaming attention of many tokens (attention_stream.c): H = P Y with P the row softmax
+ * of c A G^T (c = exp(logc)), never formed; the rules of as_attention_softmax_hot. A, G, Y,
+ * H n x d row-major; hot (n) as for as_attention_softmax_hot (one-hot rows: the column, else
+ * -1); ws as_attention_stream_doubles(d) doubles, iws 2 AS_STREAM_TILE ints. Returns the
+ * count of one-hot rows. Memory besides the inputs: the workspace only. */
+#define AS_STREAM_TILE AS_ATTENTION_STREAM_TILE
+size_t as_attention_stream_doubles(int d);
+int as_attention_stream(int n, int d, const double *A, const double *G, double logc,
+                        const double *Y, double *H, int *hot, double *ws, int *iws);
+
 /* The attention kernel of small shapes (attention.c): rows of P as vector lanes.
  * Inputs: AT (d x ld) = A^T with A = G M (lanes >= n zero), G and Y (n x d row-major), c
  * finite (the caller handles c = +inf), d <= AS_SMALL_DMAX, ld a multiple of AS_LANES.
@@ -29,8 +46,9 @@ void as_attention_small(int n, int d, int ld, const double *restrict AT, const d
                         double *restrict H);
 
 /* Test hook (dynamics.c): choose the attention kernel: 1 the small-shape kernel (needs
- * d <= AS_SMALL_DMAX), 0 the general one (BLAS for large products), -1 the automatic choice by
- * shape. AS_ERR_ARG otherwise. */
+ * d <= AS_SMALL_DMAX), 0 the general one (BLAS for large products; needs
+ * n <= AS_ATTENTION_STREAM_N, where P is allocated), 2 the streaming one (P is then not
+ * updated), -1 the automatic choice by shape. AS_ERR_ARG otherwise; AS_ERR_NOMEM. */
 struct as_dyn;
 as_status as_dyn_set_kernel(struct as_dyn *w, int kernel);
 

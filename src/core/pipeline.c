@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
@@ -37,6 +38,7 @@ struct as_pipeline {
   double *X;           /* n x d final x */
   double *Z;           /* n x d final z (x variables only) */
   double *E;           /* d x d e^{-tV} */
+  double *PS;          /* n x d P Z for the classifier when P is not formed (else NULL) */
   int *ipiv;           /* d pivots */
   int64_t fault_trial; /* test hook (pipeline.h): trial that meets an injected bug, -1 none */
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
@@ -95,6 +97,8 @@ static void free_shape(as_pipeline *pl) {
   free(pl->X);
   free(pl->Z);
   free(pl->E);
+  free(pl->PS);
+  pl->PS = NULL;
   free(pl->ipiv);
   pl->X0 = pl->X = pl->Z = pl->E = NULL;
   pl->ipiv = NULL;
@@ -143,6 +147,10 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   AS_CHECK_ALLOC(pl->X0);
   AS_CHECK_ALLOC(pl->X);
   AS_CHECK_ALLOC(pl->Z);
+  if (n > AS_ATTENTION_STREAM_N) {
+    pl->PS = malloc(nd * sizeof *pl->PS);
+    AS_CHECK_ALLOC(pl->PS);
+  }
   pl->ipiv = malloc((size_t)d * sizeof *pl->ipiv);
   AS_CHECK_ALLOC(pl->E);
   AS_CHECK_ALLOC(pl->ipiv);
@@ -152,6 +160,15 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
 cleanup:
   if (st != AS_OK) free_shape(pl);
   return st;
+}
+
+double as_pipeline_bytes(int n, int d, int m) {
+  const double nd = (double)n * d, dd = (double)d * d;
+  /* X0, X, Z, E, ipiv; the triple (V, M, Q, K: m x d) and its spectral analysis (about
+   * 12 d^2 doubles with LAPACK's workspaces); the e^{tV} plan for z from x (16 d^2). */
+  double b = 8.0 * ((n > AS_ATTENTION_STREAM_N ? 4.0 : 3.0) * nd + dd) + 4.0 * d;
+  b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 12.0 * dd + 8.0 * 16.0 * dd;
+  return b + as_dyn_bytes(n, d) + as_classify_ws_bytes(n, d);
 }
 
 static void record_failure(as_record *rec, as_status st) {
@@ -312,7 +329,17 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
                       (unsigned long long)t->index, n, d);
     goto trial_failed;
   }
-  AS_TRY(ensure_shape(pl, n, d, m));
+  ts = ensure_shape(pl, n, d, m);
+  if (ts == AS_ERR_NOMEM) { /* this trial's shape does not fit: its failure, not the run's */
+    as_error_clear();
+    ts =
+        as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                     "trial %llu: n = %d, d = %d needs about %.3g GiB of workspace and the "
+                     "allocation failed (memory_limit: docs/spec.md)",
+                     (unsigned long long)t->index, n, d, as_pipeline_bytes(n, d, m) / 1073741824.0);
+    goto trial_failed;
+  }
+  AS_TRY(ts);
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 
@@ -409,7 +436,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   const double *state = as_dyn_state(pl->dyn);
   const double *P = as_dyn_attention(pl->dyn);
   if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
-  if (bulk && bulk->attention) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
+  if (bulk && bulk->attention && P) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
   AS_TRY(as_dyn_state_x(pl->dyn, pl->X));
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
@@ -465,14 +492,25 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
       Vc = as_blocks_veff(blk,
                           as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
     }
-    as_classify_input in = {n,          d,          pl->X0,
-                            Z,          pl->X,      P,
-                            Vc,         &spg,       ds.outcome,
-                            ds.t_final, t->integ.T, sphere ? as_dyn_velocity(pl->dyn) : NULL,
-                            sphere};
+    as_classify_input in = {
+        n,     d,    pl->X0,     Z,          pl->X,      P,
+        Vc,    &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(pl->dyn) : NULL,
+        sphere};
+    as_classify_set_stop(pl->cws, stop);
+    as_classify_set_product(pl->cws, NULL);
+    if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */
+      const double *S = pl->sp->theorem == AS_THM_MINUS_IDENTITY ? pl->X : Z;
+      AS_TRY(as_dyn_attention_apply(pl->dyn, S, pl->PS));
+      as_classify_set_product(pl->cws, pl->PS);
+    }
     ts = near_verdict(pl, &nr, &in, rec);
     if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);
+    if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
+      as_error_clear();
+      rec->outcome = AS_OUT_INTERRUPTED;
+      goto done;
+    }
     if (ts != AS_OK) goto trial_failed;
     if (nr.theorem == pl->sp->theorem)
       rec->near_verdict = rec->verdict;

@@ -1,11 +1,15 @@
 /* cost.c: the cost model of a sweep (cost.h). */
 #include "attnsweep/cost.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/attention.h"
+#include "attnsweep/classify.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
@@ -17,7 +21,7 @@ double as_cost_work(const as_trial *t) {
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
-  return stages * steps * (n * n * d + n * d * d) + d * d * d;
+  return stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
 }
 
 double as_cost_bytes(const as_trial *t) {
@@ -26,6 +30,90 @@ double as_cost_bytes(const as_trial *t) {
   double b = (double)sizeof(as_record);
   for (int k = 0; k < AS_BULK_COUNT; k++) b += 8.0 * (double)counts[k];
   return b;
+}
+
+double as_cost_memory(const as_trial *t) {
+  uint64_t counts[AS_BULK_COUNT];
+  as_outset_bulk_counts(t, counts);
+  const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
+  double b = as_pipeline_bytes(t->n, t->d, m);
+  for (int k = 0; k < AS_BULK_COUNT; k++) b += 8.0 * (double)counts[k];
+  return b;
+}
+
+double as_cost_memory_available(int ranks_on_node) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0.0;
+  char line[256];
+  double kb = 0.0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+  fclose(f);
+  return kb * 1024.0 / (ranks_on_node > 0 ? ranks_on_node : 1);
+}
+
+#define GIB 1073741824.0
+
+as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_info *out) {
+  as_status st = AS_OK;
+  as_cost_memory_info mi;
+  memset(&mi, 0, sizeof mi);
+  AS_CHECK(spec && out, AS_ERR_ARG, "as_cost_memory_scan: NULL argument");
+  mi.limit = limit;
+  mi.first_over = mi.first_p = UINT64_MAX;
+  /* Memory does not depend on the replicate: the points of replicate 0 are enough. Very
+   * large cases are sampled like the estimate (AS_COST_MAX_POINTS in all). */
+  const int nc = as_spec_case_count(spec);
+  const uint64_t per_case = AS_COST_MAX_POINTS / (uint64_t)(nc > 0 ? nc : 1);
+  for (int c = 0; c < nc; c++) {
+    uint64_t L = as_spec_case_points(spec, c), off = as_spec_case_offset(spec, c);
+    uint64_t step = L > per_case ? L / per_case : 1;
+    for (uint64_t q = 0; q < L; q += step) {
+      as_trial t;
+      if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
+      if (t.n > AS_ATTENTION_STREAM_N && t.output.attention && mi.over_p == 0) {
+        mi.first_p = off + q;
+        mi.over_p++;
+      } else if (t.n > AS_ATTENTION_STREAM_N && t.output.attention) {
+        mi.over_p++;
+      }
+      double b = as_cost_memory(&t);
+      if (mi.min_bytes == 0.0 || b < mi.min_bytes) mi.min_bytes = b;
+      if (b > mi.max_bytes) {
+        mi.max_bytes = b;
+        mi.max_trial = off + q;
+      }
+      if (limit > 0.0 && b + AS_COST_RANK_BASE_BYTES > limit) {
+        if (mi.over == 0) mi.first_over = off + q;
+        mi.over++;
+      }
+    }
+  }
+  if (mi.over_p > 0) {
+    as_trial t;
+    AS_TRY(as_spec_trial(spec, mi.first_p, &t));
+    st = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__,
+                      "trial %" PRIu64 " (case '%s', n = %d): `output: attention` needs the whole "
+                      "final P, which is never formed above %d tokens (streamed attention); "
+                      "%" PRIu64 " point%s of the sweep ask%s for it",
+                      mi.first_p, t.case_name ? t.case_name : "?", t.n, AS_ATTENTION_STREAM_N,
+                      mi.over_p, mi.over_p == 1 ? "" : "s", mi.over_p == 1 ? "s" : "");
+  } else if (mi.over > 0) {
+    as_trial t;
+    AS_TRY(as_spec_trial(spec, mi.first_over, &t));
+    st = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__,
+                      "trial %" PRIu64 " (case '%s', n = %d, d = %d) needs about %.3g GiB per rank "
+                      "(%.3g GiB of workspace and output + %.3g GiB for the process), above the "
+                      "limit of %.3g GiB per rank (memory_limit, or MemAvailable / ranks on the "
+                      "node); %" PRIu64 " point%s of the sweep do%s not fit",
+                      mi.first_over, t.case_name ? t.case_name : "?", t.n, t.d,
+                      (as_cost_memory(&t) + AS_COST_RANK_BASE_BYTES) / GIB,
+                      as_cost_memory(&t) / GIB, AS_COST_RANK_BASE_BYTES / GIB, limit / GIB, mi.over,
+                      mi.over == 1 ? "" : "s", mi.over == 1 ? "es" : "");
+  }
+cleanup:
+  *out = mi;
+  return st;
 }
 
 void as_cost_model_default(as_cost_model *m) {

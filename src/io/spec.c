@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/params.h"
@@ -60,9 +61,8 @@ enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_
 #define F_COUNT AS_PARAM_COUNT
 
 static const char *const top_keys[] = {
-    "name",   "description",    "seed",  "replicates", "spectral_threshold",
-    "output", "flush_interval", "sweep", "defaults",   "spectral_grid",
-    NULL};
+    "name",           "description", "seed",     "replicates",    "spectral_threshold", "output",
+    "flush_interval", "sweep",       "defaults", "spectral_grid", "memory_limit",       NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
@@ -133,6 +133,7 @@ struct as_spec {
   uint64_t seed;
   uint32_t replicates;
   int spectral_threshold;
+  double memory_limit;  /* bytes per rank, 0: MemAvailable / ranks on the node */
   int spectral_grid[2]; /* BLACS grid of the large-d analysis: rows, columns */
   double flush_interval;
   as_output_spec output;
@@ -1042,6 +1043,14 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
     DIAG_AT(src_or(pt, AS_P_beta, AS_P_norm_form),
             "case '%s': norm_form: usa needs a finite beta (weights e^{beta <Qx_i, Kx_j>} / n)",
             cname);
+  /* Above AS_ATTENTION_STREAM_N tokens the attention is streamed (attention_stream.c), which
+   * computes the base model's row softmax only. */
+  if (t->n > AS_ATTENTION_STREAM_N &&
+      (!as_attn_is_base(&t->attn, isinf(tr->beta)) || as_blocks_kind_of(t) != AS_BLOCKS_OFF))
+    DIAG_AT(src_or(pt, AS_P_n, AS_P_attention),
+            "case '%s': n = %d tokens is streamed (n > %d), which runs the base model's row "
+            "softmax only: no hardmax, Sinkhorn, mask, sphere, heads, ffn, skip or weights",
+            cname, t->n, AS_ATTENTION_STREAM_N);
   /* Integration. */
   if (t->integ.dt > t->integ.T)
     DIAG_AT(src_or(pt, AS_P_dt, AS_P_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,
@@ -1286,6 +1295,9 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       double x;
       if (parse_int(cx, v, setting(&sk, "spectral_threshold", AS_PK_INT, 1, INT_MAX, 0), &x))
         s->spectral_threshold = (int)x;
+    } else if (strcmp(key, "memory_limit") == 0) {
+      keydef mk;
+      parse_num(cx, v, setting(&mk, "memory_limit", AS_PK_NUM, 0, 1e18, 0), &s->memory_limit);
     } else if (strcmp(key, "spectral_grid") == 0) {
       parse_grid(cx, v, s->spectral_grid);
     } else if (strcmp(key, "flush_interval") == 0) {
@@ -1624,6 +1636,9 @@ const as_output_spec *as_spec_output(const as_spec *s) {
 }
 double as_spec_flush_interval(const as_spec *s) {
   return s->flush_interval;
+}
+double as_spec_memory_limit(const as_spec *s) {
+  return s->memory_limit;
 }
 int as_spec_spectral_threshold(const as_spec *s) {
   return s->spectral_threshold;

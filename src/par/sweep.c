@@ -250,6 +250,33 @@ cleanup:
   return st;
 }
 
+/* A trial that cannot fit in memory is refused before anything is written (AS_ERR_SPEC, exit
+ * 2, the trial named): the limit is the spec's memory_limit, else MemAvailable / ranks on the
+ * node (the smallest over the nodes); unknown (no /proc/meminfo): not checked. */
+static as_status check_memory(MPI_Comm comm, const as_spec *spec) {
+  as_status st = AS_OK, lst = AS_OK;
+  MPI_Comm node = MPI_COMM_NULL;
+  int rank = 0, local = 1;
+  double limit = as_spec_memory_limit(spec);
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  if (!(limit > 0.0)) {
+    AS_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    AS_MPI_CHECK(MPI_Comm_size(node, &local));
+    double mine = as_cost_memory_available(local), all = 0.0;
+    if (!(mine > 0.0)) mine = INFINITY;
+    AS_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MIN, comm));
+    limit = isfinite(all) ? all : 0.0;
+  }
+  if (rank == 0) {
+    as_cost_memory_info mi;
+    lst = as_cost_memory_scan(spec, limit, &mi);
+  }
+  AS_TRY(agree(comm, lst));
+cleanup:
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  return st;
+}
+
 static double cost_cb(uint64_t trial, void *vctx) {
   sweep_ctx *c = vctx;
   as_trial t;
@@ -284,7 +311,15 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (counts[k] > c->cap[k]) {
       double *p = realloc(c->buf[k], counts[k] * sizeof *p);
-      AS_CHECK_ALLOC(p);
+      if (!p) { /* this trial's output does not fit: its failure, the sweep goes on */
+        as_status fs =
+            as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                         "trial %llu: allocation of %.3g GiB of bulk output failed",
+                         (unsigned long long)trial, 8.0 * (double)counts[k] / 1073741824.0);
+        AS_TRY(as_trial_failure(&t, fs, 0, rec));
+        rec->rank = c->rank;
+        goto cleanup;
+      }
       c->buf[k] = p;
       c->cap[k] = counts[k];
     }
@@ -451,6 +486,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   {
     int thr = as_spec_spectral_threshold(spec);
     AS_TRY(check_grid_ranks(comm, spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
+    AS_TRY(check_memory(comm, spec));
   }
 
   /* The file under its own name: a symbolic link is followed, so an alias and its target are
