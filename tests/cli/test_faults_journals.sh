@@ -18,7 +18,7 @@ cd "$tmp" || exit 1
 cat >a.yaml <<'EOF'
 name: fjournals
 seed: 4
-replicates: 40
+replicates: 100
 flush_interval: 0.05
 sweep: {vfamily: identity, mfamily: identity, d: [2, 3], n: 16, T: 30, dt: 0.01,
         init: {kind: box, scale: 2}}
@@ -75,7 +75,7 @@ stop_early h.h5 && {
 cat >mv.yaml <<'EOF'
 name: fjournals_mv
 seed: 4
-replicates: 40
+replicates: 200
 flush_interval: 0.05
 sweep: {vfamily: file, mfamily: identity, file: mv.h5, d: 3, n: 16, T: 40, dt: 0.01,
         init: {kind: box, scale: 2}}
