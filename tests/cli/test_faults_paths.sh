@@ -33,7 +33,7 @@ name: fpaths_long
 seed: 5
 replicates: 400
 flush_interval: 0.1
-sweep: {vfamily: identity, mfamily: identity, d: 3, n: 24, T: 20, dt: 0.01,
+sweep: {vfamily: identity, mfamily: identity, d: 3, n: 24, T: 80, dt: 0.01,
         init: {kind: box, scale: 3}}
 EOF
 $T "$bin" run a.yaml -o ref.h5 -q >log 2>&1

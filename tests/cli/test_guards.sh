@@ -41,9 +41,9 @@ replicates: $3
 flush_interval: $2
 sweep:
   concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 30, dt: 0.01,
+    - {case: id, vfamily: identity, mfamily: identity, d: [2, 3], n: 40, T: 120, dt: 0.01,
        init: {kind: box, scale: 5}}
-    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 20, dt: 0.01,
+    - {case: cx, vfamily: complex, mfamily: identity, d: 3, n: 32, T: 80, dt: 0.01,
        init: {kind: gauss, scale: 2}}
 EOF
 }
