@@ -150,7 +150,7 @@ name: long
 seed: 6
 replicates: 6
 flush_interval: 0.1
-sweep: {vfamily: identity, mfamily: identity, d: 3, n: 40, T: 400, dt: 0.02, init: {kind: box, scale: 5}}
+sweep: {vfamily: identity, mfamily: identity, d: 3, n: 40, T: 4000, dt: 0.02, init: {kind: box, scale: 5}}
 EOF
 ok=0
 for attempt in 1 2; do
