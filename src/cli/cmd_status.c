@@ -147,7 +147,7 @@ static as_status find_shards(const char *results, shard_file **out, int *n) {
     v[k].count = c;
     k++;
   }
-  qsort(v, (size_t)k, sizeof *v, by_shard);
+  if (k > 1) qsort(v, (size_t)k, sizeof *v, by_shard); /* v is NULL when k == 0 */
   *out = v;
   *n = k;
   v = NULL;
@@ -213,7 +213,7 @@ static int status_shards(const char *results, shard_file *f, int n) {
     printf("\n");
     as_results_close(&rf);
   }
-  qsort(f, (size_t)n, sizeof *f, by_shard);
+  if (n > 1) qsort(f, (size_t)n, sizeof *f, by_shard);
   /* Missing shards of each split that appears. */
   for (int k = 0; k < n; k++) {
     if (k > 0 && f[k].count == f[k - 1].count) continue;
