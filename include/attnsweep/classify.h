@@ -262,8 +262,6 @@ const int *as_classify_labels(const as_classify_ws *ws);
 struct as_attn_spec;
 /* The theorem and prediction of a trial whose model is am (hardmax: beta = inf) on the triple
  * (V, M: d x d, row-major, the built matrices), given the base model's analysis sp. Pure. */
-/* 1 for the base model of the paper (row softmax, no mask, no normalisation, finite beta). */
-int as_attn_is_base(const struct as_attn_spec *am, int hardmax);
 void as_theorem_for_model(const as_spectral *sp, const struct as_attn_spec *am, int hardmax, int d,
                           const double *V, const double *M, as_theorem *thm, as_geom *pred);
 

@@ -108,6 +108,10 @@ typedef struct as_attn_spec {
   as_nform norm_form;  /* sphere: sa (softmax weights) | usa (e^{beta <Qx_i,Kx_j>} / n) */
 } as_attn_spec;
 
+/* 1 for the base model of the paper (row softmax, no mask, no normalisation, finite beta;
+ * hardmax: beta = +inf). Defined in trial.c. */
+int as_attn_is_base(const as_attn_spec *am, int hardmax);
+
 /* Transformer blocks (blocks.h): every field set by a sweep key of params.h. */
 typedef struct as_blocks_spec {
   int heads;            /* H, 1..64 */

@@ -1035,11 +1035,6 @@ static int positive_scalar(int d, const double *A, double *a) {
   return tr > 0.0 && off <= 1e-12 * tr;
 }
 
-int as_attn_is_base(const as_attn_spec *am, int hardmax) {
-  return !hardmax && am->attention == AS_ATTN_SOFTMAX && am->mask == AS_MASK_NONE &&
-         am->norm == AS_NORM_NONE;
-}
-
 void as_theorem_for_model(const as_spectral *sp, const as_attn_spec *am, int hardmax, int d,
                           const double *V, const double *M, as_theorem *thm, as_geom *pred) {
   *thm = sp->theorem;

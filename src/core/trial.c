@@ -47,3 +47,8 @@ uint64_t as_matref_hash(const double *data, int rows, int cols) {
   h ^= h >> 31;
   return h ? h : 1;
 }
+
+int as_attn_is_base(const as_attn_spec *am, int hardmax) {
+  return !hardmax && am->attention == AS_ATTN_SOFTMAX && am->mask == AS_MASK_NONE &&
+         am->norm == AS_NORM_NONE;
+}
