@@ -8,6 +8,10 @@
 #   wait_running PID FILE        waits (12 s at most) until FILE's run is in state running: the
 #                                file exists and its run lock is held (signal handlers are
 #                                installed before the lock is taken); 1 if PID exits first
+#   watchdog SECONDS PID         kills PID (SIGKILL) after SECONDS, so a hang fails the test;
+#                                sets $dog. watchdog_stop ends it. The watchdog holds none of
+#                                the test's output: ctest waits for every holder of the test's
+#                                stdout, and a bare (sleep N; kill) & made each test last N s.
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 mpiexec=${MPIEXEC:-mpiexec}
 py=/usr/bin/python3
@@ -26,6 +30,7 @@ check() { # check DESCRIPTION CMD...
 as_test_cleanup() {
   # shellcheck disable=SC2046
   [ -n "$job" ] && kill -KILL "$job" $(pgrep -P "$job") 2>/dev/null
+  [ -n "${dog:-}" ] && kill "$dog" 2>/dev/null
   if declare -F cleanup_extra >/dev/null; then cleanup_extra; fi
   [ -n "$tmp" ] && rm -rf "$tmp"
 }
@@ -44,4 +49,20 @@ wait_running() { # wait_running PID FILE
     sleep 0.03
   done
   return 1
+}
+
+watchdog() { # watchdog SECONDS PID
+  (
+    exec >/dev/null 2>&1 </dev/null
+    sleep "$1" &
+    s=$!
+    trap 'kill $s; exit 0' TERM
+    wait $s && kill -KILL "$2"
+  ) &
+  dog=$!
+}
+
+watchdog_stop() {
+  [ -n "${dog:-}" ] && kill "$dog" 2>/dev/null && wait "$dog" 2>/dev/null
+  dog=
 }

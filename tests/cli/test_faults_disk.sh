@@ -45,10 +45,9 @@ run_dog() { # run_dog SECONDS LOG CMD...: CMD in the background under a watchdog
   shift 2
   "$@" >"$log" 2>&1 &
   job=$!
-  (sleep "$secs"; kill -KILL "$job" 2>/dev/null) &
-  local dog=$!
+  watchdog "$secs" "$job"
   wait "$job"; rc=$?; job=
-  kill "$dog" 2>/dev/null
+  watchdog_stop
 }
 
 for np in 1 2; do
@@ -65,12 +64,11 @@ for np in 1 2; do
   rm -f mid/*
   "$mpiexec" -n $np "$bin" run bulk.yaml -o mid/b.h5 -q --flush 0 >log 2>&1 &
   job=$!
-  (sleep 90; kill -KILL "$job" 2>/dev/null) &
-  dog=$!
+  watchdog 90 "$job"
   for _ in $(seq 1 200); do [ -s mid/b.h5.journal.0 ] && break; sleep 0.05; done
   dd if=/dev/zero of=mid/fill bs=64k >/dev/null 2>&1
   wait "$job"; rc=$?; job=
-  kill "$dog" 2>/dev/null
+  watchdog_stop
   grep "attnsweep run:" log | cut -c1-200
   check "disk full during the run, $np rank(s): exit 3 ($rc)" test $rc -eq 3
   check "...the message names the file" grep -q "mid/b.h5" log

@@ -69,8 +69,7 @@ check "no results file was made" bash -c "! test -e s.h5"
 # ---- 3: one run per file, whatever its name
 "$mpiexec" -n 2 "$bin" run long.yaml -o live.h5 -q >first.log 2>&1 &
 job=$!
-(sleep 60; kill -KILL "$job" 2>/dev/null) & # a hang fails the test (exit 137 below)
-dog=$!
+watchdog 60 "$job" # a hang fails the test (exit 137 below)
 up=0
 for _ in $(seq 1 300); do
   "$bin" status live.h5 2>/dev/null | grep -q "state: running" && { up=1; break; }
@@ -90,15 +89,14 @@ check "repair via the hard link: exit 3 ($rc)" test $rc -eq 3
 check "the live file was not truncated" test "$(stat -c %s live.h5)" -ge "$size0"
 check "the first run is undisturbed" kill -0 "$job"
 kill -USR1 "$job"; wait "$job"; rc=$?; job=
-kill "$dog" 2>/dev/null
+watchdog_stop
 check "the first run drains on SIGUSR1: exit 99 ($rc)" test $rc -eq 99
 
 # ---- 6: the one spec reader
 mkfifo ff
 "$bin" run ff -o fifo.h5 -q >fifo.log 2>&1 &
 pid=$!
-(sleep 40; kill -KILL "$pid" 2>/dev/null) & # a hang fails the test (exit 137)
-dog=$!
+watchdog 40 "$pid" # a hang fails the test (exit 137)
 opened() { # opened PID FILE: the process has FILE open
   local fd
   for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd" 2>/dev/null)" = "$2" ] && return 0; done
@@ -110,7 +108,7 @@ for _ in $(seq 1 400); do # until it waits on the FIFO
 done
 start=$(date +%s.%N)
 kill -TERM "$pid"; wait "$pid"; rc=$?
-kill "$dog" 2>/dev/null
+watchdog_stop
 el=$(echo "$(date +%s.%N) - $start" | bc)
 check "FIFO without writer: SIGTERM gives exit 99 ($rc) in $el s" bash -c "test $rc -eq 99 && (( \$(echo '$el < 3' | bc) ))"
 check "FIFO without writer: nothing made" bash -c "! test -e fifo.h5 && no_side() { ! ls \"\$1\".* >/dev/null 2>&1; }; no_side fifo.h5"
