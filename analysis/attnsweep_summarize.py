@@ -82,22 +82,22 @@ TABLE1_TEX = {
 }
 
 
-#: The hypothesis distances of the record (include/attnsweep/classify.h, as_near_analyze) and
-#: the proved theorems whose hypothesis each measures; near_dist is the distance of a trial to
-#: its nearest theorem (its largest miss), for every theorem.
-PROVED = ("d1", "identity", "minus_identity", "paranormal", "good")
-HYPOTHESES = [
-    ("near_dist", PROVED),
-    ("dist_v_identity", ("identity",)),
-    ("dist_m_symmetric", ("identity", "paranormal")),
-    ("dist_m_posdef", ("d1", "identity", "paranormal")),
-    ("dist_lead_real", ("good",)),
-    ("dist_gap", ("d1", "good")),
-    ("dist_margin", ("good",)),
-    ("dist_paranormal", ("paranormal",)),
-    ("dist_v_minus_identity", ("minus_identity",)),
-    ("dist_m_identity", ("minus_identity",)),
-]
+def hypotheses(rf):
+    """The hypothesis distances of the file and the proved theorems whose hypothesis each
+    measures, [(field, (theorem, ...))], from the file's own near_hypotheses (the table
+    AS_NEAR_THEOREMS of include/attnsweep/classify.h): first near_dist, the distance of a trial
+    to its nearest theorem, for every theorem; then each dist_ field in the order the theorems
+    first name it. [] for a file written without it."""
+    table = rf.near_hypotheses or []
+    out = [("near_dist", tuple(t for t, _ in table))] if table else []
+    for field in dict.fromkeys(f for _, fs in table for f in fs):
+        out.append((field, tuple(t for t, fs in table if field in fs)))
+    return out
+
+
+def proved_theorems(rf):
+    """The theorems the nearest-theorem analysis of the file reads (precedence order)."""
+    return tuple(t for t, _ in rf.near_hypotheses or [])
 
 
 class UsageError(Exception):
@@ -823,7 +823,7 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
              "counts no_prediction, nonfinite and failed trials."]
     if table1:
         near = near_miss_stats(rf, cols, mask, axes[:-1]) if "near_theorem" in cols else None
-        return pre, table1_tables(axes, key_labels, s, notes, near), None
+        return pre, table1_tables(axes, key_labels, s, notes, near, proved_theorems(rf)), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
     phase_data = None
@@ -834,7 +834,7 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
 
 
 def robustness_tables(rf, by, where, bins=12):
-    """--robustness: for each hypothesis distance of HYPOTHESES the file has, the verdict
+    """--robustness: for each hypothesis distance of hypotheses(rf) the file has, the verdict
     against the nearest theorem (near_verdict) against that distance, over the trials whose
     nearest theorem has the hypothesis, grouped by the --by axes and near_theorem. Returns
     (preamble lines, [Table], plot data {'panels': [...], 'where'})."""
@@ -844,7 +844,10 @@ def robustness_tables(rf, by, where, bins=12):
     if missing:
         raise UsageError("--robustness needs the fields %s, which this file lacks (written by "
                          "an attnsweep without the nearest theorem)" % ", ".join(missing))
-    hyps = [(h, th) for h, th in HYPOTHESES if h in rf.fields]
+    if rf.near_hypotheses is None:
+        raise UsageError("--robustness needs the /trials attribute near_hypotheses, which this "
+                         "file lacks (written by an older attnsweep)")
+    hyps = [(h, th) for h, th in hypotheses(rf) if h in rf.fields]
     for a in by:
         try:
             rf.field_kind(a)
@@ -926,7 +929,8 @@ def near_miss_stats(rf, cols, mask, outer):
     theorem != T), counted by near_verdict, with the median of near_dist. Returns {(outer
     labels..., T): (stats, index)}."""
     near, th = cols["near_theorem"], cols["theorem"]
-    sel = mask & (near != th) & np.isin(near, [rf.code("near_theorem", t) for t in PROVED
+    sel = mask & (near != th) & np.isin(near, [rf.code("near_theorem", t)
+                                               for t in proved_theorems(rf)
                                                if rf.has_code("near_theorem", t)])
     axes = list(outer) + [Axis(rf, "near_theorem", near)]
     gid, keys = make_groups(axes, sel)
@@ -949,9 +953,10 @@ def _near_cell(near, key):
                                     _g(st["near_dist_median"][i], 2))
 
 
-def table1_tables(axes, key_labels, s, notes, near=None):
+def table1_tables(axes, key_labels, s, notes, near=None, proved=()):
     """Table 1 of the paper with the measured columns, one table per combination of the
-    outer axes (the --by axes; the last axis is the theorem)."""
+    outer axes (the --by axes; the last axis is the theorem); proved: the theorems that can
+    have near misses."""
     outer = [a.name for a in axes[:-1]]
     groups = {}
     for i, k in enumerate(key_labels):
@@ -992,16 +997,16 @@ def table1_tables(axes, key_labels, s, notes, near=None):
             name, hyp, pred = TABLE1_TEX.get(label, (latex_escape(label), "?", "?"))
             hyp = r"\textbf{%s}\newline %s" % (name, hyp)
             i = pos.get(label)
-            proved = label in PROVED
-            ncell = _near_cell(near, tuple(ok) + (label,)) if proved else "-"
-            nst = near.get(tuple(ok) + (label,)) if (near and proved) else None
+            is_proved = label in proved
+            ncell = _near_cell(near, tuple(ok) + (label,)) if is_proved else "-"
+            nst = near.get(tuple(ok) + (label,)) if (near and is_proved) else None
             if nst:
                 nnum = _num_getter(*nst)
                 ncsv = [nnum("n"), nnum("judged"), nnum("consistent"),
                         nnum("consistent_frac"), nnum("consistent_lo"), nnum("consistent_hi"),
                         nnum("near_dist_median")]
             else:
-                ncsv = ["0" if (near is not None and proved) else ""] + [""] * 6
+                ncsv = ["0" if (near is not None and is_proved) else ""] + [""] * 6
             if i is None:
                 rows.append([label, v, m, geom, ref, "0", "0", "-", "-", "-", "-", "-", "0",
                              ncell])

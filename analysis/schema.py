@@ -136,6 +136,18 @@ def text(v):
     return v.rstrip("\0") if isinstance(v, str) else v
 
 
+def parse_near_hypotheses(text):
+    """The /trials attribute near_hypotheses, "d1: dist_gap dist_m_posdef; identity: ...", as
+    [(theorem, [fields])] in its order. SchemaError when it does not parse."""
+    out = []
+    for part in str(text).split(";"):
+        name, sep, fields = part.partition(":")
+        if not sep or not name.strip():
+            raise SchemaError("/trials attribute near_hypotheses does not parse: %r" % text)
+        out.append((name.strip(), fields.split()))
+    return out
+
+
 class Results:
     """An open results file. Use as a context manager or call close()."""
 
@@ -188,6 +200,11 @@ class Results:
                 self.units[tail] = v.strip()
             elif head == "flag" and isinstance(v, (int, np.integer)):
                 legend[tail] = int(v)
+        #: [(theorem, [dist_ fields])] in the nearest-theorem precedence order, from the
+        #: /trials attribute near_hypotheses (AS_NEAR_THEOREMS); None in files without it
+        self.near_hypotheses = None
+        if "near_hypotheses" in ds.attrs:
+            self.near_hypotheses = parse_near_hypotheses(_text(ds.attrs["near_hypotheses"]))
         #: flag name -> bit of `flags`: the file's legend when it has one
         self.flag_bits = legend or dict(FLAG_BITS)
         self.attrs = {}

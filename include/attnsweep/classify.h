@@ -181,12 +181,9 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
  *                     when spread_f is within tol the value is sep_f (< 0 inside) if the flag
  *                     PARANORMAL holds with dim_f = f, and max(sep_f, 0) otherwise (a defective
  *                     lambda_1). NaN for d < 3 (no 2 <= f < d). paranormal_f: the f chosen.
- * The distance of a theorem D_T = max(0, its hypotheses' distances), NaN ones left out:
- *   d1              (d = 1) gap, m_posdef
- *   identity        v_identity, m_symmetric, m_posdef
- *   minus_identity  v_minus_identity, m_identity
- *   paranormal      paranormal, m_symmetric, m_posdef
- *   good            lead_real, gap, margin
+ * The distance of a theorem D_T = max(0, its hypotheses' distances), NaN ones left out; which
+ * hypotheses a theorem has is AS_NEAR_THEOREMS below (the one declaration: the results file
+ * states it per theorem, /trials attribute "hypotheses:<theorem>", and summarize reads it).
  * A theorem can be read on the triple when its coordinates exist: good needs a finite l_1
  * (lambda_1 real and simple), paranormal needs the projector of the analysis onto an F of
  * dimension paranormal_f (sp->dim_f), d1 needs d = 1; identity and minus_identity always.
@@ -202,14 +199,48 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
 #define AS_NEAR_REACH 0.5
 #define AS_NEAR_SLACK 2.0
 
+/* The hypothesis distances (above), in record order: as_near field h, record field dist_h. */
+#define AS_NEAR_HYPOTHESES(X) \
+  X(v_identity)               \
+  X(v_minus_identity)         \
+  X(m_identity)               \
+  X(m_symmetric)              \
+  X(m_posdef)                 \
+  X(lead_real)                \
+  X(gap)                      \
+  X(margin)                   \
+  X(paranormal)
+
+#define AS_X_NEAR_INDEX(h) AS_NEAR_I_##h,
+enum { AS_NEAR_HYPOTHESES(AS_X_NEAR_INDEX) AS_NEAR_NHYP };
+#undef AS_X_NEAR_INDEX
+#define AS_NEAR_HYP(h) (1u << AS_NEAR_I_##h)
+
+/* The theorems the nearest-theorem analysis reads, in precedence order, and their hypotheses. */
+#define AS_NEAR_THEOREMS(X)                                                                        \
+  X(AS_THM_D1, AS_NEAR_HYP(gap) | AS_NEAR_HYP(m_posdef))                                           \
+  X(AS_THM_IDENTITY, AS_NEAR_HYP(v_identity) | AS_NEAR_HYP(m_symmetric) | AS_NEAR_HYP(m_posdef))   \
+  X(AS_THM_MINUS_IDENTITY, AS_NEAR_HYP(v_minus_identity) | AS_NEAR_HYP(m_identity))                \
+  X(AS_THM_PARANORMAL, AS_NEAR_HYP(paranormal) | AS_NEAR_HYP(m_symmetric) | AS_NEAR_HYP(m_posdef)) \
+  X(AS_THM_GOOD, AS_NEAR_HYP(lead_real) | AS_NEAR_HYP(gap) | AS_NEAR_HYP(margin))
+
+/* The name of hypothesis i (0 <= i < AS_NEAR_NHYP; NULL outside), as in as_near and, after
+ * "dist_", in the record. Pure. */
+const char *as_near_hypothesis_name(int i);
+
+/* The hypotheses of theorem th (a mask of AS_NEAR_HYP bits; 0 for a theorem not in
+ * AS_NEAR_THEOREMS). Pure. */
+unsigned as_near_theorem_hypotheses(as_theorem th);
+
+#define AS_X_NEAR_FIELD(h) double h;
 typedef struct as_near {
-  double v_identity, v_minus_identity, m_identity, m_symmetric, m_posdef, lead_real, gap, margin,
-      paranormal;     /* hypothesis distances (above) */
-  int paranormal_f;   /* dim F of the paranormal distance (0: none) */
-  as_theorem theorem; /* the nearest theorem */
-  as_geom predicted;  /* its prediction */
-  double dist;        /* its D_T (NaN for AS_THM_NONE) */
+  AS_NEAR_HYPOTHESES(AS_X_NEAR_FIELD) /* hypothesis distances (above) */
+  int paranormal_f;                   /* dim F of the paranormal distance (0: none) */
+  as_theorem theorem;                 /* the nearest theorem */
+  as_geom predicted;                  /* its prediction */
+  double dist;                        /* its D_T (NaN for AS_THM_NONE) */
 } as_near;
+#undef AS_X_NEAR_FIELD
 
 /* Hypothesis distances and the nearest theorem of triple tr with analysis sp (as_spectral_analyze
  * with tolerance tol, or the ScaLAPACK path). AS_ERR_ARG for NULL or mismatched d. Not collective;

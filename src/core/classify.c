@@ -931,11 +931,33 @@ static double paranormal_distance(const as_spectral *sp, double tol, int *f_out)
 }
 
 /* max(0, a, b, c), NaN arguments left out. */
-static double miss3(double a, double b, double c) {
+const char *as_near_hypothesis_name(int i) {
+#define AS_X_NEAR_NAME(h) #h,
+  static const char *const names[AS_NEAR_NHYP] = {AS_NEAR_HYPOTHESES(AS_X_NEAR_NAME)};
+#undef AS_X_NEAR_NAME
+  return i >= 0 && i < AS_NEAR_NHYP ? names[i] : NULL;
+}
+
+unsigned as_near_theorem_hypotheses(as_theorem th) {
+#define AS_X_NEAR_CASE(t, mask) \
+  case t:                       \
+    return (mask);
+  switch (th) {
+    AS_NEAR_THEOREMS(AS_X_NEAR_CASE)
+  default:
+    return 0;
+  }
+#undef AS_X_NEAR_CASE
+}
+
+/* D_T of the hypotheses in mask: max(0, their distances), NaN ones left out. */
+static double near_miss(const as_near *nr, unsigned mask) {
+#define AS_X_NEAR_VALUE(h) nr->h,
+  const double v[AS_NEAR_NHYP] = {AS_NEAR_HYPOTHESES(AS_X_NEAR_VALUE)};
+#undef AS_X_NEAR_VALUE
   double m = 0.0;
-  if (a > m) m = a;
-  if (b > m) m = b;
-  if (c > m) m = c;
+  for (int i = 0; i < AS_NEAR_NHYP; i++)
+    if ((mask >> i & 1u) && v[i] > m) m = v[i];
   return m;
 }
 
@@ -979,26 +1001,39 @@ as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol
   nr->paranormal = paranormal_distance(sp, tol, &nr->paranormal_f);
 
   /* Per theorem, in precedence order: its distance, whether it holds, whether it can be read. */
-  enum { NT = 5 };
-  const as_theorem order[NT] = {AS_THM_D1, AS_THM_IDENTITY, AS_THM_MINUS_IDENTITY,
-                                AS_THM_PARANORMAL, AS_THM_GOOD};
+#define AS_X_NEAR_ORDER(t, mask) t,
+  const as_theorem order[] = {AS_NEAR_THEOREMS(AS_X_NEAR_ORDER)};
+#undef AS_X_NEAR_ORDER
+  enum { NT = sizeof order / sizeof order[0] };
   double D[NT];
   int holds[NT], readable[NT];
-  D[0] = d == 1 ? miss3(nr->gap, nr->m_posdef, NAN) : NAN;
-  holds[0] = d == 1 && tr->V[0] > 0 && tr->M[0] > 0;
-  readable[0] = d == 1;
-  D[1] = miss3(nr->v_identity, nr->m_symmetric, nr->m_posdef);
-  holds[1] = (f & AS_FLAG_V_IDENTITY) && (f & AS_FLAG_M_SPD);
-  readable[1] = 1;
-  D[2] = miss3(nr->v_minus_identity, nr->m_identity, NAN);
-  holds[2] = (f & AS_FLAG_V_MINUS_IDENTITY) && (f & AS_FLAG_M_IDENTITY);
-  readable[2] = 1;
-  D[3] = isnan(nr->paranormal) ? NAN : miss3(nr->paranormal, nr->m_symmetric, nr->m_posdef);
-  holds[3] = (f & AS_FLAG_PARANORMAL) && (f & AS_FLAG_M_SPD) && sp->dim_f >= 2;
-  readable[3] = nr->paranormal_f >= 2 && sp->dim_f == nr->paranormal_f;
-  D[4] = miss3(nr->lead_real, nr->gap, nr->margin);
-  holds[4] = (f & AS_FLAG_GOOD) != 0;
-  readable[4] = (f & AS_FLAG_LEAD_REAL) && (f & AS_FLAG_LEAD_SIMPLE) && isfinite(sp->l1[0]);
+  for (int i = 0; i < NT; i++) {
+    D[i] = near_miss(nr, as_near_theorem_hypotheses(order[i]));
+    switch (order[i]) {
+    case AS_THM_D1:
+      holds[i] = d == 1 && tr->V[0] > 0 && tr->M[0] > 0;
+      readable[i] = d == 1;
+      break;
+    case AS_THM_IDENTITY:
+      holds[i] = (f & AS_FLAG_V_IDENTITY) && (f & AS_FLAG_M_SPD);
+      readable[i] = 1;
+      break;
+    case AS_THM_MINUS_IDENTITY:
+      holds[i] = (f & AS_FLAG_V_MINUS_IDENTITY) && (f & AS_FLAG_M_IDENTITY);
+      readable[i] = 1;
+      break;
+    case AS_THM_PARANORMAL:
+      holds[i] = (f & AS_FLAG_PARANORMAL) && (f & AS_FLAG_M_SPD) && sp->dim_f >= 2;
+      readable[i] = nr->paranormal_f >= 2 && sp->dim_f == nr->paranormal_f;
+      break;
+    case AS_THM_GOOD:
+      holds[i] = (f & AS_FLAG_GOOD) != 0;
+      readable[i] = (f & AS_FLAG_LEAD_REAL) && (f & AS_FLAG_LEAD_SIMPLE) && isfinite(sp->l1[0]);
+      break;
+    default: /* a theorem added to AS_NEAR_THEOREMS needs its rule here */
+      AS_CHECK(0, AS_ERR_INTERNAL, "near: no rule for theorem %d", (int)order[i]);
+    }
+  }
 
   int h = -1; /* the proved theorem that holds (sp->theorem), if any */
   for (int i = 0; i < NT; i++)

@@ -243,15 +243,9 @@ static void copy_near(const as_near *nr, as_record *rec) {
   rec->near_theorem = (int32_t)nr->theorem;
   rec->near_predicted = (int32_t)nr->predicted;
   rec->near_dist = nr->dist;
-  rec->dist_v_identity = nr->v_identity;
-  rec->dist_v_minus_identity = nr->v_minus_identity;
-  rec->dist_m_identity = nr->m_identity;
-  rec->dist_m_symmetric = nr->m_symmetric;
-  rec->dist_m_posdef = nr->m_posdef;
-  rec->dist_lead_real = nr->lead_real;
-  rec->dist_gap = nr->gap;
-  rec->dist_margin = nr->margin;
-  rec->dist_paranormal = nr->paranormal;
+#define AS_X_NEAR_COPY(h) rec->dist_##h = nr->h;
+  AS_NEAR_HYPOTHESES(AS_X_NEAR_COPY)
+#undef AS_X_NEAR_COPY
 }
 
 /* The verdict against the nearest theorem (classify.h): the verdict itself when it is the

@@ -79,6 +79,20 @@ with tempfile.TemporaryDirectory() as tmp:
                       == kinds[n].startswith("enum") for n in names)
         check("enum fields are HDF5 enums exactly where the doc says so", enum_ok)
 
+        # The nearest theorem's hypotheses: the file's near_hypotheses states the map of the
+        # prose in the section on the hypothesis distances, theorem by theorem.
+        near = doc[doc.index("### The nearest theorem and the hypothesis distances"):]
+        near = near[near.index("The distance of a theorem"):near.index("The file states")]
+        prose = {t: re.findall(r"`(dist_\w+)`", fs) for t, fs in
+                 re.findall(r"(\w+)(?: \(d = 1 only\))?:\s+((?:`dist_\w+`[,;.]?\s*)+)", near)}
+        attr = f["trials"].attrs["near_hypotheses"]
+        attr = attr.decode() if isinstance(attr, bytes) else str(attr)
+        stated = {t.strip(): fs.split() for t, _, fs in
+                  (part.partition(":") for part in attr.split(";"))}
+        check("near_hypotheses (%s) states the documented map %s" % (attr, prose),
+              len(prose) == 5 and {t: sorted(v) for t, v in prose.items()}
+              == {t: sorted(v) for t, v in stated.items()})
+
         # 3. Enum tables match the named types.
         section = doc[doc.index("### Enumerations"):doc.index("## `/bulk`")]
         tables = re.findall(r"`(\w+)` \(`/types/\w+`\):\s*\n\n\|.*?\n\|.*?\n((?:\|.*\n)+)",

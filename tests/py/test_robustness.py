@@ -73,9 +73,18 @@ def build(rng, n=400):
     return a
 
 
-def write(path, a):
+#: The proved theorems and their hypotheses (docs/theory.md 2.11, docs/results.md), as the
+#: /trials attribute near_hypotheses states them.
+THEORY = ("d1: dist_m_posdef dist_gap; identity: dist_v_identity dist_m_symmetric dist_m_posdef; "
+          "minus_identity: dist_v_minus_identity dist_m_identity; paranormal: dist_m_symmetric "
+          "dist_m_posdef dist_paranormal; good: dist_lead_real dist_gap dist_margin")
+
+
+def write(path, a, near_hypotheses=THEORY):
     with h5py.File(path, "w") as f:
         f.create_dataset("trials", data=a)
+        if near_hypotheses is not None:
+            f["trials"].attrs["near_hypotheses"] = near_hypotheses
         f.attrs["n_trials"] = np.uint64(len(a))
         f.attrs["tool_version"] = "0.1.0"
 
@@ -235,6 +244,22 @@ class RobustnessTest(unittest.TestCase):
             self.assertAlmostEqual(float(rows[t]["near_miss_dist_median"]),
                                    float(np.median(a["near_dist"][miss])), places=12)
         self.assertEqual(rows["codim_k"]["near_miss_trials"], "")  # no theorem: no near miss
+
+    def test_the_map_is_the_files(self):
+        # A file whose near_hypotheses gives dist_margin to identity as well: the margin panel
+        # then covers the identity trials too (summarize holds no map of its own).
+        p = os.path.join(self.tmp.name, "map.h5")
+        self.addCleanup(os.remove, p)
+        write(p, self.a, THEORY.replace("identity: dist_v_identity",
+                                        "identity: dist_margin dist_v_identity", 1))
+        rc, out, err = run([p, "--robustness", "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        tabs = csv_tables(out)
+        self.check_field(tabs["dist_margin"], "dist_margin", ["identity", "good"], 12)
+        write(p, self.a, None)
+        rc, out, err = run([p, "--robustness"])
+        self.assertEqual(rc, 2)
+        self.assertIn("near_hypotheses", err)
 
     def test_file_without_near_fields(self):
         dt = self.a.dtype
