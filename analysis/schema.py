@@ -487,17 +487,21 @@ def _macro_args(text, start):
 
 def parse_params(include_dir):
     """The key table AS_PARAM_TABLE of include/attnsweep/params.h: a list of dicts with the
-    columns key, kind, rkind, rname (one per sweep key, in table order)."""
+    columns key, kind, etab, rkind, rname (one per sweep key, in table order)."""
     path = os.path.join(include_dir, "attnsweep", "params.h")
     if not os.path.exists(path):  # a record definition without a key table
         return []
     with open(path) as fh:
         text = fh.read()
     body = re.sub(r"/\*.*?\*/", " ", _macro_body(text, "AS_PARAM_TABLE", "X, C"))
+    # Groups of keys kept in macros of their own (AS_BLOCKS_PARAMS(X, C), ...): expanded.
+    body = re.sub(r"\b(AS_\w+_PARAMS)\(\s*X\s*,\s*C\s*\)",
+                  lambda g: re.sub(r"/\*.*?\*/", " ", _macro_body(text, g.group(1), "X, C")),
+                  body)
     out = []
     for m in re.finditer(r"\bX\(", body):
         a, _ = _macro_args(body, m.end() - 1)
-        out.append({"key": a[1], "kind": a[2], "rkind": a[9], "rname": a[10]})
+        out.append({"key": a[1], "kind": a[2], "etab": a[3], "rkind": a[9], "rname": a[10]})
     return out
 
 
@@ -524,7 +528,8 @@ def parse_headers(include_dir):
     """Parse include/attnsweep/record.h and enums.h (for tests and benchmarks, which run from
     the source tree): returns (fields, enums, flags, msg_len) where fields is a list of
     (kind, name), enums maps a field kind to its labels in value order (from the enums.h list
-    AS_<KIND>_LIST; kinds without such a list, e.g. per-spec case names, are absent), and
+    AS_<KIND>_LIST; kinds without such a list, e.g. per-spec case names, are absent) and the
+    name of each ENUM field to the labels of its key's enumeration, and
     flags maps a lower-case flag name to its bit."""
     with open(os.path.join(include_dir, "attnsweep", "record.h")) as fh:
         rec = fh.read()
@@ -543,6 +548,14 @@ def parse_headers(include_dir):
         if what == "enum" and re.search(r"#define\s+AS_%s_LIST\(X\)" % kind, en):
             b = re.sub(r"/\*.*?\*/", " ", _macro_body(en, "AS_%s_LIST" % kind))
             enums[kind] = re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*\"([^\"]*)\"", b)
+    # Record kind ENUM: a sweep key's own enumeration, named by its etab (&as_<x>_table is
+    # the list AS_<X>_LIST); keyed by the field name (lower case, unlike the kinds).
+    for p in parse_params(include_dir):
+        m = re.match(r"&as_(\w+)_table$", p["etab"])
+        lst = "AS_%s_LIST" % m.group(1).upper() if m else None
+        if p["rkind"] == "ENUM" and lst and re.search(r"#define\s+%s\(X\)" % lst, en):
+            b = re.sub(r"/\*.*?\*/", " ", _macro_body(en, lst))
+            enums[p["rname"]] = re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*\"([^\"]*)\"", b)
     flags = {}
     for name, bit in re.findall(r"AS_FLAG_([A-Z0-9_]+)\s*=\s*1\s*<<\s*(\d+)", rec):
         flags[name.lower()] = int(bit)
@@ -574,9 +587,11 @@ def dtype_from_headers(include_dir, labels=None):
         elif what == "bytes":
             spec.append((name, np.dtype("S%d" % arg)))
         else:
-            labs = labels.get(name) or enums.get(kind) or ["case0"]
-            spec.append((name, h5py.enum_dtype({l: i for i, l in enumerate(labs)},
-                                               basetype="i4")))
+            labs = labels.get(name) or enums.get(kind) or enums.get(name) or ["case0"]
+            members = {l: i for i, l in enumerate(labs)}
+            if kind == "ENUM":  # a key's enumeration has "-" = -1 (not applicable)
+                members["-"] = -1
+            spec.append((name, h5py.enum_dtype(members, basetype="i4")))
     return np.dtype(spec)
 
 
@@ -584,4 +599,5 @@ def enum_labels_from_headers(include_dir):
     """field name -> labels in value order, for the enum fields of the C definition whose
     labels enums.h fixes."""
     fields, enums, _, _ = parse_headers(include_dir)
-    return {name: enums[kind] for kind, name in fields if kind in enums}
+    return {name: enums[kind] if kind in enums else enums[name] for kind, name in fields
+            if kind in enums or (kind == "ENUM" and name in enums)}

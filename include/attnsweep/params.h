@@ -172,27 +172,27 @@ enum {
     t->attn.norm == AS_NORM_SPHERE, "sphere: sa (softmax weights) or usa (e^{beta<.,.>} / n)")
 
 /* Transformer blocks (blocks.h): keys flagged AS_PF_STRICT are errors where they do not apply.
- * Their enumerations are recorded as int32 (the label's position in `attnsweep help keys`). */
+ * Their enumerations are recorded as HDF5 enums of their etab (record kind ENUM, record.h). */
 #define AS_BLOCKS_PARAMS(X, C)                                                                     \
   X(C, heads, INT, NULL, 1, 64, 0, 1, blocks.heads, I32, heads, 1,                                 \
     "attention heads H: x_i' = sum_h sum_j P^h_ij V_h x_j (1: the base model)")                   \
   X(C, skip, BOOL, NULL, 0, 1, AS_PF_STRICT, 1, blocks.skip, I32, skip,                            \
     t->integ.method == AS_METHOD_LAYERS,                                                           \
     "layers: x <- x + dt Attn(x) (true) or x <- Attn(x) = P V x (false)")                          \
-  X(C, ffn, ENUM, &as_ffn_table, 0, 0, 0, AS_FFN_NONE, blocks.ffn, I32, ffn, 1,                    \
+  X(C, ffn, ENUM, &as_ffn_table, 0, 0, 0, AS_FFN_NONE, blocks.ffn, ENUM, ffn, 1,                    \
     "feed-forward activation sigma (none: no feed-forward part)")                                  \
   X(C, ffn_form, ENUM, &as_ffn_form_table, 0, 0, AS_PF_STRICT, AS_FFN_INSIDE, blocks.ffn_form,     \
-    I32, ffn_form, t->blocks.ffn != AS_FFN_NONE,                                                   \
+    ENUM, ffn_form, t->blocks.ffn != AS_FFN_NONE,                                                   \
     "inside: W sigma(attention term); block: plus a per-token MLP W_2 sigma(W_1 x + b)")          \
   X(C, ffn_width, INT, NULL, 0, AS_MAX_D, AS_PF_STRICT, 0, blocks.ffn_width, I32, ffn_width,       \
     t->blocks.ffn != AS_FFN_NONE && t->blocks.ffn_form == AS_FFN_BLOCK,                           \
     "ffn_form block: hidden width of the MLP (0: d)")                                             \
-  X(C, ffn_w, ENUM, &as_ffn_w_table, 0, 0, AS_PF_STRICT, AS_FFN_W_IDENTITY, blocks.ffn_w, I32,     \
+  X(C, ffn_w, ENUM, &as_ffn_w_table, 0, 0, AS_PF_STRICT, AS_FFN_W_IDENTITY, blocks.ffn_w, ENUM,    \
     ffn_w, t->blocks.ffn != AS_FFN_NONE, "feed-forward weights W (W_1, W_2)")                      \
   X(C, ffn_bias, BOOL, NULL, 0, 1, AS_PF_STRICT, 0, blocks.ffn_bias, I32, ffn_bias,                \
     t->blocks.ffn != AS_FFN_NONE && t->blocks.ffn_form == AS_FFN_BLOCK,                           \
     "ffn_form block: a random bias b ~ N(0, 1) (false: b = 0)")                                    \
-  X(C, weights, ENUM, &as_weights_table, 0, 0, 0, AS_WEIGHTS_SHARED, blocks.weights, I32, weights, \
+  X(C, weights, ENUM, &as_weights_table, 0, 0, 0, AS_WEIGHTS_SHARED, blocks.weights, ENUM, weights, \
     1, "shared: one triple; per_layer: a fresh triple from the family per block of layers")       \
   X(C, weights_every, INT, NULL, 1, 2147483647.0, AS_PF_STRICT, 1, blocks.weights_every, I32,      \
     weights_every, t->blocks.weights == AS_WEIGHTS_PER_LAYER,                                      \

@@ -6,6 +6,10 @@
  *   U64 I64 I32 F64                  plain numbers
  *   VFAMILY MFAMILY INIT METHOD VARS EXPM THEOREM GEOM VERDICT OUTCOME
  *                                    enumerations of enums.h (int32 in C, HDF5 enums)
+ *   ENUM                             a sweep key's enumeration: the etab of its entry in
+ *                                    params.h (RKIND ENUM) gives the labels; int32 in C, an
+ *                                    HDF5 enum with "-" = -1 (not applicable) plus the labels.
+ *                                    A new enum key needs nothing beyond its table entry.
  *   MSG                              char[AS_RECORD_MSG], NUL padded
  * Append fields at the end of a group; never reorder within a released version.
  * NaN in a F64 field means "not applicable / not measured".
@@ -41,6 +45,7 @@
 #define AS_PREC_MASK(X, rname, doc) X(MASK, rname, doc)
 #define AS_PREC_NORM(X, rname, doc) X(NORM, rname, doc)
 #define AS_PREC_NFORM(X, rname, doc) X(NFORM, rname, doc)
+#define AS_PREC_ENUM(X, rname, doc) X(ENUM, rname, doc)
 
 /* Flags of the triple (field `flags`): X(NAME, bit, "meaning"). The list generates the
  * AS_FLAG_<NAME> bits and the results file's /trials attributes flag:<name> = bit. */
@@ -155,6 +160,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_CT_MASK int32_t
 #define AS_CT_NORM int32_t
 #define AS_CT_NFORM int32_t
+#define AS_CT_ENUM int32_t
 #define AS_CT_VFAMILY int32_t
 #define AS_CT_MFAMILY int32_t
 #define AS_CT_INIT int32_t
@@ -178,6 +184,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_DIM_MASK
 #define AS_DIM_NORM
 #define AS_DIM_NFORM
+#define AS_DIM_ENUM
 #define AS_DIM_VFAMILY
 #define AS_DIM_MFAMILY
 #define AS_DIM_INIT
@@ -201,6 +208,9 @@ struct as_trial;
  * coordinates of trial t: each recorded key's value where it applies to t (params.h), else
  * NaN (F64), -1 (I32, LABEL) or 0 (HASH). t = NULL: the fill record of a pending row. */
 void as_record_init(as_record *r, const struct as_trial *t);
+/* The enumeration of an ENUM field (the etab of the key recorded in it), or NULL when `field`
+ * is not an ENUM field. */
+const as_enum_table *as_record_enum_table(const char *field);
 /* Zero the bookkeeping fields (wall_time, rank) so records can be compared bytewise. */
 void as_record_strip_timing(as_record *r);
 

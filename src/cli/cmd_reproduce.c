@@ -51,6 +51,7 @@ static void diff_MSG(const char *name, const char *a, const char *b) {
 #define diff_MASK diff_I32
 #define diff_NORM diff_I32
 #define diff_NFORM diff_I32
+#define diff_ENUM diff_I32
 #define diff_VFAMILY diff_I32
 #define diff_MFAMILY diff_I32
 #define diff_INIT diff_I32

@@ -69,11 +69,22 @@ static const char *kind_text(const char *kind) {
   return kind;
 }
 
+/* Type text of a field: an ENUM field names the enumeration of its key. */
+static void print_type(const char *kind, const char *name) {
+  const as_enum_table *tab = strcmp(kind, "ENUM") == 0 ? as_record_enum_table(name) : NULL;
+  if (tab)
+    printf("enum `%s`", tab->type_name);
+  else
+    printf("%s", kind_text(kind));
+}
+
 static void print_fields(void) {
   printf("| field | type | meaning |\n|---|---|---|\n");
-#define AS_X_ROW(kind, name, doc)                    \
-  printf("| `%s` | %s | ", #name, kind_text(#kind)); \
-  cell(doc);                                         \
+#define AS_X_ROW(kind, name, doc) \
+  printf("| `%s` | ", #name);     \
+  print_type(#kind, #name);       \
+  printf(" | ");                  \
+  cell(doc);                      \
   printf(" |\n");
   AS_RECORD_FIELDS(AS_X_ROW)
 #undef AS_X_ROW

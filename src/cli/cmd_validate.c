@@ -16,6 +16,7 @@ typedef struct file_ref {
   const char *tokens;  /* token file or NULL */
   const char *dataset; /* token dataset */
   int d, m, n;
+  int heads; /* a per-head file is read with this head axis (blocks.h) */
 } file_ref;
 
 static int same_str(const char *a, const char *b) {
@@ -41,12 +42,13 @@ static int check_files(const char *path, const as_spec *spec) {
                   kf ? t.init.dataset.text : NULL,
                   t.d,
                   t.triple.m_rows,
-                  t.n};
+                  t.n,
+                  t.blocks.heads};
     int dup = 0;
     for (int k = 0; k < nseen && !dup; k++)
       dup = same_str(seen[k].file, r.file) && seen[k].index == r.index &&
             same_str(seen[k].tokens, r.tokens) && same_str(seen[k].dataset, r.dataset) &&
-            seen[k].d == r.d && seen[k].m == r.m && seen[k].n == r.n;
+            seen[k].d == r.d && seen[k].m == r.m && seen[k].n == r.n && seen[k].heads == r.heads;
     if (dup) continue;
     seen[nseen++] = r;
     as_matfile *mf = NULL;

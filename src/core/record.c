@@ -29,6 +29,7 @@
 #define AS_FILL_GEOM(name)
 #define AS_FILL_VERDICT(name)
 #define AS_FILL_OUTCOME(name)
+#define AS_FILL_ENUM(name)
 #define AS_FILL_MSG(name)
 
 /* The value of a key in its record field, by the key's kind (KIND) and the field's (RKIND);
@@ -58,6 +59,7 @@
 #define AS_NA_MASK(rname) r->rname = -1;
 #define AS_NA_NORM(rname) r->rname = -1;
 #define AS_NA_NFORM(rname) r->rname = -1;
+#define AS_NA_ENUM(rname) r->rname = -1;
 
 void as_record_init(as_record *r, const as_trial *t) {
   memset(r, 0, sizeof *r); /* also zeroes padding, so records compare bytewise */
@@ -78,6 +80,14 @@ void as_record_init(as_record *r, const as_trial *t) {
   }
   AS_PARAM_LIST(AS_X_COORD)
 #undef AS_X_COORD
+}
+
+const as_enum_table *as_record_enum_table(const char *field) {
+  for (int i = 0; field && i < AS_PARAM_COUNT; i++) {
+    const as_param *p = &as_params[i];
+    if (p->etab && strcmp(p->rkind, "ENUM") == 0 && strcmp(p->rname, field) == 0) return p->etab;
+  }
+  return NULL;
 }
 
 void as_record_strip_timing(as_record *r) {

@@ -77,6 +77,7 @@ static int enum_has_na(const as_enum_table *tab) {
 #define AS_LN_MASK(name)
 #define AS_LN_NORM(name)
 #define AS_LN_NFORM(name)
+#define AS_LN_ENUM(name)
 #define AS_LN_INIT(name)
 #define AS_LN_METHOD(name)
 #define AS_LN_VARS(name)
@@ -166,11 +167,13 @@ static hid_t str_type(size_t size, H5T_str_t pad) {
   return t;
 }
 
-static hid_t enum_type(const as_enum_table *tab, hid_t base) {
+/* The enum type of tab; with na, also the member "-" = -1 (not applicable). */
+static hid_t enum_type(const as_enum_table *tab, hid_t base, int na_member) {
+  if (!tab) return H5I_INVALID_HID; /* an ENUM field whose key has no etab: a table bug */
   hid_t t = H5Tenum_create(base);
   if (t < 0) return t;
   int32_t na = -1;
-  if (enum_has_na(tab) && H5Tenum_insert(t, "-", &na) < 0) {
+  if (na_member && H5Tenum_insert(t, "-", &na) < 0) {
     H5Tclose(t);
     return H5I_INVALID_HID;
   }
@@ -225,23 +228,26 @@ static int enum_index(const as_enum_table *tab) {
 #define AS_KIND_F64(fl, nm) ((fl) ? H5Tcopy(H5T_IEEE_F64LE) : H5Tcopy(H5T_NATIVE_DOUBLE))
 #define AS_KIND_MSG(fl, nm) str_type(AS_RECORD_MSG, H5T_STR_NULLTERM)
 #define AS_KIND_LABEL(fl, nm) H5Tcopy(labels[label_index(nm)])
-#define AS_KIND_ENUM(KIND) H5Tcopy(enums[enum_index(AS_TAB_##KIND)])
-#define AS_KIND_VFAMILY(fl, nm) AS_KIND_ENUM(VFAMILY)
-#define AS_KIND_MFAMILY(fl, nm) AS_KIND_ENUM(MFAMILY)
-#define AS_KIND_PERTURB(fl, nm) AS_KIND_ENUM(PERTURB)
-#define AS_KIND_TSEED(fl, nm) AS_KIND_ENUM(TSEED)
-#define AS_KIND_ATTN(fl, nm) AS_KIND_ENUM(ATTN)
-#define AS_KIND_MASK(fl, nm) AS_KIND_ENUM(MASK)
-#define AS_KIND_NORM(fl, nm) AS_KIND_ENUM(NORM)
-#define AS_KIND_NFORM(fl, nm) AS_KIND_ENUM(NFORM)
-#define AS_KIND_INIT(fl, nm) AS_KIND_ENUM(INIT)
-#define AS_KIND_METHOD(fl, nm) AS_KIND_ENUM(METHOD)
-#define AS_KIND_VARS(fl, nm) AS_KIND_ENUM(VARS)
-#define AS_KIND_EXPM(fl, nm) AS_KIND_ENUM(EXPM)
-#define AS_KIND_THEOREM(fl, nm) AS_KIND_ENUM(THEOREM)
-#define AS_KIND_GEOM(fl, nm) AS_KIND_ENUM(GEOM)
-#define AS_KIND_VERDICT(fl, nm) AS_KIND_ENUM(VERDICT)
-#define AS_KIND_OUTCOME(fl, nm) AS_KIND_ENUM(OUTCOME)
+#define AS_KIND_TAB(KIND) H5Tcopy(enums[enum_index(AS_TAB_##KIND)])
+/* A sweep key's enumeration (record.h kind ENUM): built from its etab, "-" = -1 included. */
+#define AS_KIND_ENUM(fl, nm) \
+  enum_type(as_record_enum_table(nm), (fl) ? H5T_STD_I32LE : H5T_NATIVE_INT32, 1)
+#define AS_KIND_VFAMILY(fl, nm) AS_KIND_TAB(VFAMILY)
+#define AS_KIND_MFAMILY(fl, nm) AS_KIND_TAB(MFAMILY)
+#define AS_KIND_PERTURB(fl, nm) AS_KIND_TAB(PERTURB)
+#define AS_KIND_TSEED(fl, nm) AS_KIND_TAB(TSEED)
+#define AS_KIND_ATTN(fl, nm) AS_KIND_TAB(ATTN)
+#define AS_KIND_MASK(fl, nm) AS_KIND_TAB(MASK)
+#define AS_KIND_NORM(fl, nm) AS_KIND_TAB(NORM)
+#define AS_KIND_NFORM(fl, nm) AS_KIND_TAB(NFORM)
+#define AS_KIND_INIT(fl, nm) AS_KIND_TAB(INIT)
+#define AS_KIND_METHOD(fl, nm) AS_KIND_TAB(METHOD)
+#define AS_KIND_VARS(fl, nm) AS_KIND_TAB(VARS)
+#define AS_KIND_EXPM(fl, nm) AS_KIND_TAB(EXPM)
+#define AS_KIND_THEOREM(fl, nm) AS_KIND_TAB(THEOREM)
+#define AS_KIND_GEOM(fl, nm) AS_KIND_TAB(GEOM)
+#define AS_KIND_VERDICT(fl, nm) AS_KIND_TAB(VERDICT)
+#define AS_KIND_OUTCOME(fl, nm) AS_KIND_TAB(OUTCOME)
 
 /* The compound type of as_record: file = 0 memory layout (offsets of the C struct),
  * file = 1 packed little-endian layout of the file. */
@@ -323,7 +329,8 @@ static as_status build_mem_types(as_results *rf) {
   as_status st = AS_OK;
   hid_t enums[N_ENUMS];
   for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
-  for (int i = 0; i < N_ENUMS; i++) AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32));
+  for (int i = 0; i < N_ENUMS; i++)
+    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32, enum_has_na(enum_tables[i])));
   AS_TRY(record_type(enums, rf->label_mem, 0, &rf->rec_mem));
   AS_H5_ID(rf->col_mem, H5Tcreate(H5T_COMPOUND, sizeof(col_pair)));
   AS_H5_CHECK(H5Tinsert(rf->col_mem, "outcome", offsetof(col_pair, outcome),
@@ -775,16 +782,25 @@ cleanup:
 static as_status create_types_and_trials(as_results *rf, const as_results_info *info) {
   as_status st = AS_OK;
   hid_t g = H5I_INVALID_HID, rec_file = H5I_INVALID_HID, seg_file = H5I_INVALID_HID;
-  hid_t s = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  hid_t s = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, key_enum = H5I_INVALID_HID;
   hid_t enums[N_ENUMS], labels[N_LABELS];
   for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
   for (int i = 0; i < N_LABELS; i++) labels[i] = H5I_INVALID_HID;
   AS_H5_ID(g, H5Gcreate2(rf->file, "types", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   /* Named enum types: h5dump shows /types/outcome etc.; the compound holds copies. */
   for (int i = 0; i < N_ENUMS; i++) {
-    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_STD_I32LE));
+    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_STD_I32LE, enum_has_na(enum_tables[i])));
     AS_H5_CHECK(
         H5Tcommit2(g, enum_tables[i]->type_name, enums[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  }
+  /* The enumerations of the ENUM fields (sweep keys, record.h): /types/<type name>. */
+  for (int i = 0; i < AS_PARAM_COUNT; i++) {
+    const as_enum_table *tab = as_record_enum_table(as_params[i].rname);
+    if (!tab || strcmp(as_params[i].rkind, "ENUM") != 0) continue;
+    AS_H5_ID(key_enum, enum_type(tab, H5T_STD_I32LE, 1));
+    AS_H5_CHECK(H5Tcommit2(g, tab->type_name, key_enum, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5Tclose(key_enum);
+    key_enum = H5I_INVALID_HID;
   }
   for (int i = 0; i < N_LABELS; i++) {
     AS_H5_ID(labels[i], label_type(find_label_set(info, label_fields[i]), H5T_STD_I32LE));
@@ -816,6 +832,7 @@ cleanup:
     if (labels[i] >= 0) H5Tclose(labels[i]);
   if (rec_file >= 0) H5Tclose(rec_file);
   if (seg_file >= 0) H5Tclose(seg_file);
+  if (key_enum >= 0) H5Tclose(key_enum);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (s >= 0) H5Sclose(s);
   if (g >= 0) H5Gclose(g);

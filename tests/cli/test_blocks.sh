@@ -138,6 +138,11 @@ for i, words in ((1, ["heads2.h5", "/triples/V", "heads = 3"]), (2, ["heads2.h5"
 print("ok: messages name file, dataset, head:", msg[1], "|", msg[3])
 PY
 check "per-head file failures name the file, the dataset and the head" test $? -eq 0
+"$bin" validate files.yaml >files_val.out 2>&1
+rc=$?
+check "per-head files of the wrong shape: refused at validate, exit 2 (rc $rc)" test $rc -eq 2
+check "validate names the file, the dataset and the heads" \
+  grep -q "heads2.h5: dataset /triples/V holds another number of heads; heads = 3" files_val.out
 "$py" - files.h5 <<'PY'
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")

@@ -152,6 +152,11 @@ def main():
             check("summarize --by %s gives two groups for key %s (rc %d, %d groups%s)"
                   % (field, key, r.returncode, len(rows), r.stderr.strip()[-200:]),
                   len(rows) == 2)
+            if key in ("ffn", "weights"):  # enum keys of their own: labels, not codes
+                got = sorted(row.get(field, "") for row in rows)
+                want = ["relu", "tanh"] if key == "ffn" else ["per_layer", "shared"]
+                check("summarize --by %s shows labels %s (got %s)" % (field, want, got),
+                      got == want)
         with h5py.File(os.path.join(tmp, "axes.h5"), "r") as f:
             t = f["trials"][:]
             cmap = h5py.check_enum_dtype(f["trials"].dtype["case_name"])
@@ -160,6 +165,15 @@ def main():
                   names.get(0) == "vfamily" and "init_dataset" in cmap)
             fmap = h5py.check_enum_dtype(f["trials"].dtype["file"])
             check("file is an enum of the file names", set(fmap) >= {"w1.h5", "w2.h5", "-"})
+            for field, want in (("ffn", {"none", "relu", "tanh", "identity", "-"}),
+                                ("ffn_form", {"inside", "block", "-"}),
+                                ("ffn_w", {"identity", "random", "-"}),
+                                ("weights", {"shared", "per_layer", "-"})):
+                emap = h5py.check_enum_dtype(f["trials"].dtype[field]) or {}
+                check("%s is an HDF5 enum of its key's labels (%s)" % (field, sorted(emap)),
+                      set(emap) == want and "types/" + field in f)
+            check("ffn_form is '-' (-1) where ffn is none",
+                  all(r["ffn_form"] == -1 for r in t if r["ffn"] == 0))
             check("/labels/case_name lists the cases in order",
                   [x.decode() for x in f["labels/case_name"][:]][:2] == ["vfamily", "mfamily"])
 

@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
         section = doc[doc.index("### Enumerations"):doc.index("## `/bulk`")]
         tables = re.findall(r"`(\w+)` \(`/types/\w+`\):\s*\n\n\|.*?\n\|.*?\n((?:\|.*\n)+)",
                             section)
-        check("16 enum tables documented", len(tables) == 16)
+        check("20 enum tables documented", len(tables) == 20)
         for name, rows in tables:
             doc_map = {lab: int(v) for v, lab in re.findall(r"^\| (-?\d+) \| `([^`]+)` \|", rows,
                                                             re.M)}
