@@ -178,10 +178,11 @@ typedef struct as_results_verify_counts {
 
 /* Check rows [first, first + count) against their checksums, and the bulk slabs of those
  * that are intact and done (outcome neither pending, interrupted nor failed: the trials a
- * sweep stores bulk data for). flags (count entries, may be NULL) receives 0, AS_VERIFY_ROW or
- * AS_VERIFY_BULK per row; vc (required) is filled (not added to). Independent; a row being
- * written concurrently by a running sweep may read as damaged for a moment (check it again).
- * Statuses: AS_OK (damage is a result, not an error), AS_ERR_ARG, AS_ERR_HDF5, AS_ERR_NOMEM. */
+ * sweep stores bulk data for) and whose slab checksum is not 0 (the fill: never written). flags
+ * (count entries, may be NULL) receives 0, AS_VERIFY_ROW or AS_VERIFY_BULK per row; vc (required)
+ * is filled (not added to). Independent; a row being written concurrently by a running sweep may
+ * read as damaged for a moment (check it again). Statuses: AS_OK (damage is a result, not an
+ * error), AS_ERR_ARG, AS_ERR_HDF5, AS_ERR_NOMEM. */
 as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint8_t *flags,
                             as_results_verify_counts *vc);
 

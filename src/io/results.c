@@ -1479,7 +1479,9 @@ static int row_has_bulk(const as_record *r) {
 
 /* The slabs of kind k of rows [b, e) with want[i - b] set, streamed in pieces of at most
  * VERIFY_CHUNK doubles (the slabs of consecutive rows are contiguous), against sums[i - b];
- * a mismatch sets bad[i - b]. *buf (capacity *cap doubles) is the reader's scratch. */
+ * a mismatch sets bad[i - b]. A checksum 0 is the fill: the slab was never written by
+ * as_results_write_bulk (a row written without bulk data), so it is not checked. *buf
+ * (capacity *cap doubles) is the reader's scratch. */
 static as_status verify_bulk_kind(as_results *rf, int k, uint64_t b, uint64_t e,
                                   const uint8_t *want, const uint32_t *sums, uint8_t *bad,
                                   uint64_t *slabs, double **buf, uint64_t *cap) {
@@ -1516,7 +1518,7 @@ static as_status verify_bulk_kind(as_results *rf, int k, uint64_t b, uint64_t e,
       const uint64_t s0 = off[t] > pos ? off[t] : pos, s1 = off[t + 1] < end ? off[t + 1] : end;
       if (want[t - b] && s1 > s0) crc = crc_doubles(crc, *buf + (s0 - pos), s1 - s0);
       if (off[t + 1] > end) break; /* continues in the next piece */
-      if (want[t - b] && off[t + 1] > off[t]) {
+      if (want[t - b] && off[t + 1] > off[t] && sums[t - b] != 0) {
         (*slabs)++;
         if (crc != sums[t - b]) bad[t - b] = 1;
       }
