@@ -10,20 +10,19 @@
  * Every name and rule of these files is the set's (outset.h); repair uses them like `run`.
  *
  * as_repair_run handles both states a SIGKILL can leave:
- *   readable file   every journaled record is put into its row when the row is pending or
- *                   holds something else (timing fields aside); a done row that is not
- *                   internally consistent and has no journal entry is reset to pending;
- *                   everything else is kept. Bulk data were written before the journal
- *                   entry, so they are valid for every journaled trial.
- *   unreadable or   (truncated, no HDF5 signature, HDF5 cannot open it or read /trials, or
- *   missing file    missing while its journals or spec side file exist) a fresh file is
- *                   built from the spec (OUT.h5.spec, or the one given) and the journaled
- *                   records are written into it, except those of trials that store bulk
- *                   data: their data went down with the old file, so they stay pending
- *                   and `run --resume` computes them again. The damaged file is kept as
- *                   OUT.h5.damaged and the old journals as OUT.h5.damaged.journal.<rank>; a
- *                   new OUT.h5.journal.0 holds exactly the records put into the new file.
- * Afterwards `attnsweep run SPEC -o OUT.h5 --resume` completes the sweep.
+ *   readable file   every journaled record is put into its row when the row is pending,
+ *                   fails its checksum (results.h) or holds something else (timing fields
+ *                   aside); a done row that fails its checksum or is not internally
+ *                   consistent and has no journal entry is reset to pending, and so is a row
+ *                   whose bulk data fail their checksums; everything else is kept. Bulk data were
+ * written before the journal entry, so they are valid for every journaled trial. unreadable or
+ * (truncated, no HDF5 signature, HDF5 cannot open it or read /trials, or missing file    missing
+ * while its journals or spec side file exist) a fresh file is built from the spec (OUT.h5.spec, or
+ * the one given) and the journaled records are written into it, except those of trials that store
+ * bulk data: their data went down with the old file, so they stay pending and `run --resume`
+ * computes them again. The damaged file is kept as OUT.h5.damaged and the old journals as
+ * OUT.h5.damaged.journal.<rank>; a new OUT.h5.journal.0 holds exactly the records put into the new
+ * file. Afterwards `attnsweep run SPEC -o OUT.h5 --resume` completes the sweep.
  *
  * Nothing here is collective: repair runs in one process (MPI must be initialised; the new
  * file is created on MPI_COMM_SELF). It claims the set (outset.h: the run lock) while it works, so
@@ -57,6 +56,12 @@ typedef struct as_repair_report {
   uint64_t bulk_lost;          /* rebuilt: journaled trials left pending (bulk data lost) */
   uint64_t done;               /* rows done after the repair */
   uint64_t journal_damaged_headers; /* journals read entry by entry (damaged header) */
+  uint64_t damaged;          /* rows failing their checksum: restored from a valid journal entry,
+                                else reset to pending (never kept) */
+  uint64_t damaged_restored; /* ... of which restored from their journal entry */
+  uint64_t damaged_bulk;     /* rows whose bulk data fail their checksum: reset to pending (a
+                                journal holds no bulk data; resume runs them again) */
+  int unverified;            /* 1: the file has no checksums (an older file): nothing verified */
 } as_repair_report;
 
 /* Repair the results file `path` (see the top of this header). spec_path: a spec file to

@@ -156,6 +156,41 @@ typedef struct as_results_counts {
  * done[i] = 1 when row i has a non-pending outcome (what --resume skips). */
 as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done);
 
+/* ---------------------------------------------------------------- checksums
+ * Every row of /trials has a CRC-32 in /checksums/trials and every stored bulk slab one in
+ * /checksums/<bulk name> (docs/results.md), written by as_results_write_records and
+ * as_results_write_bulk together with the data. A file written before they existed has no
+ * /checksums group: it reads as "unverified" (nothing is checked, nothing is refused). */
+
+/* Flags of one row after as_results_verify. */
+#define AS_VERIFY_ROW                                                                        \
+  1                      /* the row's bytes do not match its checksum (or a done row's trial \
+                            field is not its row) */
+#define AS_VERIFY_BULK 2 /* the row is intact and done, a bulk slab of it does not match */
+
+typedef struct as_results_verify_counts {
+  int verified;      /* 1: the file carries checksums; 0: an older file, nothing checked */
+  uint64_t rows;     /* rows checked */
+  uint64_t rows_bad; /* rows flagged AS_VERIFY_ROW */
+  uint64_t slabs;    /* bulk slabs checked (done rows that store bulk data) */
+  uint64_t bulk_bad; /* rows flagged AS_VERIFY_BULK */
+} as_results_verify_counts;
+
+/* Check rows [first, first + count) against their checksums, and the bulk slabs of those
+ * that are intact and done (outcome neither pending, interrupted nor failed: the trials a
+ * sweep stores bulk data for) and whose slab checksum is not 0 (the fill: never written). flags
+ * (count entries, may be NULL) receives 0, AS_VERIFY_ROW or AS_VERIFY_BULK per row; vc (required)
+ * is filled (not added to). Independent; a row being written concurrently by a running sweep may
+ * read as damaged for a moment (check it again). Statuses: AS_OK (damage is a result, not an
+ * error), AS_ERR_ARG, AS_ERR_HDF5, AS_ERR_NOMEM. */
+as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint8_t *flags,
+                            as_results_verify_counts *vc);
+
+/* CRC-32 of a row as /checksums/trials holds it: over the row's fields in record order, each
+ * as its little-endian bytes in the file's type (the message: its text up to the first NUL,
+ * zero-padded to its size). Pure function. */
+uint32_t as_results_row_crc(const as_record *rec);
+
 /* One row of /segments. */
 typedef struct as_results_segment {
   int32_t segment;      /* 0, 1, ... in order of opening */

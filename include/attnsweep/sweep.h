@@ -60,6 +60,11 @@ typedef struct as_sweep_result {
   int tidied;                 /* rank 0: 1 when the side files were removed (as_outset_tidy) */
   uint64_t journal_differing; /* rank 0: journal entries that differ from their rows (kept) */
   as_status tidy_status;      /* rank 0: a failure of the tidy (the sweep is still complete) */
+  uint64_t damaged_rows;      /* rank 0, resume: rows that failed their checksum, set to pending
+                                 (restored from a journal entry where one is valid, else run) */
+  uint64_t damaged_bulk;      /* rank 0, resume: done rows whose bulk data failed their
+                                 checksum, set to pending and run again */
+  int unverified;             /* rank 0, resume: the file has no checksums (an older file) */
 } as_sweep_result;
 
 /* Run spec into path. Collective on comm; every rank parsed the same spec. Returns the same

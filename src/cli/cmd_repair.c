@@ -34,6 +34,14 @@ static void print_report(const char *path, const as_repair_report *r, int dry_ru
          "journaled), %llu kept without journal entry\n",
          (unsigned long long)r->restored, (unsigned long long)r->corrected,
          (unsigned long long)r->cleared, (unsigned long long)r->unjournaled);
+  if (r->unverified)
+    printf("checksums: none (a file written by an older attnsweep): rows not verified\n");
+  else if (!r->rebuilt)
+    printf("checksums: %llu damaged row(s): %llu %srestored from the journal, %llu %sreset to "
+           "pending; %llu row(s) with damaged bulk data %sreset to pending\n",
+           (unsigned long long)r->damaged, (unsigned long long)r->damaged_restored, verb,
+           (unsigned long long)(r->damaged - r->damaged_restored), verb,
+           (unsigned long long)r->damaged_bulk, verb);
   if (r->bulk_lost)
     printf("bulk data lost with the old file: %llu journaled trial(s) left pending (resume "
            "computes them again)\n",

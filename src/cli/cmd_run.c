@@ -228,6 +228,18 @@ int as_cmd_run(int argc, char **argv) {
   st = as_sweep_run(MPI_COMM_WORLD, spec, out, &opts, &res);
 
   int code = 0;
+  if (rank == 0 && opts.resume && (res.damaged_rows || res.damaged_bulk))
+    fprintf(stderr,
+            "attnsweep run: %s: %llu damaged row(s) and %llu row(s) with damaged bulk data "
+            "(checksums do not match) set to pending and run again (%llu rows in all; a damaged "
+            "row with a valid journal entry was restored from it instead)\n",
+            out, (unsigned long long)res.damaged_rows, (unsigned long long)res.damaged_bulk,
+            (unsigned long long)(res.damaged_rows + res.damaged_bulk));
+  if (rank == 0 && opts.resume && res.unverified && !quiet)
+    fprintf(stderr,
+            "attnsweep run: note: %s has no checksums (written by an older attnsweep): its rows "
+            "and bulk data were not verified\n",
+            out);
   if (rank == 0) {
     if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
       const int some_failed = st == AS_OK && res.failed_total > 0;

@@ -68,6 +68,56 @@ cleanup:
   return st;
 }
 
+/* The checksums of every row and bulk slab (results.h). A row that a running sweep is writing
+ * at this moment may read as damaged: with held (a run holds the file) each damaged row is
+ * checked once more after a pause and counts only if it is still damaged. */
+static as_status check_sums(as_results *rf, int held, as_results_verify_counts *vc,
+                            uint8_t **flags_out) {
+  as_status st = AS_OK;
+  const uint64_t n = as_results_n_trials(rf);
+  uint8_t *flags = calloc(n ? n : 1, 1);
+  AS_CHECK_ALLOC(flags);
+  AS_TRY(as_results_verify(rf, 0, n, flags, vc));
+  if (held && (vc->rows_bad || vc->bulk_bad)) {
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    vc->rows_bad = vc->bulk_bad = 0;
+    for (uint64_t i = 0; i < n; i++) {
+      if (!flags[i]) continue;
+      as_results_verify_counts one;
+      AS_TRY(as_results_verify(rf, i, 1, &flags[i], &one));
+      vc->rows_bad += one.rows_bad;
+      vc->bulk_bad += one.bulk_bad;
+    }
+  }
+  *flags_out = flags;
+  flags = NULL;
+cleanup:
+  free(flags);
+  return st;
+}
+
+static void print_sums(const as_results_verify_counts *vc, const uint8_t *flags, uint64_t n) {
+  if (!vc->verified) {
+    printf("checksums: none (a file written by an older attnsweep): rows and bulk data not "
+           "verified\n");
+    return;
+  }
+  printf("checksums: %llu rows and %llu bulk slabs checked, %llu damaged row(s), %llu row(s) with "
+         "damaged bulk data\n",
+         (unsigned long long)vc->rows, (unsigned long long)vc->slabs,
+         (unsigned long long)vc->rows_bad, (unsigned long long)vc->bulk_bad);
+  uint64_t shown = 0, bad = vc->rows_bad + vc->bulk_bad;
+  for (uint64_t i = 0; i < n && shown < MAX_FAILURES_SHOWN; i++) {
+    if (!flags[i]) continue;
+    printf("  trial %llu: %s\n", (unsigned long long)i,
+           flags[i] == AS_VERIFY_ROW ? "row damaged (its checksum does not match)"
+                                     : "bulk data damaged (a slab's checksum does not match)");
+    shown++;
+  }
+  if (bad > shown) printf("  ... and %llu more\n", (unsigned long long)(bad - shown));
+}
+
 /* `attnsweep status` has no options of its own (only -h/--help). */
 const as_optset as_opts_status = {NULL, 0, "OUT.h5 | SHARD..."};
 
@@ -252,6 +302,7 @@ int as_cmd_status(int argc, char **argv) {
   as_status st = AS_OK;
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
+  uint8_t *flags = NULL;
   int npos = 0, code = 0;
   if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
   if (npos == 0) return as_cli_usage_error("status", "missing the results file");
@@ -309,6 +360,10 @@ int as_cmd_status(int argc, char **argv) {
     AS_TRY(as_outset_probe(real, &held, &pid, host, sizeof host));
   }
 
+  as_results_verify_counts vc;
+  AS_TRY(check_sums(rf, held, &vc, &flags));
+  const uint64_t n_damaged = vc.rows_bad + vc.bulk_bad;
+
   printf("results: %s\n", path);
   printf("written by: attnsweep %s (git %s)\n", tool, git);
   printf("spec: %s (sha256 %.16s...), seed %llu\n", name[0] ? name : "(built-in)",
@@ -328,7 +383,11 @@ int as_cmd_status(int argc, char **argv) {
            sh_i, sh_n, (unsigned long long)c.done, (unsigned long long)own);
   }
   const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
-  if (c.done >= own && n_bad)
+  if (n_damaged && !held)
+    printf("state: damaged: %llu row(s) fail their checksums (attnsweep run -o %s --resume sets "
+           "them to pending and runs them again)\n",
+           (unsigned long long)n_damaged, path);
+  else if (c.done >= own && n_bad)
     printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
            "attnsweep run -o %s --resume --retry-failed)\n",
            (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
@@ -342,6 +401,7 @@ int as_cmd_status(int argc, char **argv) {
   else
     printf("state: stopped, %llu trial(s) left (resume: attnsweep run -o %s --resume)\n",
            (unsigned long long)(own - c.done), path);
+  print_sums(&vc, flags, c.total);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);
   uint64_t failed = c.outcome[AS_OUT_FAILED];
@@ -363,6 +423,7 @@ int as_cmd_status(int argc, char **argv) {
   }
 cleanup:
   free(segs);
+  free(flags);
   as_results_close(&rf);
   if (st != AS_OK) return as_cli_report("status", st);
   return 0;

@@ -116,10 +116,17 @@ cleanup:
 
 /* ---------------------------------------------------------------- readable file: merge */
 
+/* A pending row for trial i (what a damaged row is reset to). */
+static void pending_row(as_record *out, uint64_t i) {
+  as_record_init(out, NULL);
+  out->trial = i;
+}
+
 static as_status merge(as_results *rf, const jtab *t, int dry_run, as_repair_report *rep) {
   as_status st = AS_OK;
   as_record *rows = NULL, *out = NULL;
   size_t n_out = 0;
+  uint8_t flags[REPAIR_BLOCK];
   rows = malloc(REPAIR_BLOCK * sizeof *rows);
   out = malloc(REPAIR_BLOCK * sizeof *out);
   AS_CHECK_ALLOC(rows);
@@ -127,11 +134,29 @@ static as_status merge(as_results *rf, const jtab *t, int dry_run, as_repair_rep
   for (uint64_t first = 0; first < t->n_trials; first += REPAIR_BLOCK) {
     size_t cnt = (size_t)(t->n_trials - first < REPAIR_BLOCK ? t->n_trials - first : REPAIR_BLOCK);
     AS_TRY(as_results_read_records(rf, first, cnt, rows));
+    as_results_verify_counts vc;
+    AS_TRY(as_results_verify(rf, first, cnt, flags, &vc));
+    rep->unverified = !vc.verified;
     n_out = 0;
     for (size_t k = 0; k < cnt; k++) {
       const uint64_t i = first + k;
       const as_record *row = &rows[k];
-      if (t->slot[i] != NO_SLOT) {
+      if (flags[k] == AS_VERIFY_BULK) {
+        /* The journal cannot give bulk data back: the trial runs again. */
+        rep->damaged_bulk++;
+        pending_row(&out[n_out++], i);
+      } else if (flags[k] == AS_VERIFY_ROW) {
+        /* Never kept: the journal's record, else pending (a trial whose row and journal
+         * entry are both damaged runs again). */
+        rep->damaged++;
+        if (t->slot[i] != NO_SLOT) {
+          out[n_out++] = t->recs[t->slot[i]];
+          rep->damaged_restored++;
+          rep->done++;
+        } else {
+          pending_row(&out[n_out++], i);
+        }
+      } else if (t->slot[i] != NO_SLOT) {
         const as_record *jr = &t->recs[t->slot[i]];
         if (row->outcome == AS_OUT_PENDING) {
           rep->restored++;
@@ -149,13 +174,24 @@ static as_status merge(as_results *rf, const jtab *t, int dry_run, as_repair_rep
           /* A row that is neither pending nor a whole record, and no journal to fix it:
            * back to pending, so resume runs the trial again. */
           rep->cleared++;
-          as_record_init(&out[n_out], NULL);
-          out[n_out].trial = i;
-          n_out++;
+          pending_row(&out[n_out++], i);
         }
       }
     }
-    if (n_out && !dry_run) AS_TRY(as_results_write_records(rf, out, n_out));
+    if (!n_out || dry_run) continue;
+    AS_TRY(as_results_write_records(rf, out, n_out));
+    /* A row put back from the journal is only as good as its bulk data in the file. */
+    for (size_t k = 0; k < n_out; k++) {
+      if (out[k].outcome == AS_OUT_PENDING) continue;
+      uint8_t f = 0;
+      AS_TRY(as_results_verify(rf, out[k].trial, 1, &f, &vc));
+      if (f != AS_VERIFY_BULK) continue;
+      rep->damaged_bulk++;
+      rep->done--;
+      as_record p;
+      pending_row(&p, out[k].trial);
+      AS_TRY(as_results_write_records(rf, &p, 1));
+    }
   }
 cleanup:
   free(rows);

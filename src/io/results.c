@@ -22,6 +22,7 @@
 #include "attnsweep/iocheck.h"
 #include "attnsweep/sha256.h"
 #include "attnsweep/versions.h"
+#include "crc32.h"
 
 #define AS_X_BULK_NAME(name, label, doc) label,
 static const char *const bulk_names[] = {AS_BULK_LIST(AS_X_BULK_NAME)};
@@ -125,6 +126,10 @@ struct as_results {
   uint64_t *offsets[AS_BULK_COUNT]; /* n_trials + 1 prefix sums per stored kind, else NULL */
   hsize_t *coords;                  /* scratch: row coordinates of a point selection */
   size_t coords_cap;                /* entries of coords */
+  hid_t crc_trials;                 /* /checksums/trials, H5I_INVALID_HID: file without them */
+  hid_t crc_bulk[AS_BULK_COUNT];    /* /checksums/<bulk name>, H5I_INVALID_HID when absent */
+  uint32_t *crcs;                   /* scratch: checksums of the records being written */
+  size_t crcs_cap;                  /* entries of crcs */
   int64_t segment;                  /* row of /segments this open began, -1 none */
   as_results_segment seg;           /* its content */
 };
@@ -289,6 +294,60 @@ static void record_copy_fields(as_record *dst, const as_record *src) {
 #undef AS_X_COPY
 }
 
+/* ---------------------------------------------------------------- checksums */
+
+/* 1 on a little-endian host (the file's byte order: its bytes are the memory's). */
+static int host_is_le(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+/* Feeds one field: 4 or 8 bytes are a number, taken as its little-endian bytes; anything else
+ * is the message, taken as its text up to the first NUL and zeros to its size (bytes after a
+ * NUL are not data, and HDF5 need not keep them). */
+static uint32_t crc_field(uint32_t crc, const void *p, size_t size) {
+  unsigned char b[8];
+  if (size == 4 || size == 8) {
+    uint64_t v = 0;
+    if (size == 4) {
+      uint32_t w;
+      memcpy(&w, p, 4);
+      v = w;
+    } else {
+      memcpy(&v, p, 8);
+    }
+    for (size_t i = 0; i < size; i++) b[i] = (unsigned char)(v >> (8 * i));
+    return as_crc32_update(crc, b, size);
+  }
+  const char *c = p;
+  size_t len = strnlen(c, size);
+  crc = as_crc32_update(crc, c, len);
+  static const unsigned char zeros[64] = {0};
+  for (size_t left = size - len; left > 0;) {
+    size_t n = left < sizeof zeros ? left : sizeof zeros;
+    crc = as_crc32_update(crc, zeros, n);
+    left -= n;
+  }
+  return crc;
+}
+
+uint32_t as_results_row_crc(const as_record *rec) {
+  uint32_t crc = 0;
+#define AS_X_CRC(kind, name, doc) crc = crc_field(crc, &rec->name, sizeof rec->name);
+  AS_RECORD_FIELDS(AS_X_CRC)
+#undef AS_X_CRC
+  return crc;
+}
+
+/* CRC-32 of n doubles as little-endian bytes, continuing from crc. */
+static uint32_t crc_doubles(uint32_t crc, const double *x, uint64_t n) {
+  if (host_is_le()) return as_crc32_update(crc, x, (size_t)n * sizeof *x);
+  for (uint64_t i = 0; i < n; i++) crc = crc_field(crc, &x[i], sizeof x[i]);
+  return crc;
+}
+
 static as_status segment_type(int file, hid_t *out) {
   as_status st = AS_OK;
   hid_t t = H5I_INVALID_HID, s64 = H5I_INVALID_HID, s32 = H5I_INVALID_HID;
@@ -434,7 +493,8 @@ static as_status results_alloc(MPI_Comm comm, as_results **out) {
   rf->comm = MPI_COMM_NULL;
   rf->size = 1;
   rf->file = rf->trials = rf->rec_mem = rf->col_mem = rf->segs = rf->seg_mem = H5I_INVALID_HID;
-  for (int k = 0; k < AS_BULK_COUNT; k++) rf->bulk[k] = H5I_INVALID_HID;
+  for (int k = 0; k < AS_BULK_COUNT; k++) rf->bulk[k] = rf->crc_bulk[k] = H5I_INVALID_HID;
+  rf->crc_trials = H5I_INVALID_HID;
   rf->segment = -1;
   for (int i = 0; i < N_LABELS; i++) rf->label_mem[i] = H5I_INVALID_HID;
   if (comm != MPI_COMM_NULL) {
@@ -454,8 +514,11 @@ static void results_free(as_results *rf) {
   if (!rf) return;
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (rf->bulk[k] >= 0) H5Dclose(rf->bulk[k]);
+    if (rf->crc_bulk[k] >= 0) H5Dclose(rf->crc_bulk[k]);
     free(rf->offsets[k]);
   }
+  if (rf->crc_trials >= 0) H5Dclose(rf->crc_trials);
+  free(rf->crcs);
   if (rf->trials >= 0) H5Dclose(rf->trials);
   if (rf->segs >= 0) H5Dclose(rf->segs);
   if (rf->rec_mem >= 0) H5Tclose(rf->rec_mem);
@@ -894,14 +957,36 @@ cleanup:
   return st;
 }
 
+/* /checksums: the CRC-32 of each row of /trials (fill: the fill row's, so a pending row is
+ * checked too) and of each trial's slab of every stored bulk kind (fill 0: not written; only
+ * done rows' slabs are checked). */
+static as_status create_checksums(as_results *rf) {
+  as_status st = AS_OK;
+  hid_t g = H5I_INVALID_HID;
+  AS_H5_ID(g, H5Gcreate2(rf->file, "checksums", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  as_record fill;
+  as_record_init(&fill, NULL);
+  const uint32_t row_fill = as_results_row_crc(&fill), zero = 0;
+  AS_TRY(create_contiguous(g, "trials", H5T_STD_U32LE, rf->n_trials, H5T_NATIVE_UINT32, &row_fill,
+                           &rf->crc_trials));
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (rf->bulk[k] < 0) continue;
+    AS_TRY(create_contiguous(g, bulk_names[k], H5T_STD_U32LE, rf->n_trials, H5T_NATIVE_UINT32,
+                             &zero, &rf->crc_bulk[k]));
+  }
+cleanup:
+  if (g >= 0) H5Gclose(g);
+  return st;
+}
+
 /* Bytes a new file will take on disk (an upper estimate: rows as in memory, every bulk
  * double, the offsets, the spec text and 1 MiB for metadata). */
 static double estimate_bytes(const as_results_info *info) {
-  double b = (double)info->n_trials * (double)sizeof(as_record) + 1048576.0;
+  double b = (double)info->n_trials * (double)(sizeof(as_record) + 4) + 1048576.0;
   if (info->spec_text) b += 2.0 * (double)strlen(info->spec_text);
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (!info->bulk_counts[k]) continue;
-    b += 8.0 * (double)(info->n_trials + 1);
+    b += 12.0 * (double)(info->n_trials + 1); /* offsets and checksums */
     for (uint64_t i = 0; i < info->n_trials; i++) b += 8.0 * (double)info->bulk_counts[k][i];
   }
   return b;
@@ -988,6 +1073,7 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   CREATE_STEP(create_types_and_trials(rf, info));
   CREATE_STEP(create_spec(rf, info->spec_text ? info->spec_text : ""));
   CREATE_STEP(create_bulk(rf, info));
+  CREATE_STEP(create_checksums(rf));
   CREATE_STEP(segment_begin(rf));
   /* The structure is complete: make it visible before any row is written. */
   CREATE_STEP(h5_status(H5Fflush(rf->file, H5F_SCOPE_GLOBAL), "H5Fflush"));
@@ -1039,6 +1125,23 @@ static as_status open_bulk(as_results *rf) {
   }
 cleanup:
   if (od >= 0) H5Dclose(od);
+  return st;
+}
+
+/* /checksums of a file that has them (older files have none: rf->crc_trials stays invalid and
+ * nothing is checked or written). */
+static as_status open_checksums(as_results *rf) {
+  as_status st = AS_OK;
+  if (H5Lexists(rf->file, "checksums", H5P_DEFAULT) <= 0) return AS_OK;
+  if (H5Lexists(rf->file, "checksums/trials", H5P_DEFAULT) > 0)
+    AS_H5_ID(rf->crc_trials, H5Dopen2(rf->file, "checksums/trials", H5P_DEFAULT));
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    char name[80];
+    snprintf(name, sizeof name, "checksums/%s", bulk_names[k]);
+    if (rf->bulk[k] >= 0 && H5Lexists(rf->file, name, H5P_DEFAULT) > 0)
+      AS_H5_ID(rf->crc_bulk[k], H5Dopen2(rf->file, name, H5P_DEFAULT));
+  }
+cleanup:
   return st;
 }
 
@@ -1133,6 +1236,7 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   rf->n_trials = (uint64_t)n;
   AS_H5_ID(rf->segs, H5Dopen2(rf->file, "segments", H5P_DEFAULT));
   AS_TRY(open_bulk(rf));
+  AS_TRY(open_checksums(rf));
   if (rf->writable) {
     AS_TRY(segment_begin(rf));
     AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
@@ -1258,6 +1362,29 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     st = write_failure(rf, "rows of /trials", recs[0].trial);
     goto cleanup;
   }
+  if (rf->crc_trials >= 0) {
+    /* The rows' checksums, at the same selection (same shape of file space). */
+    if (rf->crcs_cap < count) {
+      uint32_t *c = realloc(rf->crcs, count * sizeof *c);
+      AS_CHECK_ALLOC(c);
+      rf->crcs = c;
+      rf->crcs_cap = count;
+    }
+    for (size_t i = 0; i < count; i++) rf->crcs[i] = as_results_row_crc(&recs[i]);
+    H5Sclose(fs);
+    fs = H5I_INVALID_HID;
+    AS_H5_ID(fs, H5Dget_space(rf->crc_trials));
+    if (consecutive) {
+      hsize_t start = recs[0].trial;
+      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+    } else {
+      AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
+    }
+    if (H5Dwrite(rf->crc_trials, H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, rf->crcs) < 0) {
+      st = write_failure(rf, "checksums of /trials", recs[0].trial);
+      goto cleanup;
+    }
+  }
 cleanup:
   if (dxpl >= 0) H5Pclose(dxpl);
   if (ms >= 0) H5Sclose(ms);
@@ -1334,6 +1461,22 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
       st = write_failure(rf, bulk_names[kind], trial);
       goto cleanup;
     }
+    if (rf->crc_bulk[kind] >= 0) {
+      /* Its checksum after the slab: a checksum in the file always describes written data. */
+      const uint32_t crc = crc_doubles(0, data, count);
+      hsize_t row = trial, one = 1;
+      H5Sclose(fs);
+      fs = H5I_INVALID_HID;
+      H5Sclose(ms);
+      ms = H5I_INVALID_HID;
+      AS_H5_ID(fs, H5Dget_space(rf->crc_bulk[kind]));
+      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &row, NULL, &one, NULL));
+      AS_H5_ID(ms, H5Screate_simple(1, &one, NULL));
+      if (H5Dwrite(rf->crc_bulk[kind], H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, &crc) < 0) {
+        st = write_failure(rf, "a bulk checksum", trial);
+        goto cleanup;
+      }
+    }
   } else {
     AS_H5_CHECK(H5Dread(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data));
   }
@@ -1354,6 +1497,149 @@ as_status as_results_write_bulk(as_results *rf, as_bulk_kind kind, uint64_t tria
 as_status as_results_read_bulk(as_results *rf, as_bulk_kind kind, uint64_t trial, double *out,
                                uint64_t count) {
   return bulk_io(rf, kind, trial, out, count, 0);
+}
+
+/* ---------------------------------------------------------------- verification */
+
+/* Rows read per block of a verification, and doubles of bulk data read at once. */
+#define VERIFY_BLOCK 4096
+#define VERIFY_CHUNK ((uint64_t)1 << 20)
+
+/* A done row whose trial stores bulk data (run_cb writes none for failed and interrupted
+ * trials). */
+static int row_has_bulk(const as_record *r) {
+  return r->outcome != AS_OUT_PENDING && r->outcome != AS_OUT_INTERRUPTED &&
+         r->outcome != AS_OUT_FAILED;
+}
+
+/* The slabs of kind k of rows [b, e) with want[i - b] set, streamed in pieces of at most
+ * VERIFY_CHUNK doubles (the slabs of consecutive rows are contiguous), against sums[i - b];
+ * a mismatch sets bad[i - b]. A checksum 0 is the fill: the slab was never written by
+ * as_results_write_bulk (a row written without bulk data), so it is not checked. *buf
+ * (capacity *cap doubles) is the reader's scratch. */
+static as_status verify_bulk_kind(as_results *rf, int k, uint64_t b, uint64_t e,
+                                  const uint8_t *want, const uint32_t *sums, uint8_t *bad,
+                                  uint64_t *slabs, double **buf, uint64_t *cap) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  const uint64_t *off = rf->offsets[k];
+  while (b < e && !want[0]) { /* only the span from the first to the last row wanted */
+    b++;
+    want++;
+    sums++;
+    bad++;
+  }
+  while (e > b && !want[e - 1 - b]) e--;
+  if (b >= e || off[e] == off[b]) return AS_OK;
+  const uint64_t piece = off[e] - off[b] < VERIFY_CHUNK ? off[e] - off[b] : VERIFY_CHUNK;
+  if (*cap < piece) {
+    double *p = realloc(*buf, piece * sizeof *p);
+    AS_CHECK_ALLOC(p);
+    *buf = p;
+    *cap = piece;
+  }
+  AS_H5_ID(fs, H5Dget_space(rf->bulk[k]));
+  uint64_t t = b;
+  uint32_t crc = 0;
+  for (uint64_t pos = off[b]; pos < off[e];) {
+    hsize_t start = pos, n = off[e] - pos < piece ? off[e] - pos : piece;
+    const uint64_t end = pos + n;
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+    AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
+    AS_H5_CHECK(H5Dread(rf->bulk[k], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, *buf));
+    H5Sclose(ms);
+    ms = H5I_INVALID_HID;
+    while (t < e) {
+      const uint64_t s0 = off[t] > pos ? off[t] : pos, s1 = off[t + 1] < end ? off[t + 1] : end;
+      if (want[t - b] && s1 > s0) crc = crc_doubles(crc, *buf + (s0 - pos), s1 - s0);
+      if (off[t + 1] > end) break; /* continues in the next piece */
+      if (want[t - b] && off[t + 1] > off[t] && sums[t - b] != 0) {
+        (*slabs)++;
+        if (crc != sums[t - b]) bad[t - b] = 1;
+      }
+      crc = 0;
+      t++;
+    }
+    pos = end;
+  }
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+/* n checksums of dataset d from row first into out. */
+static as_status read_crcs(hid_t d, uint64_t first, size_t n, uint32_t *out) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  hsize_t start = first, cnt = n;
+  AS_H5_ID(fs, H5Dget_space(d));
+  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+  AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+  AS_H5_CHECK(H5Dread(d, H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, out));
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint8_t *flags,
+                            as_results_verify_counts *vc) {
+  as_status st = AS_OK;
+  as_record *recs = NULL;
+  uint32_t *sums = NULL;
+  uint8_t *want = NULL, *bad = NULL;
+  double *buf = NULL;
+  uint64_t cap = 0;
+  AS_CHECK(rf && vc, AS_ERR_ARG, "as_results_verify: NULL argument");
+  AS_CHECK(first <= rf->n_trials && count <= rf->n_trials - first, AS_ERR_ARG,
+           "rows %llu..%llu are beyond the %llu rows of /trials", (unsigned long long)first,
+           (unsigned long long)(first + count), (unsigned long long)rf->n_trials);
+  memset(vc, 0, sizeof *vc);
+  if (flags) memset(flags, 0, (size_t)count);
+  if (rf->crc_trials < 0 || count == 0) goto cleanup;
+  vc->verified = 1;
+  const size_t block = count < VERIFY_BLOCK ? (size_t)count : VERIFY_BLOCK;
+  recs = malloc(block * sizeof *recs);
+  sums = malloc(block * sizeof *sums);
+  want = malloc(block);
+  bad = malloc(block);
+  AS_CHECK_ALLOC(recs && sums && want && bad ? recs : NULL);
+  for (uint64_t b = first; b < first + count; b += block) {
+    const size_t n = first + count - b < block ? (size_t)(first + count - b) : block;
+    AS_TRY(as_results_read_records(rf, b, n, recs));
+    AS_TRY(read_crcs(rf->crc_trials, b, n, sums));
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+      const as_record *r = &recs[i];
+      const int row_bad =
+          as_results_row_crc(r) != sums[i] || (r->outcome != AS_OUT_PENDING && r->trial != b + i);
+      if (flags) flags[b - first + i] = row_bad ? AS_VERIFY_ROW : 0;
+      vc->rows_bad += (uint64_t)row_bad;
+      want[i] = (uint8_t)(!row_bad && row_has_bulk(r));
+      any |= want[i];
+    }
+    vc->rows += n;
+    if (!any) continue;
+    memset(bad, 0, n);
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      if (rf->bulk[k] < 0 || rf->crc_bulk[k] < 0) continue;
+      AS_TRY(read_crcs(rf->crc_bulk[k], b, n, sums));
+      AS_TRY(verify_bulk_kind(rf, k, b, b + n, want, sums, bad, &vc->slabs, &buf, &cap));
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (!bad[i]) continue;
+      vc->bulk_bad++;
+      if (flags) flags[b - first + i] = AS_VERIFY_BULK;
+    }
+  }
+cleanup:
+  free(recs);
+  free(sums);
+  free(want);
+  free(bad);
+  free(buf);
+  return st;
 }
 
 as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done) {

@@ -147,6 +147,76 @@ cleanup:
   return st;
 }
 
+/* Rank 0 of a resume: n_rows pending fill records for the rows listed (the records of
+ * damaged rows are not results: nothing is journaled). */
+static as_status reset_rows(as_results *rf, const uint64_t *rows, size_t n_rows) {
+  as_status st = AS_OK;
+  enum { BLOCK = 256 };
+  as_record *buf = malloc(BLOCK * sizeof *buf);
+  AS_CHECK_ALLOC(buf);
+  for (size_t b = 0; b < n_rows; b += BLOCK) {
+    size_t k = n_rows - b < BLOCK ? n_rows - b : BLOCK;
+    for (size_t i = 0; i < k; i++) {
+      as_record_init(&buf[i], NULL);
+      buf[i].trial = rows[b + i];
+    }
+    AS_TRY(as_results_write_records(rf, buf, k));
+  }
+cleanup:
+  free(buf);
+  return st;
+}
+
+/* Rank 0 of a resume, before the journals' records are put back: every row and bulk slab is
+ * checked against its checksum (results.h). A damaged row becomes pending (reset in the file,
+ * done[i] = 0): a valid journal entry restores it, else it runs again. A row whose bulk data
+ * are damaged becomes pending too and must run again (a journal holds no bulk data): flags[i]
+ * = AS_VERIFY_BULK, done[i] stays 1 until the caller has recovered the journals. */
+static as_status verify_rows(as_results *rf, uint8_t *done, uint8_t *flags, uint64_t n_trials,
+                             as_sweep_result *r) {
+  as_status st = AS_OK;
+  uint64_t *rows = NULL;
+  size_t n_rows = 0;
+  as_results_verify_counts vc;
+  AS_TRY(as_results_verify(rf, 0, n_trials, flags, &vc));
+  r->unverified = !vc.verified;
+  r->damaged_rows = vc.rows_bad;
+  r->damaged_bulk = vc.bulk_bad;
+  if (!vc.rows_bad && !vc.bulk_bad) goto cleanup;
+  rows = malloc((size_t)(vc.rows_bad + vc.bulk_bad) * sizeof *rows);
+  AS_CHECK_ALLOC(rows);
+  for (uint64_t i = 0; i < n_trials; i++) {
+    if (!flags[i]) continue;
+    rows[n_rows++] = i;
+    if (flags[i] == AS_VERIFY_ROW) done[i] = 0;
+  }
+  AS_TRY(reset_rows(rf, rows, n_rows));
+cleanup:
+  free(rows);
+  return st;
+}
+
+/* Rank 0 of a resume, after the journals' records were put back: the rows restored (pending
+ * before: before[i] == 0) whose bulk data fail their checksum (a row reset by repair) go back
+ * to pending and run again. */
+static as_status verify_recovered(as_results *rf, uint8_t *done, const uint8_t *before,
+                                  uint64_t n_trials, as_sweep_result *r) {
+  as_status st = AS_OK;
+  for (uint64_t i = 0; i < n_trials; i++) {
+    if (!done[i] || before[i]) continue;
+    uint8_t f = 0;
+    as_results_verify_counts vc;
+    AS_TRY(as_results_verify(rf, i, 1, &f, &vc));
+    if (!f) continue;
+    AS_TRY(reset_rows(rf, &i, 1));
+    done[i] = 0;
+    r->recovered--;
+    r->damaged_bulk++;
+  }
+cleanup:
+  return st;
+}
+
 /* Collective: analyse on the spec's BLACS grids (pspectral.h) every trial of todo (rank 0's
  * list) whose d reaches the threshold, before the sweep. A failure of one analysis is that
  * trial's failure, not the sweep's; a stop signal ends it with AS_ERR_INTERRUPTED. */
@@ -464,7 +534,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   as_pipeline *pl = NULL;
   sweep_ctx *ctx = NULL;
   uint64_t *bulk[AS_BULK_COUNT] = {NULL};
-  uint8_t *done = NULL;
+  uint8_t *done = NULL, *flags = NULL, *done_before = NULL;
   uint64_t *todo = NULL;
   uint64_t n_todo = 0;
   uint32_t *owner = NULL;
@@ -594,9 +664,22 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
     } else if (opts.resume) {
       as_results_counts counts;
       dst = as_results_count(rf, &counts, done);
+      /* Damaged rows and bulk data (checksums) first: they become pending. */
+      flags = calloc(n_trials ? n_trials : 1, 1);
+      done_before = calloc(n_trials ? n_trials : 1, 1);
+      if (dst == AS_OK && (!flags || !done_before))
+        dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "verification flags");
+      if (dst == AS_OK) dst = verify_rows(rf, done, flags, n_trials, &r);
       if (dst == AS_OK) {
-        for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i];
+        for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i] && !flags[i];
+        memcpy(done_before, done, n_trials);
+        /* done[i] = 1 for a row with damaged bulk data keeps its journal entry out. */
         dst = as_outset_recover(path, rf, done, n_trials, &r.recovered);
+      }
+      if (dst == AS_OK) {
+        for (uint64_t i = 0; i < n_trials; i++)
+          if (flags[i] == AS_VERIFY_BULK) done[i] = 0;
+        dst = verify_recovered(rf, done, done_before, n_trials, &r);
       }
       /* The failed and non-finite rows that stay (or, with retry_failed, run again). */
       if (dst == AS_OK) dst = scan_retryable(rf, done, n_trials, opts.retry_failed, &r);
@@ -678,6 +761,8 @@ cleanup:
   free(ctx);
   as_outset_layout_free(bulk);
   free(done);
+  free(flags);
+  free(done_before);
   free(todo);
   free(owner);
   as_sched_summary_clear(&sum);

@@ -6,9 +6,11 @@
 #                 SIGSEGV), the message names the file and ENOSPC, and nothing is left in the
 #                 directory (no half-made file, spec copy or lock a later run could take for
 #                 results);
-#   during a run  3 MiB, bulk data on, the file system filled by dd while the sweep runs:
-#                 exit 3 naming the file, then (space freed) --resume completes the sweep with
-#                 the records and bulk data of a reference run.
+#   during a run  8 MiB, 512 KiB of bulk data per trial (the final attention matrix), the file
+#                 system filled by dd while the sweep runs up to 300 KiB, so that it fills inside
+#                 the HDF5 write of a slab: exit 3 naming the file and the slab, the records
+#                 written before equal the reference's, and (space freed) --resume completes
+#                 the sweep with the records and bulk data of a reference run.
 # A watchdog kills a hung command: its exit code (137) fails the check.
 set -u
 # shellcheck source=tests/cli/lib.sh
@@ -23,7 +25,7 @@ if ! mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
   exit 0
 fi
 mounts+=("$tmp/small")
-mount -t tmpfs -o size=3m tmpfs mid && mounts+=("$tmp/mid")
+mount -t tmpfs -o size=8m tmpfs mid && mounts+=("$tmp/mid")
 cat >big.yaml <<'EOF'
 name: fdisk_big
 seed: 1
@@ -34,10 +36,10 @@ EOF
 cat >bulk.yaml <<'EOF'
 name: fdisk_bulk
 seed: 2
-replicates: 60
+replicates: 12
 flush_interval: 0.05
-output: {final: true, initial: true}
-sweep: {vfamily: identity, mfamily: identity, d: 3, n: 64, T: 1, dt: 0.01,
+output: {attention: true}
+sweep: {vfamily: identity, mfamily: identity, d: 2, n: 256, T: 2, dt: 0.05,
         init: {kind: box, scale: 2}}
 EOF
 run_dog() { # run_dog SECONDS LOG CMD...: CMD in the background under a watchdog; sets rc
@@ -65,13 +67,25 @@ for np in 1 2; do
   "$mpiexec" -n $np "$bin" run bulk.yaml -o mid/b.h5 -q --flush 0 >log 2>&1 &
   job=$!
   watchdog 90 "$job"
-  for _ in $(seq 1 200); do [ -s mid/b.h5.journal.0 ] && break; sleep 0.05; done
-  dd if=/dev/zero of=mid/fill bs=64k >/dev/null 2>&1
+  # Until a first record is journaled (a journal longer than its 64-byte header).
+  for _ in $(seq 1 400); do
+    [ "$(cat mid/b.h5.journal.* 2>/dev/null | wc -c)" -gt $((64 * np)) ] && break
+    sleep 0.05
+  done
+  # Leave 300 KiB: less than one 512 KiB attention slab, room for many 1 KiB journal entries,
+  # so the disk fills inside the H5Dwrite of a slab.
+  avail=$(df --output=avail -B1 mid | tail -n 1)
+  dd if=/dev/zero of=mid/fill bs=64k count=$(((avail - 300 * 1024) / 65536)) >/dev/null 2>&1
   wait "$job"; rc=$?; job=
   watchdog_stop
   grep "attnsweep run:" log | cut -c1-200
   check "disk full during the run, $np rank(s): exit 3 ($rc)" test $rc -eq 3
   check "...the message names the file" grep -q "mid/b.h5" log
+  check "...inside the HDF5 write of a slab" grep -q "cannot write final_attention of trial" log
+  "$py" "$tools/compare_results.py" ref.h5 mid/b.h5 --rows-done-only >cmp 2>&1
+  cat cmp
+  check "...the records written before (at least one) are intact" \
+    bash -c "grep -q '^identical: [1-9]' cmp"
   rm -f mid/fill
   run_dog 90 log "$mpiexec" -n $np "$bin" run bulk.yaml -o mid/b.h5 --resume -q
   check "...space freed: --resume exit 0 ($rc)" test $rc -eq 0

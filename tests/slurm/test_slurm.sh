@@ -10,6 +10,9 @@
 #   (d) `plan --sbatch --array 3`: a job array of 3 shards and a merge job (afterok); task 2
 #       gets a real 1 minute time limit: it drains at Slurm's warning and requeues itself, the
 #       others complete at once; the merge job joins the 3 shard files into OUT.h5.
+#   (e) USR1 then TERM to the batch shell (a time limit's warning, then its TERM): the script
+#       passes both to the tasks, never TERM to srun (which would SIGKILL them): exit 99, the
+#       segment closed, no requeue.
 # Every results file is compared with a local mpiexec run of the same spec, record by record
 # (tests/tools/compare_results.py: all fields but wall_time and rank, and the bulk data).
 # Environment: ATTNSWEEP (the binary; ctest sets it), AS_SOURCE_DIR, AS_SLURM_TESTS="a b c"
@@ -24,7 +27,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_oob_tcp_if_include=lo
 export HDF5_USE_FILE_LOCKING=FALSE
-tests=${AS_SLURM_TESTS:-a b c d}
+tests=${AS_SLURM_TESTS:-a b c d e}
 t_all=$(date +%s)
 
 # shellcheck source=tests/slurm/lib.sh
@@ -294,6 +297,41 @@ YAML
     '"$py" "$here/../tools/compare_results.py" "$w/d.h5" "$w/d_ref.h5" --require-complete'
   check "(d) status of the merged file: complete" '"$ATTNSWEEP" status "$w/d.h5" | grep -q "state: complete"'
   echo "(d) took $(($(date +%s) - t0)) s"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if [[ " $tests " == *" e "* ]]; then
+  t0=$(date +%s)
+  cat >"$w/e.yaml" <<'YAML'
+name: slurm_e
+seed: 25
+replicates: 400
+flush_interval: 0.2
+sweep: {vfamily: identity, mfamily: identity, d: [2, 3], n: 16, T: 30, dt: 0.01,
+        init: {kind: box, scale: 2}}
+YAML
+  id=$(sbatch --parsable -n 2 -o "$w/e.out" -D "$w" "$src/jobs/attnsweep.sbatch" --bin "$ATTNSWEEP" \
+    e.yaml -o e.h5 --progress 0) || id=
+  check "(e) job submitted" '[ -n "$id" ]'
+  # USR1 then TERM to the batch shell, as at a time limit, once trials reach the file (the
+  # ranks' handlers are installed by then).
+  done_e=0
+  for ((i = 0; i < 150; i++)); do
+    done_e=$("$ATTNSWEEP" status "$w/e.h5" 2>/dev/null | sed -n 's/^trials: \([0-9]*\) \/.*/\1/p')
+    [ "${done_e:-0}" -gt 0 ] && break
+    sleep 0.2
+  done
+  # At once: the TERM reaches the script before the ranks have drained (a TERM to srun itself
+  # would SIGKILL them now).
+  scancel --batch --signal=USR1 "$id"
+  scancel --batch --signal=TERM "$id"
+  st=$(wait_done "$id" 60)
+  ec=$(slurm_job_field "$id" ExitCode)
+  check "(e) USR1 then TERM: the ranks drained, exit 99, not requeued ($st $ec)" \
+    '[ "$ec" = 99:0 ] && grep -q "attnsweep run exited 99" "$w/e.out" && grep -q "no requeue" "$w/e.out"'
+  check "(e) the segment closed cleanly: no rank was killed" \
+    '"$py" "$here/../tools/compare_results.py" --complete --closed "$w/e.h5"'
+  echo "(e) took $(($(date +%s) - t0)) s"
 fi
 
 echo "test_slurm: $([ $fail -eq 0 ] && echo ok || echo FAILED) in $(($(date +%s) - t_all)) s (scenarios: $tests)"
