@@ -480,6 +480,150 @@ void as_attention_small(int n, int d, int ld, const double *restrict AT, const d
 
 #endif /* __GNUC__ */
 
+/* ---------------------------------------------------------------- trials as lanes
+ * The same attention step for AS_BATCH_LANES trials of one shape at once (batch.h,
+ * dynamics.c's as_dyn_run_batch): lane l is trial l, so no lane is wasted whatever n is, and
+ * every loop below is a plain loop over the lanes that the compiler vectorises (one clone per
+ * instruction set). Per lane it performs exactly the operations of as_attention_small on that
+ * trial, in the same order (scores summed in k order, the row maximum, c (s - best),
+ * exp_nonpositive's exponential, row sums with four partial sums over j and the tail in the
+ * first, P = e * (1 / sum), H with four partial sums over j), so a trial gets the same bits
+ * in a batch as alone. Inputs lane-interleaved: A[(i d + k) L + l] = (G Mm)_ik of trial l,
+ * G[(j d + k) L + l], Y[(j d + k) L + l], c[l] finite; output H[(i d + k) L + l].
+ * e: n L doubles of scratch. n <= AS_BATCH_NMAX, d <= AS_SMALL_DMAX. */
+#define AS_BL AS_BATCH_LANES
+
+/* exp_nonpositive on one vector of lanes (the same operations). The entries that are exactly
+ * 0 (a < -AS_CUT, NaN) or exactly 1 (a = 0) skip the polynomial when every lane is such: that is
+ * what the polynomial returns for them, bit for bit. */
+static inline __attribute__((always_inline)) void exp_lanes(double *restrict a) {
+  int need = 0;
+  for (int l = 0; l < AS_BL; l++) need |= (a[l] >= -AS_CUT) & (a[l] != 0.0);
+  if (!need) {
+    for (int l = 0; l < AS_BL; l++) a[l] = a[l] == 0.0 ? 1.0 : 0.0;
+    return;
+  }
+  for (int l = 0; l < AS_BL; l++) {
+    const double v0 = a[l];
+    double x = v0 > -AS_CUT ? v0 : -AS_CUT;
+    double kf = x * 1.4426950408889634 + 0x1.8p52;
+    uint64_t kb;
+    memcpy(&kb, &kf, sizeof kb);
+    kf -= 0x1.8p52;
+    double r = (x - kf * 6.93147180369123816490e-01) - kf * 1.90821492927058770002e-10;
+    double q = 1.0 / 6227020800.0;
+    q = q * r + 1.0 / 479001600.0;
+    q = q * r + 1.0 / 39916800.0;
+    q = q * r + 1.0 / 3628800.0;
+    q = q * r + 1.0 / 362880.0;
+    q = q * r + 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    q = q * r + 1.0;
+    uint64_t sb = (kb + (uint64_t)(1023 + 512)) << 52;
+    double sc;
+    memcpy(&sc, &sb, sizeof sc);
+    double v = q * sc * 0x1p-512;
+    a[l] = v0 >= -AS_CUT ? v : 0.0;
+  }
+}
+
+static inline __attribute__((always_inline)) void
+lanes_row(int i, int n, const int d, const double *restrict A, const double *restrict G,
+          const double *restrict c, const double *restrict Y, double *restrict H,
+          double *restrict e) {
+  const int nfull = n / 4 * 4;
+  double at[AS_SMALL_DMAX][AS_BL], best[AS_BL];
+  for (int k = 0; k < d; k++)
+    for (int l = 0; l < AS_BL; l++) at[k][l] = A[((size_t)i * d + k) * AS_BL + l];
+  for (int l = 0; l < AS_BL; l++) best[l] = -DBL_MAX;
+  for (int j = 0; j < n; j++) {
+    const double *g = G + (size_t)j * d * AS_BL;
+    double *ej = e + (size_t)j * AS_BL;
+    for (int l = 0; l < AS_BL; l++) {
+      double s = at[0][l] * g[l];
+      for (int k = 1; k < d; k++) s += at[k][l] * g[k * AS_BL + l];
+      best[l] = s > best[l] ? s : best[l];
+      ej[l] = s;
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    double *ej = e + (size_t)j * AS_BL;
+    for (int l = 0; l < AS_BL; l++) ej[l] = c[l] * (ej[l] - best[l]);
+    exp_lanes(ej);
+  }
+  double s0[AS_BL], s1[AS_BL], s2[AS_BL], s3[AS_BL], inv[AS_BL];
+  for (int l = 0; l < AS_BL; l++) s0[l] = s1[l] = s2[l] = s3[l] = 0.0;
+  int j = 0;
+  for (; j < nfull; j += 4) {
+    const double *e0 = e + (size_t)j * AS_BL;
+    for (int l = 0; l < AS_BL; l++) {
+      s0[l] += e0[l];
+      s1[l] += e0[AS_BL + l];
+      s2[l] += e0[2 * AS_BL + l];
+      s3[l] += e0[3 * AS_BL + l];
+    }
+  }
+  for (; j < n; j++)
+    for (int l = 0; l < AS_BL; l++) s0[l] += e[(size_t)j * AS_BL + l];
+  for (int l = 0; l < AS_BL; l++) inv[l] = 1.0 / ((s0[l] + s1[l]) + (s2[l] + s3[l]));
+  for (j = 0; j < n; j++)
+    for (int l = 0; l < AS_BL; l++) e[(size_t)j * AS_BL + l] *= inv[l];
+  for (int col = 0; col < d; col++) {
+    double h0[AS_BL], h1[AS_BL], h2[AS_BL], h3[AS_BL];
+    for (int l = 0; l < AS_BL; l++) h0[l] = h1[l] = h2[l] = h3[l] = 0.0;
+    const double *y = Y + (size_t)col * AS_BL;
+    const size_t sy = (size_t)d * AS_BL;
+    for (j = 0; j < nfull; j += 4) {
+      const double *e0 = e + (size_t)j * AS_BL, *y0 = y + (size_t)j * sy;
+      for (int l = 0; l < AS_BL; l++) {
+        h0[l] += e0[l] * y0[l];
+        h1[l] += e0[AS_BL + l] * y0[sy + l];
+        h2[l] += e0[2 * AS_BL + l] * y0[2 * sy + l];
+        h3[l] += e0[3 * AS_BL + l] * y0[3 * sy + l];
+      }
+    }
+    for (; j < n; j++)
+      for (int l = 0; l < AS_BL; l++) h0[l] += e[(size_t)j * AS_BL + l] * y[(size_t)j * sy + l];
+    double *h = H + ((size_t)i * d + col) * AS_BL;
+    for (int l = 0; l < AS_BL; l++) h[l] = (h0[l] + h1[l]) + (h2[l] + h3[l]);
+  }
+}
+
+static inline __attribute__((always_inline)) void
+lanes_all(int n, int d, const double *restrict A, const double *restrict G,
+          const double *restrict c, const double *restrict Y, double *restrict H,
+          double *restrict e) {
+  for (int i = 0; i < n; i++) {
+    switch (d) {
+    case 1:
+      lanes_row(i, n, 1, A, G, c, Y, H, e);
+      break;
+    case 2:
+      lanes_row(i, n, 2, A, G, c, Y, H, e);
+      break;
+    case 3:
+      lanes_row(i, n, 3, A, G, c, Y, H, e);
+      break;
+    default:
+      lanes_row(i, n, d, A, G, c, Y, H, e);
+      break;
+    }
+  }
+}
+
+AS_VECTORIZE void as_attention_small_lanes(int n, int d, const double *restrict A,
+                                           const double *restrict G, const double *restrict c,
+                                           const double *restrict Y, double *restrict H,
+                                           double *restrict e) {
+  lanes_all(n, d, A, G, c, Y, H, e);
+}
+
 /* ---------------------------------------------------------------- Sinkhorn (docs/variants.md)
  * Doubly stochastic attention: P = diag(e^{c f}) e^{c S} diag(e^{c g}) with rows and columns
  * summing to 1, by alternate normalisations in the log domain. The potentials f, g are kept in
