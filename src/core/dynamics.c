@@ -1226,7 +1226,9 @@ static as_status batch_rhs(as_dyn *const *w, int B, const int *act, double t, do
         pk->A[q * L + l] = pk->G[q * L + l] = pk->Y[q * L + l] = 0.0;
       pk->c[l] = 0.0;
     }
+#if AS_DYN_HAVE_SMALL
   as_attention_small_lanes(n, d, pk->A, pk->G, pk->c, pk->Y, pk->H, pk->e);
+#endif
   for (int l = 0; l < B; l++) {
     if (!in_kernel[l]) continue;
     for (size_t q = 0; q < (size_t)n * d; q++) w[l]->H[q] = pk->H[q * L + l];

@@ -48,6 +48,8 @@ struct as_pipeline {
   /* batches (batch.h), allocated for the shape on the first batch: */
   as_dyn *bdyn[AS_BATCH_LANES]; /* one workspace per lane */
   double *bx0;                  /* AS_BATCH_LANES x n x d initial tokens */
+  double classify_s;            /* wall seconds spent in as_classify (both calls per trial) */
+  int64_t classified;           /* trials classified */
 };
 
 /* A trial integrated by a batch: its workspace, statistics and e^{tV} path. */
@@ -529,9 +531,12 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       AS_TRY(as_dyn_attention_apply(dyn, S, pl->PS));
       as_classify_set_product(pl->cws, pl->PS);
     }
+    const double tc = now_seconds();
+    pl->classified++;
     ts = near_verdict(pl, &nr, &in, rec);
     if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);
+    pl->classify_s += now_seconds() - tc;
     if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
       as_error_clear();
       rec->outcome = AS_OUT_INTERRUPTED;
@@ -689,4 +694,9 @@ as_status as_trial_run_batch(as_pipeline *pl, const as_trial *t, int count,
   }
 cleanup:
   return st;
+}
+
+double as_pipeline_classify_seconds(const as_pipeline *pl, int64_t *trials) {
+  if (trials) *trials = pl ? pl->classified : 0;
+  return pl ? pl->classify_s : 0.0;
 }
