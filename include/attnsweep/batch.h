@@ -48,6 +48,10 @@ as_status as_dyn_run_batch(struct as_dyn *const *w, int B, const as_integ_spec *
 /* 1 when trial t can join a batch (the list at the top, from the trial's settings alone). */
 int as_trial_batchable(const as_trial *t);
 
+/* 1 when batchable trials a and b can share a batch: the same n, d, method, vars, T and dt.
+ * Pure. */
+int as_trial_same_batch(const as_trial *a, const as_trial *b);
+
 /* Trials t[0..count) (any count >= 0) into rec[0..count), each exactly as as_trial_run would
  * fill it (the timing field wall_time aside: a batched trial gets its share of the batch's
  * integration time). Consecutive trials that fit one batch (as_trial_batchable, the same n,
@@ -57,5 +61,10 @@ int as_trial_batchable(const as_trial *t);
 as_status as_trial_run_batch(as_pipeline *pl, const as_trial *t, int count,
                              const volatile sig_atomic_t *stop, as_record *rec,
                              as_bulk *const *bulk);
+
+/* The rank the error context (status.h) names while as_trial_run_batch runs each trial of a
+ * batch: it sets the context (rank, trial index) before each trial, as the scheduler does for a
+ * trial alone. -1 (the default): the context is left as the caller set it. */
+void as_pipeline_set_rank(as_pipeline *pl, int rank);
 
 #endif /* ATTNSWEEP_BATCH_H */

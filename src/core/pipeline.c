@@ -48,8 +48,9 @@ struct as_pipeline {
   /* batches (batch.h), allocated for the shape on the first batch: */
   as_dyn *bdyn[AS_BATCH_LANES]; /* one workspace per lane */
   double *bx0;                  /* AS_BATCH_LANES x n x d initial tokens */
-  double classify_s;            /* wall seconds spent in as_classify (both calls per trial) */
+  double classify_s;            /* CPU seconds (this thread) in as_classify, both calls per trial */
   int64_t classified;           /* trials classified */
+  int ctx_rank;                 /* rank for the error context of batched trials, -1: none */
 };
 
 /* A trial integrated by a batch: its workspace, statistics and e^{tV} path. */
@@ -130,6 +131,7 @@ as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pip
   AS_CHECK_ALLOC(pl);
   pl->spectral = spectral;
   pl->spectral_ctx = spectral_ctx;
+  pl->ctx_rank = -1;
   read_fault_hook(pl);
   *out = pl;
   pl = NULL;
@@ -320,6 +322,13 @@ static void on_snapshot(double t, const double *Z, void *ctx) {
 /* Step hook of the dynamics: the cluster count after every step (metastability). */
 static void on_step(double t, const double *Z, void *ctx) {
   as_meta_step(ctx, t, Z);
+}
+
+/* CPU time of the calling thread: the classifier's cost, not distorted by a busy machine. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static double now_seconds(void) {
@@ -531,12 +540,12 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       AS_TRY(as_dyn_attention_apply(dyn, S, pl->PS));
       as_classify_set_product(pl->cws, pl->PS);
     }
-    const double tc = now_seconds();
+    const double tc = cpu_seconds();
     pl->classified++;
     ts = near_verdict(pl, &nr, &in, rec);
     if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);
-    pl->classify_s += now_seconds() - tc;
+    pl->classify_s += cpu_seconds() - tc;
     if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
       as_error_clear();
       rec->outcome = AS_OUT_INTERRUPTED;
@@ -584,8 +593,7 @@ int as_trial_batchable(const as_trial *t) {
   return t->integ.vars == AS_VARS_Z || t->integ.vars == AS_VARS_X;
 }
 
-/* Trials a and b can share a batch. */
-static int same_batch(const as_trial *a, const as_trial *b) {
+int as_trial_same_batch(const as_trial *a, const as_trial *b) {
   return a->n == b->n && a->d == b->d && a->integ.method == b->integ.method &&
          a->integ.vars == b->integ.vars && a->integ.T == b->integ.T && a->integ.dt == b->integ.dt;
 }
@@ -661,6 +669,7 @@ static as_status run_one_batch(as_pipeline *pl, const as_trial *t, int B,
   }
   for (int k = 0; k < B; k++) {
     as_bulk *bk = bulk ? bulk[k] : NULL;
+    if (pl->ctx_rank >= 0) as_error_context_set(pl->ctx_rank, (int64_t)t[k].index);
     if (alone[k] || !ok[lane_of[k]]) {
       AS_TRY(trial_run(pl, &t[k], stop, &rec[k], bk, NULL));
     } else {
@@ -683,7 +692,7 @@ as_status as_trial_run_batch(as_pipeline *pl, const as_trial *t, int count,
     int e = k + 1;
     if (as_trial_batchable(&t[k]))
       while (e < count && e - k < AS_BATCH_LANES && as_trial_batchable(&t[e]) &&
-             same_batch(&t[k], &t[e]))
+             as_trial_same_batch(&t[k], &t[e]))
         e++;
     if (e - k >= 2) {
       AS_TRY(run_one_batch(pl, t + k, e - k, stop, rec + k, bulk ? bulk + k : NULL));
@@ -699,4 +708,8 @@ cleanup:
 double as_pipeline_classify_seconds(const as_pipeline *pl, int64_t *trials) {
   if (trials) *trials = pl ? pl->classified : 0;
   return pl ? pl->classify_s : 0.0;
+}
+
+void as_pipeline_set_rank(as_pipeline *pl, int rank) {
+  if (pl) pl->ctx_rank = rank;
 }
