@@ -76,7 +76,7 @@ static int sweep(MPI_Comm comm, bctx *b, uint64_t n, const as_sched_opts *o, as_
   uint64_t *todo = malloc((size_t)n * sizeof *todo);
   if (!todo) return 1;
   for (uint64_t i = 0; i < n; i++) todo[i] = i;
-  as_sched_ops ops = {b_cost, b_run, b_sink, NULL, b};
+  as_sched_ops ops = {b_cost, b_run, b_sink, NULL, b, NULL};
   as_status st = as_sched_run(comm, todo, n, o, &ops, s);
   free(todo);
   if (st != AS_OK) {

@@ -155,6 +155,9 @@ as_status as_dyn_bench_heads(int n, int d, int heads, double min_seconds, as_dyn
  * x0 uniform on [-5, 5]^2, T = 5, RK4 dt = 0.1), including set_triple per trial. */
 as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t *trials);
 
+/* (b') the same trials, AS_BATCH_LANES at a time through as_dyn_run_batch (batch.h). */
+as_status as_dyn_bench_trials_batch(double min_seconds, double *trials_per_s, int64_t *trials);
+
 /* (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with 65 positive and 63 negative
  * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
 as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);

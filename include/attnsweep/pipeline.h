@@ -69,6 +69,11 @@ double as_pipeline_bytes(int n, int d, int m);
 as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
                        as_record *rec, as_bulk *bulk);
 
+/* CPU seconds (of the calling thread) this pipeline has spent classifying end states (as_classify,
+ * with the nearest theorem's second classification), and in *trials (may be NULL) how many trials:
+ * the classifier's cost per trial for `attnsweep bench`. Not collective. */
+double as_pipeline_classify_seconds(const as_pipeline *pl, int64_t *trials);
+
 /* The one decision for a failure met while running trial t (t may be NULL outside a trial),
  * with status st and its error recorded (status.h), also for steps outside as_trial_run (the
  * io layer reading a trial's matrix or token file: reading_input = 1, so that an HDF5 or I/O

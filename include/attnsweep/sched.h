@@ -54,11 +54,13 @@ typedef struct as_sched_opts {
                                are other ranks), -1: runs iff size <= AS_SCHED_COORD_RUNS_MAX */
   double time_limit;        /* seconds after the start at which the coordinator stops handing
                                out work, like a signal (AS_ERR_INTERRUPTED); 0 = none */
+  int run_width;            /* trials offered to ops->run_batch at a time (1..batch_max); chunks
+                               are rounded up to a multiple of it so that they batch well */
 } as_sched_opts;
 
 /* Defaults: k 2, min_chunk 1, max_chunk 256, prefetch 1, batch_max 64, flush_interval 1 s,
  * progress_interval 0 (none), progress NULL, progress_tty -1, coordinator_runs -1,
- * time_limit 0. Not collective. */
+ * time_limit 0, run_width 1. Not collective. */
 void as_sched_opts_default(as_sched_opts *o);
 
 typedef struct as_sched_ops {
@@ -79,6 +81,11 @@ typedef struct as_sched_ops {
    * `rank`, 0 for the coordinator's own trials). NULL = none. */
   void (*assigned)(int rank, const uint64_t *trials, int count, void *ctx);
   void *ctx; /* passed to every callback; borrowed */
+  /* Optional: run the leading trials of trials[0..count) together (batch.h) and fill
+   * recs[0..*used) like `run` would, 1 <= *used <= count (a trial that does not batch with the
+   * next is run alone, *used = 1). Called instead of `run` with the trials a rank holds, up to
+   * run_width (opts) at a time. NULL: `run` only. */
+  as_status (*run_batch)(const uint64_t *trials, int count, as_record *recs, int *used, void *ctx);
 } as_sched_ops;
 
 typedef struct as_sched_summary {

@@ -15,22 +15,12 @@
 #include <time.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/enums.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/trial.h"
 #include "cli.h"
-
-/* The instruction set the core's kernels run with (their clones are chosen the same way). */
-static const char *isa(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (__builtin_cpu_supports("avx512f")) return "AVX-512F (x86-64)";
-  if (__builtin_cpu_supports("avx2")) return "AVX2 (x86-64)";
-  return "x86-64 baseline (SSE2)";
-#else
-  return "the compiler's baseline";
-#endif
-}
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -38,36 +28,52 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The paper's setting as trial k. */
+static void paper_trial(as_trial *t, int64_t k) {
+  as_trial_defaults(t);
+  t->index = (uint64_t)k;
+  t->master_seed = 1;
+  t->token_key = (uint64_t)k;
+  t->triple_key = (uint64_t)k;
+  t->n = 20;
+  t->d = 2;
+  t->integ.T = 5.0;
+  t->integ.dt = 0.1;
+  t->integ.method = AS_METHOD_RK4;
+  t->init.scale = 5.0;
+}
+
 /* Whole trials of the paper's setting through the pipeline (as a worker runs them, without
- * the file): trials per CPU second. */
-static as_status whole_trials(double min_seconds, double *per_s, int64_t *count) {
+ * the file), one at a time (batched = 0) or AS_BATCH_LANES per as_trial_run_batch call:
+ * trials per CPU second, and the classifier's CPU seconds per trial. */
+static as_status whole_trials(double min_seconds, int batched, double *per_s, int64_t *count,
+                              double *classify_per_trial) {
   as_status st = AS_OK;
   as_pipeline *pl = NULL;
   AS_TRY(as_pipeline_create(NULL, NULL, &pl));
   int64_t k = 0;
   double t0 = cpu_now(), el = 0.0;
   do {
-    as_trial t;
-    as_trial_defaults(&t);
-    t.index = (uint64_t)k;
-    t.master_seed = 1;
-    t.token_key = (uint64_t)k;
-    t.triple_key = (uint64_t)k;
-    t.n = 20;
-    t.d = 2;
-    t.integ.T = 5.0;
-    t.integ.dt = 0.1;
-    t.integ.method = AS_METHOD_RK4;
-    t.init.scale = 5.0;
-    as_record rec;
-    AS_TRY(as_trial_run(pl, &t, NULL, &rec, NULL));
-    AS_CHECK(rec.outcome == AS_OUT_REACHED_T, AS_ERR_INTERNAL, "bench trial: outcome %d",
-             (int)rec.outcome);
-    k++;
+    as_trial t[AS_BATCH_LANES];
+    as_record rec[AS_BATCH_LANES];
+    const int B = batched ? AS_BATCH_LANES : 1;
+    for (int l = 0; l < B; l++) paper_trial(&t[l], k + l);
+    if (batched) {
+      AS_TRY(as_trial_run_batch(pl, t, B, NULL, rec, NULL));
+    } else {
+      AS_TRY(as_trial_run(pl, &t[0], NULL, &rec[0], NULL));
+    }
+    for (int l = 0; l < B; l++)
+      AS_CHECK(rec[l].outcome == AS_OUT_REACHED_T, AS_ERR_INTERNAL, "bench trial: outcome %d",
+               (int)rec[l].outcome);
+    k += B;
     el = cpu_now() - t0;
   } while (el < min_seconds || k < 10);
   *per_s = (double)k / el;
   *count = k;
+  int64_t nc = 0;
+  double cs = as_pipeline_classify_seconds(pl, &nc);
+  *classify_per_trial = nc > 0 ? cs / (double)nc : 0.0;
 cleanup:
   as_pipeline_destroy(&pl);
   return st;
@@ -97,19 +103,24 @@ static as_status bench_stream(void) {
 }
 
 static as_status bench_trials(void) {
-  double tps = 0.0, wps = 0.0;
-  int64_t k = 0;
+  double tps = 0.0, bps = 0.0, wps = 0.0, wbps = 0.0, cl1 = 0.0, clb = 0.0;
+  int64_t k = 0, kb = 0, kw = 0, kwb = 0;
   as_status st = as_dyn_bench_trials(2.0, &tps, &k);
+  if (st == AS_OK) st = as_dyn_bench_trials_batch(2.0, &bps, &kb);
+  if (st == AS_OK) st = whole_trials(2.0, 0, &wps, &kw, &cl1);
+  if (st == AS_OK) st = whole_trials(2.0, 1, &wbps, &kwb, &clb);
   if (st != AS_OK) return st;
-  printf("trials   n = 20, d = 2, V = Q = K = I, T = 5, rk4 dt = 0.1: %.0f trials/s "
-         "(%lld trials; integration only; target >= 8000)\n",
-         tps, (long long)k);
-  st = whole_trials(2.0, &wps, &k);
-  if (st != AS_OK) return st;
+  printf("trials   n = 20, d = 2, V = Q = K = I, T = 5, rk4 dt = 0.1, integration only: "
+         "%.0f trials/s one at a time, %.0f trials/s in batches of %d (%lld, %lld trials)\n",
+         tps, bps, AS_BATCH_LANES, (long long)k, (long long)kb);
   printf("trials   the same as whole trials in process (triple, spectral analysis, tokens, "
-         "integration, classifier, record): %.0f trials/s (%lld trials); the difference, the "
-         "classifier mostly: %.1f us per trial (noisy where the machine is shared)\n",
-         wps, (long long)k, 1e6 * (1.0 / wps - 1.0 / tps));
+         "integration, classifier, record): %.0f trials/s one at a time, %.0f trials/s batched "
+         "(the worker's path; target >= 8000) (%lld, %lld trials)\n",
+         wps, wbps, (long long)kw, (long long)kwb);
+  printf("trials   classifier: %.1f us per trial (CPU, measured around as_classify); the rest "
+         "outside the integration (triple, spectral analysis, tokens, record): %.1f us per "
+         "trial\n",
+         1e6 * 0.5 * (cl1 + clb), 1e6 * (1.0 / wbps - 1.0 / bps) - 1e6 * 0.5 * (cl1 + clb));
   return AS_OK;
 }
 
@@ -207,7 +218,7 @@ int as_cmd_bench(int argc, char **argv) {
     return as_cli_usage_error("bench", "unknown benchmark '%s' (%sall)", which, list);
   }
   openblas_set_num_threads(1);
-  printf("attnsweep bench: one core, CPU time; kernels for %s\n", isa());
+  printf("attnsweep bench: one core, CPU time; kernels for %s\n", as_attention_isa());
   for (size_t i = 0; i < N_BENCHES; i++) {
     if (!all && strcmp(which, benches[i].name) != 0) continue;
     as_status st = benches[i].run();

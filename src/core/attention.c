@@ -2,6 +2,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnsweep/attention.h"
@@ -462,20 +463,250 @@ small_plain(int n, int d, int ld, const double *restrict AT, const double *restr
   small_all(n, d, ld, AT, G, c, Y, PT, H, 0);
 }
 
+/* The instruction set of the small kernels: 2 AVX-512F, 1 AVX2, 0 the baseline; the CPU's,
+ * capped by ATTNSWEEP_ISA (attention.h), read once. */
+static int as_small_isa(void) {
+  static int isa = -1; /* benign race: every thread computes the same value */
+  if (isa >= 0) return isa;
+  int v = 0;
+#ifdef AS_SMALL_X86
+  v = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif
+  const char *cap = getenv("ATTNSWEEP_ISA");
+  if (cap && strcmp(cap, "avx2") == 0 && v > 1) v = 1;
+  if (cap && strcmp(cap, "baseline") == 0) v = 0;
+  isa = v;
+  return isa;
+}
+
+const char *as_attention_isa(void) {
+  static const char *const names[] = {"baseline (no vector clone)", "AVX2 (x86-64)",
+                                      "AVX-512F (x86-64)"};
+#if defined(__GNUC__)
+  return names[as_small_isa()];
+#else
+  return names[0];
+#endif
+}
+
 void as_attention_small(int n, int d, int ld, const double *restrict AT, const double *restrict G,
                         double c, const double *restrict Y, double *restrict PT,
                         double *restrict H) {
 #ifdef AS_SMALL_X86
-  if (__builtin_cpu_supports("avx512f")) {
+  if (as_small_isa() == 2) {
     small_avx512(n, d, ld, AT, G, c, Y, PT, H);
     return;
   }
-  if (__builtin_cpu_supports("avx2")) {
+  if (as_small_isa() == 1) {
     small_avx2(n, d, ld, AT, G, c, Y, PT, H);
     return;
   }
 #endif
   small_plain(n, d, ld, AT, G, c, Y, PT, H);
+}
+
+/* ---------------------------------------------------------------- trials as lanes
+ * The same attention step for AS_BATCH_LANES trials of one shape at once (batch.h,
+ * dynamics.c's as_dyn_run_batch): lane l is trial l, so no lane is wasted whatever n is. Per
+ * lane it performs exactly the operations of small_rows on that trial, in the same order
+ * (scores summed in k order, the row maximum, c (s - best), the four-way exponential, row sums
+ * with four partial sums over j and the tail in the first, P = e * (1 / sum), H with four
+ * partial sums over j), so a trial gets the same bits in a batch as alone. Inputs
+ * lane-interleaved: A[(i d + k) L + l] = (G Mm)_ik of trial l, G[(j d + k) L + l],
+ * Y[(j d + k) L + l], c[l] finite; output H[(i d + k) L + l]. e: n L doubles of scratch.
+ * n <= AS_BATCH_NMAX, d <= AS_SMALL_DMAX. */
+#if AS_BATCH_LANES != AS_LANES
+#error "the lane kernel assumes one trial per lane of as_vl"
+#endif
+/* One kernel per vector width W (lanes l0 .. l0 + W - 1 of the batch at a time) so that every
+ * comparison is native to the instruction set: 8 lanes for AVX-512F, 4 for AVX2 (16 ymm
+ * registers: two 4-lane groups spill far less than one 8-lane one), 2 for the baseline. U
+ * exponentials are interleaved (independent chains side by side). */
+#define AS_LANE_KERNEL(NAME, W, U)                                                                \
+  typedef double NAME##_v __attribute__((vector_size(8 * (W))));                                  \
+  typedef int64_t NAME##_vi __attribute__((vector_size(8 * (W))));                                \
+  typedef uint64_t NAME##_vu __attribute__((vector_size(8 * (W))));                               \
+  static inline __attribute__((always_inline)) NAME##_v NAME##_ld(const double *p) {              \
+    NAME##_v v;                                                                                   \
+    memcpy(&v, p, sizeof v);                                                                      \
+    return v;                                                                                     \
+  }                                                                                               \
+  static inline __attribute__((always_inline)) void NAME##_st(double *p, NAME##_v v) {            \
+    memcpy(p, &v, sizeof v);                                                                      \
+  }                                                                                               \
+  static inline __attribute__((always_inline))                                                    \
+  NAME##_v NAME##_sel(NAME##_vi m, NAME##_v a, NAME##_v b) {                                      \
+    return (NAME##_v)(((NAME##_vi)a & m) | ((NAME##_vi)b & ~m));                                  \
+  }                                                                                               \
+  /* exp_nonpositive on U vectors: the same operations, so the same bits. */                      \
+  static inline __attribute__((always_inline)) void NAME##_exp(NAME##_v *a) {                     \
+    const NAME##_v zero = {0.0}, one = zero + 1.0, cut = zero - AS_CUT;                           \
+    NAME##_vi need = {0}, nz[U];                                                                  \
+    for (int u = 0; u < U; u++) {                                                                 \
+      nz[u] = (NAME##_vi)(a[u] != 0.0);                                                           \
+      need |= (NAME##_vi)(a[u] >= -AS_CUT) & nz[u];                                               \
+    }                                                                                             \
+    int64_t any = 0;                                                                              \
+    for (int l = 0; l < (W); l++) any |= need[l];                                                 \
+    if (!any) { /* only exact zeros and ones: what the polynomial gives them */                   \
+      for (int u = 0; u < U; u++) a[u] = NAME##_sel(nz[u], zero, one);                            \
+      return;                                                                                     \
+    }                                                                                             \
+    NAME##_v x[U], kf[U], r[U], q[U];                                                             \
+    NAME##_vu kb[U];                                                                              \
+    for (int u = 0; u < U; u++) x[u] = NAME##_sel((NAME##_vi)(a[u] > -AS_CUT), a[u], cut);        \
+    for (int u = 0; u < U; u++) kf[u] = x[u] * 1.4426950408889634 + 0x1.8p52;                     \
+    for (int u = 0; u < U; u++) {                                                                 \
+      kb[u] = (NAME##_vu)kf[u];                                                                   \
+      kf[u] -= 0x1.8p52;                                                                          \
+    }                                                                                             \
+    for (int u = 0; u < U; u++)                                                                   \
+      r[u] = (x[u] - kf[u] * 6.93147180369123816490e-01) - kf[u] * 1.90821492927058770002e-10;    \
+    static const double co[] = {1.0 / 479001600.0,                                                \
+                                1.0 / 39916800.0,                                                 \
+                                1.0 / 3628800.0,                                                  \
+                                1.0 / 362880.0,                                                   \
+                                1.0 / 40320.0,                                                    \
+                                1.0 / 5040.0,                                                     \
+                                1.0 / 720.0,                                                      \
+                                1.0 / 120.0,                                                      \
+                                1.0 / 24.0,                                                       \
+                                1.0 / 6.0,                                                        \
+                                0.5,                                                              \
+                                1.0,                                                              \
+                                1.0};                                                             \
+    for (int u = 0; u < U; u++) q[u] = zero + 1.0 / 6227020800.0;                                 \
+    for (int h = 0; h < 13; h++)                                                                  \
+      for (int u = 0; u < U; u++) q[u] = q[u] * r[u] + co[h];                                     \
+    for (int u = 0; u < U; u++)                                                                   \
+      a[u] =                                                                                      \
+          NAME##_sel((NAME##_vi)(a[u] >= -AS_CUT),                                                \
+                     q[u] * (NAME##_v)((kb[u] + (uint64_t)(1023 + 512)) << 52) * 0x1p-512, zero); \
+  }                                                                                               \
+  static inline __attribute__((always_inline)) void NAME##_row(                                   \
+      int i, int n, const int d, const double *restrict A, const double *restrict G,              \
+      const double *restrict c, const double *restrict Y, double *restrict H, double *restrict e, \
+      int l0) {                                                                                   \
+    const int L = AS_BATCH_LANES, nfull = n / 4 * 4;                                              \
+    const NAME##_v zero = {0.0}, cv = NAME##_ld(c + l0);                                          \
+    NAME##_v at[AS_SMALL_DMAX], best = zero - DBL_MAX;                                            \
+    for (int k = 0; k < d; k++) at[k] = NAME##_ld(A + ((size_t)i * d + k) * L + l0);              \
+    for (int j = 0; j < n; j++) {                                                                 \
+      const double *g = G + (size_t)j * d * L + l0;                                               \
+      NAME##_v s = at[0] * NAME##_ld(g);                                                          \
+      for (int k = 1; k < d; k++) s += at[k] * NAME##_ld(g + (size_t)k * L);                      \
+      best = NAME##_sel((NAME##_vi)(s > best), s, best);                                          \
+      NAME##_st(e + (size_t)j * (W), s);                                                          \
+    }                                                                                             \
+    int j = 0;                                                                                    \
+    for (; j < n; j += U) {                                                                       \
+      NAME##_v v[U];                                                                              \
+      for (int u = 0; u < U; u++)                                                                 \
+        v[u] = j + u < n ? cv * (NAME##_ld(e + (size_t)(j + u) * (W)) - best) : zero;             \
+      NAME##_exp(v);                                                                              \
+      for (int u = 0; u < U && j + u < n; u++) NAME##_st(e + (size_t)(j + u) * (W), v[u]);        \
+    }                                                                                             \
+    NAME##_v s0 = zero, s1 = zero, s2 = zero, s3 = zero;                                          \
+    for (j = 0; j < nfull; j += 4) {                                                              \
+      const double *p0 = e + (size_t)j * (W);                                                     \
+      s0 += NAME##_ld(p0);                                                                        \
+      s1 += NAME##_ld(p0 + (W));                                                                  \
+      s2 += NAME##_ld(p0 + 2 * (W));                                                              \
+      s3 += NAME##_ld(p0 + 3 * (W));                                                              \
+    }                                                                                             \
+    for (; j < n; j++) s0 += NAME##_ld(e + (size_t)j * (W));                                      \
+    const NAME##_v inv = 1.0 / ((s0 + s1) + (s2 + s3));                                           \
+    for (j = 0; j < n; j++) NAME##_st(e + (size_t)j * (W), NAME##_ld(e + (size_t)j * (W)) * inv); \
+    const size_t sy = (size_t)d * L;                                                              \
+    for (int col = 0; col < d; col++) {                                                           \
+      NAME##_v h0 = zero, h1 = zero, h2 = zero, h3 = zero;                                        \
+      const double *y = Y + (size_t)col * L + l0;                                                 \
+      for (j = 0; j < nfull; j += 4) {                                                            \
+        const double *p0 = e + (size_t)j * (W), *y0 = y + (size_t)j * sy;                         \
+        h0 += NAME##_ld(p0) * NAME##_ld(y0);                                                      \
+        h1 += NAME##_ld(p0 + (W)) * NAME##_ld(y0 + sy);                                           \
+        h2 += NAME##_ld(p0 + 2 * (W)) * NAME##_ld(y0 + 2 * sy);                                   \
+        h3 += NAME##_ld(p0 + 3 * (W)) * NAME##_ld(y0 + 3 * sy);                                   \
+      }                                                                                           \
+      for (; j < n; j++) h0 += NAME##_ld(e + (size_t)j * (W)) * NAME##_ld(y + (size_t)j * sy);    \
+      NAME##_st(H + ((size_t)i * d + col) * L + l0, (h0 + h1) + (h2 + h3));                       \
+    }                                                                                             \
+  }                                                                                               \
+  static inline __attribute__((always_inline)) void NAME##_all(                                   \
+      int n, int d, const double *restrict A, const double *restrict G, const double *restrict c, \
+      const double *restrict Y, double *restrict H, double *restrict e) {                         \
+    for (int l0 = 0; l0 < AS_BATCH_LANES; l0 += (W))                                              \
+      for (int i = 0; i < n; i++) switch (d) {                                                    \
+        case 1:                                                                                   \
+          NAME##_row(i, n, 1, A, G, c, Y, H, e, l0);                                              \
+          break;                                                                                  \
+        case 2:                                                                                   \
+          NAME##_row(i, n, 2, A, G, c, Y, H, e, l0);                                              \
+          break;                                                                                  \
+        case 3:                                                                                   \
+          NAME##_row(i, n, 3, A, G, c, Y, H, e, l0);                                              \
+          break;                                                                                  \
+        default:                                                                                  \
+          NAME##_row(i, n, d, A, G, c, Y, H, e, l0);                                              \
+          break;                                                                                  \
+        }                                                                                         \
+  }
+
+#if !defined(__clang__)
+#define AS_LANE_OPT optimize("O3", "no-tree-ter")
+#else
+#define AS_LANE_OPT noinline
+#endif
+#if AS_BATCH_LANES % 8 != 0
+#error "the lane kernels take the batch in groups of 8, 4 or 2 lanes"
+#endif
+#ifdef AS_SMALL_X86
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+AS_LANE_KERNEL(lk512, 8, 4)
+static __attribute__((AS_LANE_OPT)) void lanes_avx512(int n, int d, const double *restrict A,
+                                                      const double *restrict G,
+                                                      const double *restrict c,
+                                                      const double *restrict Y, double *restrict H,
+                                                      double *restrict e) {
+  lk512_all(n, d, A, G, c, Y, H, e);
+}
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx2")
+AS_LANE_KERNEL(lk256, 4, 4)
+static __attribute__((AS_LANE_OPT)) void lanes_avx2(int n, int d, const double *restrict A,
+                                                    const double *restrict G,
+                                                    const double *restrict c,
+                                                    const double *restrict Y, double *restrict H,
+                                                    double *restrict e) {
+  lk256_all(n, d, A, G, c, Y, H, e);
+}
+#pragma GCC pop_options
+#endif
+AS_LANE_KERNEL(lk128, 2, 4)
+static __attribute__((AS_LANE_OPT)) void lanes_plain(int n, int d, const double *restrict A,
+                                                     const double *restrict G,
+                                                     const double *restrict c,
+                                                     const double *restrict Y, double *restrict H,
+                                                     double *restrict e) {
+  lk128_all(n, d, A, G, c, Y, H, e);
+}
+
+void as_attention_small_lanes(int n, int d, const double *restrict A, const double *restrict G,
+                              const double *restrict c, const double *restrict Y,
+                              double *restrict H, double *restrict e) {
+#ifdef AS_SMALL_X86
+  if (as_small_isa() == 2) {
+    lanes_avx512(n, d, A, G, c, Y, H, e);
+    return;
+  }
+  if (as_small_isa() == 1) {
+    lanes_avx2(n, d, A, G, c, Y, H, e);
+    return;
+  }
+#endif
+  lanes_plain(n, d, A, G, c, Y, H, e);
 }
 
 #endif /* __GNUC__ */

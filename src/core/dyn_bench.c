@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/rng.h"
@@ -176,6 +177,54 @@ cleanup:
   free(A);
   free(B);
   free(C);
+  return st;
+}
+
+/* (b') the same trials integrated AS_BATCH_LANES at a time (as_dyn_run_batch): the same
+ * records bit for bit (tests/unit/test_batch.c), so the figures compare like for like. */
+as_status as_dyn_bench_trials_batch(double min_seconds, double *trials_per_s, int64_t *trials) {
+  as_status st = AS_OK;
+  enum { N = 20, D = 2, L = AS_BATCH_LANES };
+  as_dyn *w[L] = {NULL};
+  double V[D * D], M[D * D], X0[L][N * D];
+  identity(D, V);
+  identity(D, M);
+  as_integ_spec in;
+  memset(&in, 0, sizeof in);
+  in.method = AS_METHOD_RK4;
+  in.vars = AS_VARS_Z;
+  in.T = 5.0;
+  in.dt = 0.1;
+  in.max_steps = 1000000;
+  const as_integ_spec *inp[L];
+  const double *X0p[L];
+  for (int l = 0; l < L; l++) {
+    AS_TRY(as_dyn_create(N, D, &w[l]));
+    inp[l] = &in;
+    X0p[l] = X0[l];
+  }
+  as_rng r;
+  int64_t k = 0;
+  double t0 = now(), el = 0.0;
+  do {
+    as_dyn_stats s[L];
+    int ok[L];
+    for (int l = 0; l < L; l++) {
+      as_rng_init(&r, 1, (uint64_t)(k + l), AS_PURPOSE_TOKENS);
+      as_rng_fill_uniform(&r, X0[l], N * D, -5.0, 5.0);
+      AS_TRY(as_dyn_set_triple(w[l], V, M, NULL));
+    }
+    AS_TRY(as_dyn_run_batch(w, L, inp, X0p, NULL, s, ok));
+    for (int l = 0; l < L; l++)
+      AS_CHECK(ok[l] && s[l].outcome == AS_OUT_REACHED_T, AS_ERR_INTERNAL,
+               "bench trial ended with outcome %d", (int)s[l].outcome);
+    k += L;
+    el = now() - t0;
+  } while (el < min_seconds || k < 10);
+  *trials = k;
+  *trials_per_s = (double)k / el;
+cleanup:
+  for (int l = 0; l < L; l++) as_dyn_destroy(&w[l]);
   return st;
 }
 

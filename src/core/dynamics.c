@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/expm.h"
 #include "attnsweep/tableau.h"
@@ -1036,9 +1037,10 @@ cleanup:
   return st;
 }
 
-as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
-                     const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,
-                     as_dyn_snapshot_fn cb, void *cb_ctx, as_dyn_stats *stats) {
+/* The checks and the set-up of a run (as_dyn_run up to its loop): the state at t = 0 in w->Z,
+ * the method prepared, stats reset. */
+static as_status begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
+                           const double *snap_times, int n_snap, as_dyn_stats *stats) {
   as_status st = AS_OK;
   AS_CHECK(w != NULL && in != NULL && X0 != NULL && stats != NULL, AS_ERR_ARG,
            "as_dyn_run: NULL argument");
@@ -1107,13 +1109,16 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
     sphere_normalise(n, d, w->Z);
   }
   if (w->step_cb) w->step_cb(0.0, w->Z, w->step_ctx);
-  run_ctx rc = {in, stop, snap_times, n_snap, cb, cb_ctx, stats};
-  if (layers) {
-    AS_TRY(run_layers(w, &rc));
-  } else {
-    AS_TRY(run_continuous(w, &rc));
-  }
-  /* Attention, velocity and radius at the final state. */
+cleanup:
+  return st;
+}
+
+/* The end of a run (after its loop): attention, velocity and radius at the final state. */
+static as_status finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats) {
+  as_status st = AS_OK;
+  const int n = w->n, d = w->d;
+  const size_t nd = (size_t)n * d;
+  const int layers = in->method == AS_METHOD_LAYERS;
   AS_TRY(rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
   publish_attention(w);
   double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
@@ -1127,6 +1132,237 @@ as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
   w->ran = 1;
 cleanup:
+  return st;
+}
+
+as_status as_dyn_run(as_dyn *w, const as_integ_spec *in, const double *X0,
+                     const volatile sig_atomic_t *stop, const double *snap_times, int n_snap,
+                     as_dyn_snapshot_fn cb, void *cb_ctx, as_dyn_stats *stats) {
+  as_status st = AS_OK;
+  AS_TRY(begin_run(w, in, X0, snap_times, n_snap, stats));
+  run_ctx rc = {in, stop, snap_times, n_snap, cb, cb_ctx, stats};
+  if (in->method == AS_METHOD_LAYERS) {
+    AS_TRY(run_layers(w, &rc));
+  } else {
+    AS_TRY(run_continuous(w, &rc));
+  }
+  AS_TRY(finish_run(w, in, stats));
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- batches (batch.h)
+ * Up to AS_BATCH_LANES trials of one shape integrated in lock-step: the loop of
+ * run_continuous without step control, snapshots or hooks, run for every lane at once. Each
+ * lane's stages are formed exactly as alone (rk_combine, scaled_tokens, the A^T products,
+ * small_output: the same functions), only the attention kernel runs once for all lanes
+ * (as_attention_small_lanes, the same arithmetic per lane as as_attention_small), and a lane
+ * leaves the batch at the step where it would have stopped alone. So every lane ends with the
+ * bits of as_dyn_run. */
+
+int as_dyn_batchable(const as_dyn *w, const as_integ_spec *in, int n_snap) {
+  if (!w || !in || !AS_DYN_HAVE_SMALL) return 0;
+  if (!w->small || w->stream || w->variant || w->bkind != AS_BLOCKS_OFF || w->step_cb ||
+      w->tb_force || n_snap != 0 || w->n > AS_BATCH_NMAX || w->d > AS_SMALL_DMAX)
+    return 0;
+  if (in->method == AS_METHOD_LAYERS || in->method < 0 || in->method >= AS_METHOD_COUNT) return 0;
+  const as_tableau *tb = as_tableau_of(in->method);
+  if (!tb) return 0;
+  return !(tb->order_hat > 0 && (in->rtol > 0.0 || in->atol > 0.0)); /* no step control */
+}
+
+/* The lanes' right-hand sides at time t: F[l] = f(t, Y[l]) for the lanes with act[l]. A lane
+ * whose temperature is infinite (the one-trial path leaves the small kernel then) takes
+ * rhs_mode itself. pack: the batch's lane-interleaved buffers. */
+typedef struct batch_pack {
+  double *A, *G, *Y, *H, *e; /* n d L each (e: n L) */
+  double c[AS_BATCH_LANES];
+} batch_pack;
+
+static as_status batch_rhs(as_dyn *const *w, int B, const int *act, double t, double *const *Y,
+                           double *const *F, batch_pack *pk) {
+  as_status st = AS_OK;
+  const int n = w[0]->n, d = w[0]->d, L = AS_BATCH_LANES;
+  int in_kernel[AS_BATCH_LANES] = {0}, any = 0;
+  for (int l = 0; l < B; l++) {
+    if (!act[l]) continue;
+    as_dyn *wl = w[l];
+    double logc = 0.0;
+    AS_TRY(scaled_tokens(wl, wl->mode, t, 0, Y[l], &logc));
+    const double c = exp(logc);
+    if (!(c < INFINITY)) {
+      AS_TRY(rhs_mode(wl, wl->mode, t, 0, Y[l], F[l]));
+      continue;
+    }
+    const double *Mm = wl->mode == MODE_Z ? wl->Mt : wl->M;
+    /* A = G Mm with attention_small's dot products (same order). */
+    for (int i = 0; i < n; i++) {
+      const double *g = wl->G + (size_t)i * d;
+      for (int col = 0; col < d; col++) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int q = 0;
+        for (; q + 4 <= d; q += 4) {
+          s0 += g[q] * Mm[(size_t)q * d + col];
+          s1 += g[q + 1] * Mm[(size_t)(q + 1) * d + col];
+          s2 += g[q + 2] * Mm[(size_t)(q + 2) * d + col];
+          s3 += g[q + 3] * Mm[(size_t)(q + 3) * d + col];
+        }
+        for (; q < d; q++) s0 += g[q] * Mm[(size_t)q * d + col];
+        pk->A[((size_t)i * d + col) * L + l] = (s0 + s1) + (s2 + s3);
+      }
+    }
+    for (size_t q = 0; q < (size_t)n * d; q++) {
+      pk->G[q * L + l] = wl->G[q];
+      pk->Y[q * L + l] = Y[l][q];
+    }
+    pk->c[l] = c;
+    in_kernel[l] = 1;
+    any = 1;
+  }
+  if (!any) goto cleanup;
+  for (int l = 0; l < L; l++) /* idle lanes: harmless finite values */
+    if (!in_kernel[l]) {
+      for (size_t q = 0; q < (size_t)n * d; q++)
+        pk->A[q * L + l] = pk->G[q * L + l] = pk->Y[q * L + l] = 0.0;
+      pk->c[l] = 0.0;
+    }
+#if AS_DYN_HAVE_SMALL
+  as_attention_small_lanes(n, d, pk->A, pk->G, pk->c, pk->Y, pk->H, pk->e);
+#endif
+  for (int l = 0; l < B; l++) {
+    if (!in_kernel[l]) continue;
+    for (size_t q = 0; q < (size_t)n * d; q++) w[l]->H[q] = pk->H[q * L + l];
+    w[l]->pt_newer = 0; /* P was not formed: finish_run forms it alone */
+    small_output(w[l], w[l]->mode, Y[l], F[l]);
+  }
+cleanup:
+  return st;
+}
+
+as_status as_dyn_run_batch(as_dyn *const *w, int B, const as_integ_spec *const *in,
+                           const double *const *X0, const volatile sig_atomic_t *stop,
+                           as_dyn_stats *stats, int *ok) {
+  as_status st = AS_OK;
+  batch_pack pk = {NULL, NULL, NULL, NULL, NULL, {0.0}};
+  AS_CHECK(w != NULL && in != NULL && X0 != NULL && stats != NULL && ok != NULL && B >= 1 &&
+               B <= AS_BATCH_LANES,
+           AS_ERR_ARG, "as_dyn_run_batch: B = %d", B);
+  const int n = w[0]->n, d = w[0]->d, L = AS_BATCH_LANES;
+  for (int l = 0; l < B; l++) {
+    AS_CHECK(w[l] && w[l]->n == n && w[l]->d == d && in[l] && in[l]->method == in[0]->method &&
+                 in[l]->vars == in[0]->vars && in[l]->T == in[0]->T && in[l]->dt == in[0]->dt &&
+                 as_dyn_batchable(w[l], in[l], 0),
+             AS_ERR_ARG, "as_dyn_run_batch: lane %d does not fit the batch", l);
+    for (int q = 1; q < l; q++) AS_CHECK(w[q] != w[l], AS_ERR_ARG, "as_dyn_run_batch: shared lane");
+  }
+  const size_t nd = (size_t)n * d;
+  pk.A = malloc(nd * L * sizeof(double));
+  pk.G = malloc(nd * L * sizeof(double));
+  pk.Y = malloc(nd * L * sizeof(double));
+  pk.H = malloc(nd * L * sizeof(double));
+  pk.e = malloc((size_t)n * L * sizeof(double));
+  AS_CHECK_ALLOC(pk.A);
+  AS_CHECK_ALLOC(pk.G);
+  AS_CHECK_ALLOC(pk.Y);
+  AS_CHECK_ALLOC(pk.H);
+  AS_CHECK_ALLOC(pk.e);
+  int act[AS_BATCH_LANES] = {0}, live = 0;
+  double since[AS_BATCH_LANES];
+  for (int l = 0; l < B; l++) {
+    since[l] = NAN;
+    ok[l] = 0;
+    as_status bs = begin_run(w[l], in[l], X0[l], NULL, 0, &stats[l]);
+    if (bs != AS_OK) { /* this lane's problem: the caller runs it alone, which says why */
+      if (bs == AS_ERR_NOMEM || bs == AS_ERR_INTERNAL) AS_TRY(bs);
+      as_error_clear();
+      continue;
+    }
+    ok[l] = act[l] = 1;
+    live++;
+  }
+  const rk_plan *rk = &w[0]->rk; /* the same tableau in every lane */
+  const double T = in[0]->T, h0 = in[0]->dt;
+  double t = 0.0;
+  int have_k1 = 0;
+  double *Yl[AS_BATCH_LANES], *Fl[AS_BATCH_LANES];
+  while (live > 0) {
+    if (stop && *stop) {
+      for (int l = 0; l < B; l++)
+        if (act[l]) stats[l].outcome = AS_OUT_INTERRUPTED;
+      break;
+    }
+    if (!have_k1) {
+      for (int l = 0; l < B; l++) Yl[l] = w[l]->Z, Fl[l] = w[l]->K[0];
+      AS_TRY(batch_rhs(w, B, act, t, Yl, Fl, &pk));
+      have_k1 = 1;
+    }
+    for (int l = 0; l < B; l++) {
+      if (!act[l]) continue;
+      const double v = max_row_norm(n, d, w[l]->K[0]), r = radius_of(n, d, w[l]->Z, w[l]->bd);
+      run_ctx rc = {in[l], stop, NULL, 0, NULL, NULL, &stats[l]};
+      as_outcome out = step_guard(&rc, t, v, r, &since[l]);
+      if (out != AS_OUT_PENDING) {
+        stats[l].outcome = out;
+        w[l]->t = t;
+        act[l] = 0;
+        live--;
+      }
+    }
+    if (live == 0) break;
+    double h = h0;
+    int land = 0;
+    if (T - t <= h * (1.0 + 1e-9)) {
+      h = T - t;
+      land = 1;
+    }
+    for (int s = 1; s < rk->s; s++) {
+      for (int l = 0; l < B; l++) {
+        if (!act[l]) continue;
+        Yl[l] = rk->fsal && s == rk->s - 1 ? w[l]->Zn : w[l]->Ys;
+        Fl[l] = w[l]->K[s];
+        rk_combine(nd, w[l]->Z, h, &rk->a[s], w[l]->K, Yl[l]);
+      }
+      AS_TRY(batch_rhs(w, B, act, t + rk->c[s] * h, Yl, Fl, &pk));
+    }
+    for (int l = 0; l < B; l++) {
+      if (!act[l]) continue;
+      if (!rk->fsal) rk_combine(nd, w[l]->Z, h, &rk->b, w[l]->K, w[l]->Zn);
+      stats[l].steps++;
+      if (!all_finite(nd, w[l]->Zn)) {
+        stats[l].outcome = AS_OUT_NONFINITE;
+        w[l]->t = t;
+        act[l] = 0;
+        live--;
+        continue;
+      }
+      swap(&w[l]->Z, &w[l]->Zn);
+      if (rk->fsal) swap(&w[l]->K[0], &w[l]->K[rk->s - 1]);
+    }
+    t = land ? T : t + h;
+    if (!rk->fsal) have_k1 = 0;
+    if (land && t >= T) {
+      for (int l = 0; l < B; l++)
+        if (act[l]) {
+          stats[l].outcome = AS_OUT_REACHED_T;
+          w[l]->t = t;
+          act[l] = 0;
+        }
+      live = 0;
+    }
+  }
+  for (int l = 0; l < B; l++) {
+    if (!ok[l]) continue;
+    if (act[l]) w[l]->t = t; /* interrupted */
+    stats[l].t_final = w[l]->t;
+    stats[l].settle_time = since[l];
+    AS_TRY(finish_run(w[l], in[l], &stats[l]));
+  }
+cleanup:
+  free(pk.A);
+  free(pk.G);
+  free(pk.Y);
+  free(pk.H);
+  free(pk.e);
   return st;
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
 #include "attnsweep/status.h"
 #include "linalg.h"
 
@@ -44,6 +45,14 @@ int as_attention_stream(int n, int d, const double *A, const double *G, double l
 void as_attention_small(int n, int d, int ld, const double *restrict AT, const double *restrict G,
                         double c, const double *restrict Y, double *restrict PT,
                         double *restrict H);
+
+/* The same kernel with trials as lanes (attention.c): AS_BATCH_LANES trials of one shape
+ * (n <= AS_BATCH_NMAX, d <= AS_SMALL_DMAX), lane-interleaved arrays; H = P Y per lane with the
+ * bits as_attention_small gives that trial alone. Only H: the batch publishes P through the
+ * one-trial kernel at the final state. e: n AS_BATCH_LANES doubles of scratch. */
+void as_attention_small_lanes(int n, int d, const double *restrict A, const double *restrict G,
+                              const double *restrict c, const double *restrict Y,
+                              double *restrict H, double *restrict e);
 
 /* Test hook (dynamics.c): choose the attention kernel: 1 the small-shape kernel (needs
  * d <= AS_SMALL_DMAX), 0 the general one (BLAS for large products; needs

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
@@ -44,7 +45,21 @@ struct as_pipeline {
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
                           argument to a core function */
   as_meta *meta;       /* cluster counts along a run (model variants), for shape (n, d) */
+  /* batches (batch.h), allocated for the shape on the first batch: */
+  as_dyn *bdyn[AS_BATCH_LANES]; /* one workspace per lane */
+  double *bx0;                  /* AS_BATCH_LANES x n x d initial tokens */
+  double classify_s;            /* CPU seconds (this thread) in as_classify, both calls per trial */
+  int64_t classified;           /* trials classified */
+  int ctx_rank;                 /* rank for the error context of batched trials, -1: none */
 };
+
+/* A trial integrated by a batch: its workspace, statistics and e^{tV} path. */
+typedef struct prerun {
+  as_dyn *dyn;
+  as_dyn_stats ds;
+  as_expm path;
+  double seconds; /* its share of the batch's integration time */
+} prerun;
 
 /* The test hook ATTNSWEEP_TEST_INTERNAL_ERROR=<trial>[:lapack] (pipeline.h). Anything else
  * in the variable leaves the hook off. */
@@ -93,6 +108,9 @@ static void free_shape(as_pipeline *pl) {
   as_classify_ws_destroy(&pl->cws);
   as_expm_destroy(&pl->expm);
   as_meta_destroy(&pl->meta);
+  for (int l = 0; l < AS_BATCH_LANES; l++) as_dyn_destroy(&pl->bdyn[l]);
+  free(pl->bx0);
+  pl->bx0 = NULL;
   free(pl->X0);
   free(pl->X);
   free(pl->Z);
@@ -113,6 +131,7 @@ as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pip
   AS_CHECK_ALLOC(pl);
   pl->spectral = spectral;
   pl->spectral_ctx = spectral_ctx;
+  pl->ctx_rank = -1;
   read_fault_hook(pl);
   *out = pl;
   pl = NULL;
@@ -299,17 +318,28 @@ static void on_step(double t, const double *Z, void *ctx) {
   as_meta_step(ctx, t, Z);
 }
 
+/* CPU time of the calling thread: the classifier's cost, not distorted by a busy machine. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
-                       as_record *rec, as_bulk *bulk) {
+/* as_trial_run; with pre, the integration was done by a batch (as_trial_run_batch): the
+ * workspace pre->dyn holds its final state and pre->ds its statistics, and every other step
+ * runs here as for a trial alone. */
+static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
+                           as_record *rec, as_bulk *bulk, const prerun *pre) {
   as_status st = AS_OK;
   as_status ts = AS_OK;  /* status of a step that may fail because of the trial's data */
   as_blocks *blk = NULL; /* transformer blocks (blocks.h), NULL: the base model */
+  as_dyn *dyn = NULL;    /* the workspace of the integration: pl->dyn, or the batch's */
   double t0 = now_seconds();
   AS_CHECK(pl && t && rec, AS_ERR_ARG, "as_trial_run: NULL argument");
   as_record_init(rec, t);
@@ -378,16 +408,19 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
     }
   }
   if (bulk && bulk->initial) memcpy(bulk->initial, pl->X0, nd * sizeof(double));
-  as_expm path = AS_EXPM_NONE;
-  ts = as_dyn_set_triple(pl->dyn, pl->tr->V, pl->tr->M, &path);
-  if (ts != AS_OK) goto trial_failed;
+  dyn = pre ? pre->dyn : pl->dyn;
+  as_expm path = pre ? pre->path : AS_EXPM_NONE;
+  if (!pre) {
+    ts = as_dyn_set_triple(dyn, pl->tr->V, pl->tr->M, &path);
+    if (ts != AS_OK) goto trial_failed;
+  }
   /* The model variant (docs/variants.md) and the theorem that speaks about it. */
   const int hardmax = t->triple.beta == INFINITY;
-  ts = as_dyn_set_model(pl->dyn, &t->attn, hardmax);
+  ts = as_dyn_set_model(dyn, &t->attn, hardmax);
   if (ts != AS_OK) goto trial_failed;
   as_theorem_for_model(pl->sp, &t->attn, hardmax, d, pl->tr->V, pl->tr->M, &pl->sp->theorem,
                        &pl->sp->predicted);
-  AS_TRY(as_dyn_set_blocks(pl->dyn, blk));
+  if (!pre) AS_TRY(as_dyn_set_blocks(dyn, blk));
   copy_spectral(pl->sp, path, rec);
   if (bkind == AS_BLOCKS_FIELD) { /* no theorem speaks about these dynamics */
     rec->theorem = AS_THM_NONE;
@@ -404,17 +437,21 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   }
   copy_near(&nr, rec);
   as_meta_reset(pl->meta, pl->X0);
-  AS_TRY(as_dyn_set_step_hook(pl->dyn, sphere ? on_step : NULL, pl->meta));
+  if (!pre) AS_TRY(as_dyn_set_step_hook(dyn, sphere ? on_step : NULL, pl->meta));
 
   snap_ctx snaps = {bulk ? bulk->snapshots : NULL,         nd,      0, t->output.n_snapshots,
                     bulk ? bulk->snapshot_clusters : NULL, pl->meta};
   as_dyn_stats ds;
   as_integ_spec integ = t->integ;
   if (sphere) integ.vars = AS_VARS_X; /* the sphere dynamics is in x (spec: vars x implied) */
-  ts = as_dyn_run(pl->dyn, &integ, pl->X0, stop, t->output.snapshot_times, t->output.n_snapshots,
-                  on_snapshot, &snaps, &ds);
-  if (ts != AS_OK) goto trial_failed;
-  rec->sinkhorn_dev = as_dyn_sinkhorn_dev(pl->dyn);
+  if (pre) {
+    ds = pre->ds;
+  } else {
+    ts = as_dyn_run(dyn, &integ, pl->X0, stop, t->output.snapshot_times, t->output.n_snapshots,
+                    on_snapshot, &snaps, &ds);
+    if (ts != AS_OK) goto trial_failed;
+  }
+  rec->sinkhorn_dev = as_dyn_sinkhorn_dev(dyn);
   if (sphere) {
     as_meta_finish(pl->meta, rec);
   } else {
@@ -427,11 +464,11 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   rec->settle_time = ds.settle_time;
   rec->velocity = ds.velocity;
 
-  const double *state = as_dyn_state(pl->dyn);
-  const double *P = as_dyn_attention(pl->dyn);
+  const double *state = as_dyn_state(dyn);
+  const double *P = as_dyn_attention(dyn);
   if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
   if (bulk && bulk->attention && P) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
-  AS_TRY(as_dyn_state_x(pl->dyn, pl->X));
+  AS_TRY(as_dyn_state_x(dyn, pl->X));
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
   const double *Z = state;
@@ -488,18 +525,21 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
     }
     as_classify_input in = {
         n,     d,    pl->X0,     Z,          pl->X,      P,
-        Vc,    &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(pl->dyn) : NULL,
+        Vc,    &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(dyn) : NULL,
         sphere};
     as_classify_set_stop(pl->cws, stop);
     as_classify_set_product(pl->cws, NULL);
     if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */
       const double *S = pl->sp->theorem == AS_THM_MINUS_IDENTITY ? pl->X : Z;
-      AS_TRY(as_dyn_attention_apply(pl->dyn, S, pl->PS));
+      AS_TRY(as_dyn_attention_apply(dyn, S, pl->PS));
       as_classify_set_product(pl->cws, pl->PS);
     }
+    const double tc = cpu_seconds();
+    pl->classified++;
     ts = near_verdict(pl, &nr, &in, rec);
     if (ts != AS_OK) goto trial_failed;
     ts = as_classify(&in, pl->cws, rec);
+    pl->classify_s += cpu_seconds() - tc;
     if (ts == AS_ERR_INTERRUPTED) { /* a stop signal while classifying: resumable */
       as_error_clear();
       rec->outcome = AS_OUT_INTERRUPTED;
@@ -522,11 +562,148 @@ trial_failed:
   }
   record_failure(rec, ts);
 done:
-  rec->wall_time = now_seconds() - t0;
+  rec->wall_time = now_seconds() - t0 + (pre ? pre->seconds : 0.0);
 cleanup:
   if (pl && pl->dyn && blk) (void)as_dyn_set_blocks(pl->dyn, NULL);
   as_blocks_destroy(&blk);
   /* Whatever stops the run says where (the error record) and in which trial. */
   if (st != AS_OK) st = as_trial_failure(t, st, 0, NULL);
   return st;
+}
+
+as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
+                       as_record *rec, as_bulk *bulk) {
+  return trial_run(pl, t, stop, rec, bulk, NULL);
+}
+
+/* ---------------------------------------------------------------- batches (batch.h) */
+
+int as_trial_batchable(const as_trial *t) {
+  if (!t || t->n < 1 || t->d < 1 || t->n > AS_BATCH_NMAX || t->d > AS_BATCH_DMAX) return 0;
+  if (!as_attn_is_base(&t->attn, t->triple.beta == INFINITY)) return 0;
+  if (as_blocks_kind_of(t) != AS_BLOCKS_OFF || t->output.n_snapshots != 0) return 0;
+  if (t->integ.method == AS_METHOD_LAYERS) return 0;
+  if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0)) return 0;
+  return t->integ.vars == AS_VARS_Z || t->integ.vars == AS_VARS_X;
+}
+
+int as_trial_same_batch(const as_trial *a, const as_trial *b) {
+  return a->n == b->n && a->d == b->d && a->integ.method == b->integ.method &&
+         a->integ.vars == b->integ.vars && a->integ.T == b->integ.T && a->integ.dt == b->integ.dt;
+}
+
+/* The lanes' workspaces and initial-token buffers for the current shape. */
+static as_status batch_buffers(as_pipeline *pl) {
+  as_status st = AS_OK;
+  if (pl->bx0) return AS_OK;
+  for (int l = 0; l < AS_BATCH_LANES; l++) AS_TRY(as_dyn_create(pl->n, pl->d, &pl->bdyn[l]));
+  pl->bx0 = malloc((size_t)AS_BATCH_LANES * (size_t)pl->n * (size_t)pl->d * sizeof(double));
+  AS_CHECK_ALLOC(pl->bx0);
+cleanup:
+  if (st != AS_OK)
+    for (int l = 0; l < AS_BATCH_LANES; l++) as_dyn_destroy(&pl->bdyn[l]);
+  return st;
+}
+
+/* The part of a trial the integration needs (triple, tokens, the workspace's triple and model)
+ * into lane l; nonzero when it worked (else the trial runs alone, which records why). */
+static int batch_lane_prepare(as_pipeline *pl, const as_trial *t, int l, as_expm *path) {
+  const size_t nd = (size_t)t->n * (size_t)t->d;
+  if ((int64_t)t->index == pl->fault_trial) return 0;
+  as_status ts = as_triple_build(t, pl->tr);
+  if (ts == AS_OK) ts = as_tokens_init(t, pl->bx0 + (size_t)l * nd);
+  if (ts == AS_OK) ts = as_dyn_set_triple(pl->bdyn[l], pl->tr->V, pl->tr->M, path);
+  if (ts == AS_OK) ts = as_dyn_set_model(pl->bdyn[l], &t->attn, 0);
+  if (ts == AS_OK) ts = as_dyn_set_blocks(pl->bdyn[l], NULL);
+  if (ts == AS_OK) ts = as_dyn_set_step_hook(pl->bdyn[l], NULL, NULL);
+  if (ts != AS_OK) as_error_clear();
+  return ts == AS_OK && as_dyn_batchable(pl->bdyn[l], &t->integ, 0);
+}
+
+/* One batch: trials t[0..B) that fit together (B >= 2). */
+static as_status run_one_batch(as_pipeline *pl, const as_trial *t, int B,
+                               const volatile sig_atomic_t *stop, as_record *rec,
+                               as_bulk *const *bulk) {
+  as_status st = AS_OK;
+  const int n = t[0].n, d = t[0].d;
+  const int m = t[0].triple.m_rows > 0 ? t[0].triple.m_rows : d;
+  int lane_of[AS_BATCH_LANES], alone[AS_BATCH_LANES] = {0}, ok[AS_BATCH_LANES] = {0}, nb = 0;
+  as_dyn *w[AS_BATCH_LANES];
+  const as_integ_spec *in[AS_BATCH_LANES];
+  const double *X0[AS_BATCH_LANES];
+  as_dyn_stats ds[AS_BATCH_LANES];
+  as_expm path[AS_BATCH_LANES];
+  double secs = 0.0;
+  as_status ss = ensure_shape(pl, n, d, m);
+  if (ss == AS_OK) ss = batch_buffers(pl);
+  if (ss != AS_OK) { /* no room for a batch: each trial alone (which reports its own failure) */
+    as_error_clear();
+    for (int k = 0; k < B; k++) alone[k] = 1;
+  }
+  for (int k = 0; k < B && ss == AS_OK; k++) {
+    const int mk = t[k].triple.m_rows > 0 ? t[k].triple.m_rows : d;
+    if (mk != m || !batch_lane_prepare(pl, &t[k], nb, &path[nb])) {
+      alone[k] = 1;
+      continue;
+    }
+    lane_of[k] = nb;
+    w[nb] = pl->bdyn[nb];
+    in[nb] = &t[k].integ;
+    X0[nb] = pl->bx0 + (size_t)nb * (size_t)n * (size_t)d;
+    nb++;
+  }
+  if (nb >= 1) {
+    const double t0 = now_seconds();
+    as_status bs = as_dyn_run_batch(w, nb, in, X0, stop, ds, ok);
+    if (bs != AS_OK) { /* whatever it was, alone each trial meets it where it belongs */
+      as_error_clear();
+      for (int l = 0; l < nb; l++) ok[l] = 0;
+    }
+    secs = (now_seconds() - t0) / nb;
+  }
+  for (int k = 0; k < B; k++) {
+    as_bulk *bk = bulk ? bulk[k] : NULL;
+    if (pl->ctx_rank >= 0) as_error_context_set(pl->ctx_rank, (int64_t)t[k].index);
+    if (alone[k] || !ok[lane_of[k]]) {
+      AS_TRY(trial_run(pl, &t[k], stop, &rec[k], bk, NULL));
+    } else {
+      const int l = lane_of[k];
+      prerun pre = {w[l], ds[l], path[l], secs};
+      AS_TRY(trial_run(pl, &t[k], stop, &rec[k], bk, &pre));
+    }
+  }
+cleanup:
+  return st;
+}
+
+as_status as_trial_run_batch(as_pipeline *pl, const as_trial *t, int count,
+                             const volatile sig_atomic_t *stop, as_record *rec,
+                             as_bulk *const *bulk) {
+  as_status st = AS_OK;
+  AS_CHECK(pl && count >= 0 && (count == 0 || (t && rec)), AS_ERR_ARG,
+           "as_trial_run_batch: bad arguments");
+  for (int k = 0; k < count;) {
+    int e = k + 1;
+    if (as_trial_batchable(&t[k]))
+      while (e < count && e - k < AS_BATCH_LANES && as_trial_batchable(&t[e]) &&
+             as_trial_same_batch(&t[k], &t[e]))
+        e++;
+    if (e - k >= 2) {
+      AS_TRY(run_one_batch(pl, t + k, e - k, stop, rec + k, bulk ? bulk + k : NULL));
+    } else {
+      AS_TRY(trial_run(pl, &t[k], stop, &rec[k], bulk ? bulk[k] : NULL, NULL));
+    }
+    k = e;
+  }
+cleanup:
+  return st;
+}
+
+double as_pipeline_classify_seconds(const as_pipeline *pl, int64_t *trials) {
+  if (trials) *trials = pl ? pl->classified : 0;
+  return pl ? pl->classify_s : 0.0;
+}
+
+void as_pipeline_set_rank(as_pipeline *pl, int rank) {
+  if (pl) pl->ctx_rank = rank;
 }

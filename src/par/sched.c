@@ -38,7 +38,7 @@ enum { CTRL_STOP = 1, CTRL_ABORT = 2 };
 /* Settings broadcast from rank 0 (homogeneous ranks: sent as bytes). */
 typedef struct sched_hdr {
   int32_t status; /* validation result on rank 0 */
-  int32_t k, min_chunk, max_chunk, prefetch, batch_max, coordinator_runs, pad;
+  int32_t k, min_chunk, max_chunk, prefetch, batch_max, coordinator_runs, run_width;
   uint64_t total;
   double flush_interval, progress_interval, time_limit;
 } sched_hdr;
@@ -75,6 +75,7 @@ void as_sched_opts_default(as_sched_opts *o) {
   o->max_chunk = 256;
   o->prefetch = 1;
   o->batch_max = 64;
+  o->run_width = 1;
   o->flush_interval = 1.0;
   o->progress_interval = 0.0;
   o->progress = NULL;
@@ -168,6 +169,42 @@ static as_status run_one(sched *s, uint64_t trial) {
   if (rec->outcome == AS_OUT_INTERRUPTED) s->intr++;
   if (s->nbatch == 0) s->batch_t0 = now;
   s->nbatch++;
+  as_error_context_set(s->rank, -1);
+  if (s->nbatch >= s->h.batch_max || s->h.flush_interval <= 0) AS_TRY(flush_batch(s));
+cleanup:
+  return st;
+}
+
+/* Run the leading trials of trials[0..count) (ops->run_batch when given, else one) into the
+ * batch; *used: how many. Returns the callback's failure (the records are dropped). */
+static as_status run_some(sched *s, const uint64_t *trials, int count, int *used) {
+  as_status st = AS_OK;
+  *used = 1;
+  if (count > s->h.run_width) count = s->h.run_width;
+  if (!s->ops->run_batch || count <= 1) return run_one(s, trials[0]);
+  if (s->nbatch + count > s->h.batch_max) AS_TRY(flush_batch(s));
+  as_record *rec = &s->batch[s->nbatch];
+  memset(rec, 0, (size_t)count * sizeof *rec);
+  as_error_context_set(s->rank, (int64_t)trials[0]);
+  double t = MPI_Wtime();
+  int u = 0;
+  as_status rst = s->ops->run_batch(trials, count, rec, &u, s->ops->ctx);
+  AS_CHECK(rst == AS_OK, rst, "trials %" PRIu64 "... failed on rank %d", trials[0], s->rank);
+  AS_CHECK(u >= 1 && u <= count, AS_ERR_INTERNAL, "run_batch used %d of %d trials", u, count);
+  double now = MPI_Wtime();
+  for (int k = 0; k < u; k++) {
+    AS_CHECK(rec[k].trial == trials[k], AS_ERR_INTERNAL,
+             "run_batch filled the record of trial %" PRIu64 " for trial %" PRIu64, rec[k].trial,
+             trials[k]);
+    if (!(rec[k].wall_time > 0)) rec[k].wall_time = (now - t) / u;
+    rec[k].rank = s->rank;
+    s->done++;
+    if (rec[k].outcome == AS_OUT_FAILED || rec[k].outcome == AS_OUT_NONFINITE) s->failed++;
+    if (rec[k].outcome == AS_OUT_INTERRUPTED) s->intr++;
+  }
+  if (s->nbatch == 0) s->batch_t0 = now;
+  s->nbatch += u;
+  *used = u;
   as_error_context_set(s->rank, -1);
   if (s->nbatch >= s->h.batch_max || s->h.flush_interval <= 0) AS_TRY(flush_batch(s));
 cleanup:
@@ -368,11 +405,11 @@ static as_status worker_loop(sched *s) {
     }
 
     if (qlen > 0) {
-      uint64_t trial = queue[qhead];
-      qhead++;
-      qlen--;
+      int used = 1;
+      as_status rst = run_some(s, queue + qhead, qlen, &used);
+      qhead += used;
+      qlen -= used;
       if (qlen == 0) qhead = 0;
-      as_status rst = run_one(s, trial);
       if (rst != AS_OK && s->err == AS_OK) s->err = rst;
       flush_if_due(s);
     } else {
@@ -418,6 +455,8 @@ static uint64_t gss_chunk(const sched *s, const coord *c) {
   uint64_t rem = c->n - c->next;
   uint64_t div = (uint64_t)s->h.k * (uint64_t)c->P;
   uint64_t ch = (rem + div - 1) / div;
+  const uint64_t w = (uint64_t)s->h.run_width; /* whole batches: chunks of multiples of w */
+  ch = (ch + w - 1) / w * w;
   if (ch < (uint64_t)s->h.min_chunk) ch = (uint64_t)s->h.min_chunk;
   if (ch > (uint64_t)s->h.max_chunk) ch = (uint64_t)s->h.max_chunk;
   if (ch > rem) ch = rem;
@@ -537,11 +576,14 @@ static as_status coord_loop(sched *s, const uint64_t *order, int self_runs) {
       next_progress = now + s->h.progress_interval;
     }
     if (self_runs && !c.stopping && !c.aborting && c.next < c.n) {
-      /* One trial at a time, so requests wait at most one trial. */
-      uint64_t trial = c.order[c.next++];
-      if (s->ops->assigned) s->ops->assigned(0, &trial, 1, s->ops->ctx);
-      s->chunks++;
-      as_status rst = run_one(s, trial);
+      /* One trial (or one batch of small trials) at a time, so requests wait little. */
+      int used = 1;
+      const uint64_t left = c.n - c.next;
+      as_status rst = run_some(s, c.order + c.next,
+                               left < (uint64_t)s->h.run_width ? (int)left : s->h.run_width, &used);
+      if (s->ops->assigned) s->ops->assigned(0, c.order + c.next, used, s->ops->ctx);
+      c.next += (uint64_t)used;
+      s->chunks += (uint64_t)used;
       if (rst != AS_OK && s->err == AS_OK) s->err = rst;
       flush_if_due(s);
       backoff_reset(&b);
@@ -591,11 +633,12 @@ static as_status prepare(const as_sched_opts *o, const as_sched_ops *ops, const 
   uint64_t *order = NULL;
   AS_CHECK(o->k >= 1 && o->min_chunk >= 1 && o->max_chunk >= o->min_chunk &&
                o->max_chunk <= (1 << 24) && o->prefetch >= 0 && o->prefetch <= (1 << 24) &&
-               o->batch_max >= 1,
+               o->batch_max >= 1 && o->run_width >= 1 && o->run_width <= o->batch_max,
            AS_ERR_ARG,
            "scheduler options: need k >= 1, 1 <= min_chunk <= max_chunk <= 2^24, prefetch >= 0, "
-           "batch_max >= 1 (got k %d, min_chunk %d, max_chunk %d, prefetch %d, batch_max %d)",
-           o->k, o->min_chunk, o->max_chunk, o->prefetch, o->batch_max);
+           "1 <= run_width <= batch_max (got k %d, min_chunk %d, max_chunk %d, prefetch %d, "
+           "batch_max %d, run_width %d)",
+           o->k, o->min_chunk, o->max_chunk, o->prefetch, o->batch_max, o->run_width);
   AS_CHECK(o->flush_interval >= 0 && o->progress_interval >= 0 && o->time_limit >= 0, AS_ERR_ARG,
            "scheduler options: intervals and time limit must be >= 0");
   AS_CHECK(n == 0 || todo != NULL, AS_ERR_ARG, "to-do list is NULL with %" PRIu64 " trials", n);
@@ -627,6 +670,7 @@ static as_status prepare(const as_sched_opts *o, const as_sched_ops *ops, const 
   h->prefetch = o->prefetch;
   h->batch_max = o->batch_max;
   h->coordinator_runs = o->coordinator_runs;
+  h->run_width = o->run_width;
   h->total = n;
   h->flush_interval = o->flush_interval;
   h->progress_interval = o->progress_interval;

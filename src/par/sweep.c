@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnsweep/batch.h"
 #include "attnsweep/cost.h"
 #include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
@@ -416,6 +417,44 @@ cleanup:
   return st;
 }
 
+/* The scheduler's batch runner (batch.h): the leading trials of trials[] that batch together
+ * (small, base model, no bulk output, no file input, LAPACK spectral analysis) in one
+ * as_trial_run_batch call; a trial that does not batch runs alone through run_cb. */
+static int plain_small(const sweep_ctx *c, const as_trial *t) {
+  uint64_t counts[AS_BULK_COUNT];
+  as_outset_bulk_counts(t, counts);
+  for (int k = 0; k < AS_BULK_COUNT; k++)
+    if (counts[k]) return 0;
+  return as_trial_batchable(t) && t->d < c->threshold && t->triple.vfamily != AS_V_FILE &&
+         t->triple.mfamily != AS_M_FILE && t->init.kind != AS_INIT_FILE;
+}
+
+static as_status run_batch_cb(const uint64_t *trials, int count, as_record *recs, int *used,
+                              void *vctx) {
+  as_status st = AS_OK;
+  sweep_ctx *c = vctx;
+  as_trial t[AS_BATCH_LANES];
+  int e = 0;
+  *used = 1;
+  if (count > AS_BATCH_LANES) count = AS_BATCH_LANES;
+  for (; e < count; e++) {
+    as_error_context_set(c->rank, (int64_t)trials[e]);
+    AS_TRY(as_spec_trial(c->spec, trials[e], &t[e]));
+    if (!plain_small(c, &t[e]) || (e > 0 && !as_trial_same_batch(&t[0], &t[e]))) break;
+  }
+  if (e < 2) {
+    AS_TRY(run_cb(trials[0], &recs[0], vctx));
+  } else {
+    as_pipeline_set_rank(c->pl, c->rank);
+    AS_TRY(as_trial_run_batch(c->pl, t, e, as_signals_flag(), recs, NULL));
+    for (int k = 0; k < e; k++) recs[k].rank = c->rank;
+    *used = e;
+  }
+cleanup:
+  as_error_context_set(c->rank, -1);
+  return st;
+}
+
 /* The scheduler's sink: a plain call of the one path of records into the set (outset.h:
  * journal, durable, then /trials; an interrupted trial stays pending). The scheduler already
  * decides when (batch_max records, flush_interval seconds), so no second buffer sits here. */
@@ -725,7 +764,8 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   so.progress_tty = opts.progress_tty;
   so.coordinator_runs = opts.coordinator_runs;
   so.time_limit = opts.time_limit;
-  as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx};
+  so.run_width = AS_BATCH_LANES; /* small trials of one shape run as batches (batch.h) */
+  as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx, run_batch_cb};
   as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
   r.done = sum.done - sum.interrupted;
   r.failed = sum.failed;
