@@ -23,6 +23,7 @@
 #include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
+#include "linalg_dyn.h"
 
 struct as_pipeline {
   as_spectral_fn spectral; /* analysis hook, NULL: as_spectral_analyze */
@@ -44,6 +45,8 @@ struct as_pipeline {
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
                           argument to a core function */
   as_meta *meta;       /* cluster counts along a run (model variants), for shape (n, d) */
+  /* This rank's part of a trial over several ranks (parts 1: the whole trial). */
+  as_pipeline_group group;
 };
 
 /* The test hook ATTNSWEEP_TEST_INTERNAL_ERROR=<trial>[:lapack] (pipeline.h). Anything else
@@ -113,6 +116,7 @@ as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pip
   AS_CHECK_ALLOC(pl);
   pl->spectral = spectral;
   pl->spectral_ctx = spectral_ctx;
+  pl->group.parts = 1;
   read_fault_hook(pl);
   *out = pl;
   pl = NULL;
@@ -305,6 +309,16 @@ static void on_step(double t, const double *Z, void *ctx) {
   as_meta_step(ctx, t, Z);
 }
 
+void as_pipeline_set_group(as_pipeline *pl, const as_pipeline_group *g) {
+  if (!pl) return;
+  if (g && g->parts > 1 && g->part >= 0 && g->part < g->parts && g->exchange) {
+    pl->group = *g;
+  } else {
+    memset(&pl->group, 0, sizeof pl->group);
+    pl->group.parts = 1;
+  }
+}
+
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -341,6 +355,15 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   }
   AS_TRY(ts);
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
+  /* The kernel: streamed for any n when ranks_per_trial is given (1 included), so the record
+   * does not depend on R; this rank's rows of a trial over several ranks. */
+  AS_TRY(as_dyn_set_kernel(pl->dyn, t->ranks_per_trial >= 1 ? 2 : -1));
+  {
+    int lo = 0, hi = n;
+    if (pl->group.parts > 1) as_dyn_part_rows(n, pl->group.part, pl->group.parts, &lo, &hi);
+    AS_TRY(as_dyn_set_rows(pl->dyn, lo, hi, pl->group.parts > 1 ? pl->group.exchange : NULL,
+                           pl->group.parts > 1 ? pl->group.ctx : NULL));
+  }
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 
   /* The triple and its analysis. */
@@ -432,6 +455,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
   rec->t_final = ds.t_final;
   rec->settle_time = ds.settle_time;
   rec->velocity = ds.velocity;
+  if (pl->group.part > 0) goto done; /* the leader (part 0) classifies and records */
 
   const double *state = as_dyn_state(pl->dyn);
   const double *P = as_dyn_attention(pl->dyn);
