@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attnsweep/dynamics.h"
 #include "attnsweep/iocheck.h"
@@ -89,6 +90,33 @@ cleanup:
   return st;
 }
 
+/* ---------------------------------------------------------------- waiting */
+
+/* An all-reduce whose members may arrive at very different times (a rank with no trial of
+ * the phase, followers while the leader classifies, the start of a trial): nonblocking, and
+ * the wait sleeps (a few quick polls, then 20 us growing to 0.5 ms) instead of polling a
+ * whole core as a blocking Open MPI wait does. Every all-reduce of a trial's communicator
+ * goes through here, the per-stage one included, since a part in finish() may meet it: MPI
+ * does not match a blocking collective with a nonblocking one. */
+static as_status allreduce_sleeping(const void *in, void *out, int count, MPI_Datatype type,
+                                    MPI_Op op, MPI_Comm comm) {
+  as_status st = AS_OK;
+  MPI_Request rq = MPI_REQUEST_NULL;
+  AS_MPI_CHECK(MPI_Iallreduce(in, out, count, type, op, comm, &rq));
+  long ns = 20000;
+  for (int spins = 0;; spins++) {
+    int done = 0;
+    AS_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    if (spins < 16) continue;
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    ns = ns * 2 > 500000 ? 500000 : ns * 2;
+  }
+cleanup:
+  return st;
+}
+
 /* ---------------------------------------------------------------- the exchange */
 
 typedef struct gx {
@@ -130,7 +158,9 @@ static as_status exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
   /* First the state of every part: a part that is gone (failed, or returned early) will not
    * gather; then the rows. */
   int v[4] = {local_stop(x->t0, x->time_limit), 0, 1, 0}, r[4];
-  AS_MPI_CHECK(MPI_Allreduce(v, r, 4, MPI_INT, MPI_MAX, x->comm));
+  /* (nonblocking like its counterpart in finish(): MPI never matches a blocking collective
+   * with a nonblocking one) */
+  AS_TRY(allreduce_sleeping(v, r, 4, MPI_INT, MPI_MAX, x->comm));
   if (r[0]) x->stop = 1;
   if (r[1]) {
     x->aborted = 1;
@@ -151,7 +181,7 @@ static as_status finish(gx *x, as_status mine, as_status *agreed) {
   int own = x->aborted ? 0 : -(int)mine; /* statuses are <= 0: MAX of -status is the MIN */
   for (;;) {
     int v[4] = {0, 1, 0, own}, r[4];
-    AS_MPI_CHECK(MPI_Allreduce(v, r, 4, MPI_INT, MPI_MAX, x->comm));
+    AS_TRY(allreduce_sleeping(v, r, 4, MPI_INT, MPI_MAX, x->comm));
     if (r[0]) x->stop = 1;
     if (!r[2]) { /* no part runs any more */
       *agreed = (as_status)(-r[3]);
@@ -169,7 +199,7 @@ static as_status relay_first(MPI_Comm comm, int rank, int size, as_status err, i
   as_status st = AS_OK;
   /* A rank whose own step failed first, before one that only learnt of another's failure. */
   int mine = err == AS_OK ? 2 * size : (real ? rank : size + rank), first = 2 * size;
-  AS_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  AS_TRY(allreduce_sleeping(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
   if (first == 2 * size) return AS_OK;
   first %= size;
   struct {
@@ -240,7 +270,7 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
     AS_MPI_CHECK(MPI_Comm_set_errhandler(gc, MPI_ERRORS_RETURN));
     /* Start only when no member knows of a stop or carries an error. */
     int skip_mine = err != AS_OK ? 2 : local_stop(t0, time_limit), skip = 0;
-    AS_MPI_CHECK(MPI_Allreduce(&skip_mine, &skip, 1, MPI_INT, MPI_MAX, gc));
+    AS_TRY(allreduce_sleeping(&skip_mine, &skip, 1, MPI_INT, MPI_MAX, gc));
     if (skip) {
       if (skip == 1) stop_seen = 1;
       if (part == 0) cnt[3]++;
@@ -295,8 +325,8 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
     if (*as_signals_flag()) stop_seen = 1;
     uint64_t g4[4];
     int any_stop = 0;
-    AS_MPI_CHECK(MPI_Allreduce(cnt, g4, 4, MPI_UINT64_T, MPI_SUM, dup));
-    AS_MPI_CHECK(MPI_Allreduce(&stop_seen, &any_stop, 1, MPI_INT, MPI_MAX, dup));
+    AS_TRY(allreduce_sleeping(cnt, g4, 4, MPI_UINT64_T, MPI_SUM, dup));
+    AS_TRY(allreduce_sleeping(&stop_seen, &any_stop, 1, MPI_INT, MPI_MAX, dup));
     if (any_stop) as_signals_request_stop(); /* the scheduling phase stops at once */
     if (out) {
       out->done = g4[0];
