@@ -3,7 +3,8 @@
  * Per trial, on its group's communicator (from MPI_Comm_create_group on a duplicate of the
  * caller's communicator, so nothing meets anyone else's messages):
  *   Allreduce MAX  skip       (a member saw a stop before the start, or failed earlier)
- *   per stage      Allreduce MAX {stop, some part gone, some part running, -status}, then
+ *   per stage      Allreduce MAX {stop, some part gone, some part running, -status, cut},
+ *                  then
  *                  Allgatherv the rows of H (n x d doubles) unless a part is gone
  *   after the run  the same Allreduce with "gone", repeated until no part runs: a part that
  *                  failed (or returned early) answers the others' stages, which then stop
@@ -157,10 +158,10 @@ static as_status exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
   (void)hi;
   /* First the state of every part: a part that is gone (failed, or returned early) will not
    * gather; then the rows. */
-  int v[4] = {local_stop(x->t0, x->time_limit), 0, 1, 0}, r[4];
-  /* (nonblocking like its counterpart in finish(): MPI never matches a blocking collective
-   * with a nonblocking one) */
-  AS_TRY(allreduce_sleeping(v, r, 4, MPI_INT, MPI_MAX, x->comm));
+  int v[5] = {local_stop(x->t0, x->time_limit), 0, 1, 0, 0}, r[5];
+  /* (nonblocking and of the same count as its counterpart in finish(): MPI never matches a
+   * blocking collective with a nonblocking one) */
+  AS_TRY(allreduce_sleeping(v, r, 5, MPI_INT, MPI_MAX, x->comm));
   if (r[0]) x->stop = 1;
   if (r[1]) {
     x->aborted = 1;
@@ -174,17 +175,20 @@ cleanup:
 
 /* After this part's run: answer the exchanges of the parts still running (each sees this part
  * gone and stops) until every part is done, and agree on the status of the trial: the first
- * real failure (a part stopped by another's failure does not count). Returns it (AS_OK: none)
- * in *agreed. Collective on the group. */
-static as_status finish(gx *x, as_status mine, as_status *agreed) {
+ * real failure (a part stopped by another's failure does not count), in *agreed (AS_OK:
+ * none), and whether any part was stopped that way, in *cut (then no part has the trial's
+ * result: a part returned early without a failure status, e.g. a set-up that failed on that
+ * rank only and became its recorded failure). Collective on the group. */
+static as_status finish(gx *x, as_status mine, as_status *agreed, int *cut) {
   as_status st = AS_OK;
   int own = x->aborted ? 0 : -(int)mine; /* statuses are <= 0: MAX of -status is the MIN */
   for (;;) {
-    int v[4] = {0, 1, 0, own}, r[4];
-    AS_TRY(allreduce_sleeping(v, r, 4, MPI_INT, MPI_MAX, x->comm));
+    int v[5] = {0, 1, 0, own, x->aborted}, r[5];
+    AS_TRY(allreduce_sleeping(v, r, 5, MPI_INT, MPI_MAX, x->comm));
     if (r[0]) x->stop = 1;
     if (!r[2]) { /* no part runs any more */
       *agreed = (as_status)(-r[3]);
+      *cut = r[4];
       break;
     }
   }
@@ -291,7 +295,8 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
     memset(&rec, 0, sizeof rec);
     as_error_context_set(rank, (int64_t)it->trial);
     as_status rst = ops->run(it->trial, &pg, &x.stop, &rec, ops->ctx), all = AS_OK;
-    AS_TRY(finish(&x, rst, &all));
+    int cut = 0;
+    AS_TRY(finish(&x, rst, &all, &cut));
     AS_MPI_CHECK(MPI_Comm_free(&gc));
     if (x.stop) stop_seen = 1;
     if (rst != AS_OK && !x.aborted) {
@@ -302,6 +307,14 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
       err = as_error_set(all, __FILE__, __LINE__, __func__,
                          "trial %" PRIu64 " failed on another rank of its group: %s", it->trial,
                          as_status_message(all));
+    } else if (cut) { /* the parts did not run the same trial: no record is the trial's */
+      as_error_clear();
+      err_real = part == 0;
+      err = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__,
+                         "trial %" PRIu64 ": a part of its group of %d ranks returned before "
+                         "the others (its set-up failed on that rank only: files readable "
+                         "on some nodes only?); the sweep stops, the trial stays pending",
+                         it->trial, it->ranks);
     } else if (part == 0) {
       if (rec.trial != it->trial)
         err_real = 1, err = as_error_set(AS_ERR_INTERNAL, __FILE__, __LINE__, __func__,

@@ -26,13 +26,14 @@
 
 typedef struct gctx {
   int rank;
-  int n, d;       /* the dummy trial's shape */
-  int stages;     /* exchanges per trial */
-  int fail_trial; /* the trial whose part 1 returns AS_ERR_IO (-1: none) */
-  int runs[MAXT]; /* run calls per trial on this rank */
-  int sunk[MAXT]; /* sinks per trial on this rank */
-  int bad_rows;   /* rows that did not arrive with their owner's value */
-  int bad_parts;  /* callbacks whose part/parts were inconsistent */
+  int n, d;        /* the dummy trial's shape */
+  int stages;      /* exchanges per trial */
+  int fail_trial;  /* the trial whose part 1 returns AS_ERR_IO (-1: none) */
+  int early_trial; /* the trial whose part 1 returns AS_OK at once, no exchange (-1: none) */
+  int runs[MAXT];  /* run calls per trial on this rank */
+  int sunk[MAXT];  /* sinks per trial on this rank */
+  int bad_rows;    /* rows that did not arrive with their owner's value */
+  int bad_parts;   /* callbacks whose part/parts were inconsistent */
 } gctx;
 
 static double value(uint64_t trial, int stage, int i, int k) {
@@ -53,6 +54,7 @@ static as_status g_run(uint64_t trial, const as_pipeline_group *g,
                       (int)trial);
     goto cleanup;
   }
+  if ((int)trial == c->early_trial && g->part == 1) goto cleanup;
   int lo = 0, hi = 0;
   as_dyn_part_rows(c->n, g->part, g->parts, &lo, &hi);
   for (int s = 0; s < c->stages; s++) {
@@ -159,6 +161,7 @@ static void test_run(int rank, int size) {
   c->d = 3;
   c->stages = 3;
   c->fail_trial = -1;
+  c->early_trial = -1;
   enum { NT = 9 };
   as_group_item it[NT];
   for (int i = 0; i < NT; i++)
@@ -199,6 +202,21 @@ static void test_run(int rank, int size) {
             as_status_message(st));
   AS_EXPECT(strstr(as_error_get()->message, "injected failure") != NULL,
             "the failing part's message reaches rank %d: %s", rank, as_error_get()->message);
+  as_error_clear();
+
+  /* A part that returns early without a failure (its set-up failed on that rank only): the
+   * others stop at their next stage, nobody records the trial, every rank stops. */
+  c->fail_trial = -1;
+  c->early_trial = 0;
+  memset(c->sunk, 0, sizeof c->sunk);
+  st = as_group_run(MPI_COMM_WORLD, it, NT, MPI_Wtime(), 0, &ops, &sum);
+  int sunk0 = 0;
+  MPI_Allreduce(&c->sunk[0], &sunk0, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  AS_EXPECT(st == AS_ERR_MPI && sunk0 == 0,
+            "a part returning early: every rank stops (%s), trial 0 not recorded (%d)",
+            as_status_message(st), sunk0);
+  AS_EXPECT(strstr(as_error_get()->message, "returned before the others") != NULL,
+            "and says why on rank %d: %s", rank, as_error_get()->message);
   as_error_clear();
   free(c);
 }
