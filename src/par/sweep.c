@@ -692,15 +692,17 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
       if (pst == AS_OK) n_todo = keep;
     }
     as_status gst = agree(comm, pst);
-    if (gst == AS_OK && MPI_Bcast(&ng, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS) gst = AS_ERR_MPI;
+    if (gst == AS_OK && MPI_Bcast(&ng, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
+      gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
     if (gst == AS_OK && ng > 0) {
       if (rank != 0) gi = malloc(ng * sizeof *gi);
       gst =
           agree(comm, gi ? AS_OK
                          : as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list"));
       if (gst == AS_OK && MPI_Bcast(gi, (int)(ng * sizeof *gi), MPI_BYTE, 0, comm) != MPI_SUCCESS)
-        gst = AS_ERR_MPI;
-      if (gst == AS_OK && MPI_Barrier(comm) != MPI_SUCCESS) gst = AS_ERR_MPI;
+        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
+      if (gst == AS_OK && MPI_Barrier(comm) != MPI_SUCCESS)
+        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group phase: MPI_Barrier");
       double g0 = MPI_Wtime();
       if (gst == AS_OK && rank == 0 && opts.progress && opts.progress_interval > 0)
         fprintf(opts.progress, "attnsweep: %llu trials on groups of ranks (ranks_per_trial)\n",
