@@ -67,6 +67,23 @@ typedef struct as_cost_memory_info {
  * AS_ERR_ARG for NULL. Not collective. */
 as_status as_cost_memory_scan(const as_spec *spec, double limit, as_cost_memory_info *out);
 
+/* Ranks of one trial (the sweep key ranks_per_trial; docs/meanfield.md, "Scaling"):
+ *   ranks_per_trial >= 1  that many (it may exceed job_ranks: `run` records the trial as
+ *                         failed, `plan --ranks` refuses the spec);
+ *   0 (auto)              1 up to AS_ATTENTION_STREAM_N tokens; above,
+ *                         min(job_ranks, ceil(n / AS_COST_GROUP_ROWS)): every rank at least
+ *                         AS_COST_GROUP_ROWS rows, which keeps the gathered n x d tokens below
+ *                         about 1% of a stage's arithmetic (the projection of meanfield.md).
+ * Depends on job_ranks only where the record cannot (the streamed kernel gives the same bits
+ * for any split). job_ranks >= 1. Pure. */
+#define AS_COST_GROUP_ROWS 4096
+int as_cost_trial_ranks(const as_trial *t, int job_ranks);
+
+/* The first trial of spec whose ranks_per_trial exceeds job_ranks: AS_ERR_SPEC with a message
+ * naming it (index, case, the value) for `plan --ranks N`; AS_OK when none. Scans the points of
+ * one replicate (the key does not depend on the seed). Not collective. */
+as_status as_cost_ranks_check(const as_spec *spec, int job_ranks);
+
 /* seconds = a * work + b. */
 typedef struct as_cost_model {
   double a; /* seconds per unit of work, > 0 */

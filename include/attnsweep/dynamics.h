@@ -104,6 +104,25 @@ const double *as_dyn_attention(const as_dyn *w);
  * formed. AS_ERR_ARG (no completed run), AS_ERR_NOMEM. */
 as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS);
 
+/* ---------------------------------------------------------------- one trial over several ranks
+ * The streamed kernel computes only rows [lo, hi) of H = P Y at every stage; exchange (called
+ * right after, on every stage) must fill the other rows of H (n x d row-major) with the
+ * values the other parts computed, and may return an error status (which ends the run with
+ * it). Everything else (the transformed tokens, the reductions of the step guard, the
+ * integrator) runs on the whole n x d state, identically, on every part, so a run split into
+ * whole tiles gives the bits of the one-part run (par/group.c does the exchange with MPI).
+ * lo a multiple of AS_ATTENTION_STREAM_TILE, hi one too or n; a partial range needs fn and
+ * the streamed kernel (as_dyn_set_kernel 2 below the threshold). (0, n, NULL): all rows, no
+ * exchange (the default; also set by choosing a non-streamed kernel). AS_ERR_ARG otherwise.
+ * as_dyn_attention_apply always computes every row, without exchange. */
+typedef as_status (*as_dyn_exchange_fn)(double *H, int n, int d, int lo, int hi, void *ctx);
+as_status as_dyn_set_rows(as_dyn *w, int lo, int hi, as_dyn_exchange_fn fn, void *ctx);
+/* The rows [*lo, *hi) of part `part` (0 <= part < parts) of n rows split into parts blocks of
+ * whole tiles (tile t of ceil(n / TILE) goes to the part p with floor(t parts / tiles) <= ...:
+ * tiles [tiles p / parts, tiles (p + 1) / parts)); a part may be empty when parts > tiles.
+ * Pure. */
+void as_dyn_part_rows(int n, int part, int parts, int *lo, int *hi);
+
 /* Right-hand side at (t, Z) in the integrated variables of `vars` (continuous time):
  * F = Z' (n x d), also leaves P(t, Z) in as_dyn_attention. For tests and benchmarks. */
 as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double *F);

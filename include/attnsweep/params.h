@@ -153,7 +153,8 @@ enum {
   X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, TSEED,        \
     triple_seed, 1, "whether the replicates of a point share its triple")                        \
   AS_PARAM_ATTN_TABLE(X, C)                                                                       \
-  AS_BLOCKS_PARAMS(X, C)
+  AS_BLOCKS_PARAMS(X, C)                                                                          \
+  AS_PARAM_GROUP_TABLE(X, C)
 
 /* Attention normalisations and layer normalisation (docs/variants.md), one block. */
 #define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
@@ -197,6 +198,11 @@ enum {
   X(C, weights_every, INT, NULL, 1, 2147483647.0, AS_PF_STRICT, 1, blocks.weights_every, I32,      \
     weights_every, t->blocks.weights == AS_WEIGHTS_PER_LAYER,                                      \
     "per_layer: layers per triple (ODE methods: every weights_every * dt of time)")
+
+/* One trial over several ranks (docs/meanfield.md, "Scaling"), one block. */
+#define AS_PARAM_GROUP_TABLE(X, C)                                                                 \
+  X(C, ranks_per_trial, INT, NULL, 0, 65536, 0, 0, ranks_per_trial, I32, ranks_per_trial, 1,       \
+    "ranks sharing one trial's rows (0: auto, groups above 4096 tokens; >= 1: streamed, any n)")
 /* clang-format on */
 
 /* Expand the table with X(C, key, ...) and no context. */

@@ -6,6 +6,8 @@
  * A trial is a pure function of its as_trial: the record (timing fields aside) and the bulk
  * data are bitwise identical whichever process runs it, in whatever order.
  * Workspaces are kept per shape (n, d) and reused; the pipeline owns them.
+ * A trial with ranks_per_trial >= 1 streams its attention whatever n (the kernel then does not
+ * depend on how many ranks share it); ranks_per_trial 0 (auto) keeps the kernels chosen by shape.
  *
  * Bugs are not data (status.h). A failure inside a trial is either the trial's own problem
  * (as_status_is_trial_problem: bad explicit or file data, a family that cannot be built at
@@ -26,6 +28,7 @@
 
 #include <signal.h>
 
+#include "attnsweep/dynamics.h"
 #include "attnsweep/record.h"
 #include "attnsweep/spectral.h"
 #include "attnsweep/status.h"
@@ -58,6 +61,21 @@ void as_pipeline_destroy(as_pipeline **p);
  * classifier, the tokens and the triple (as_dyn_bytes, as_classify_ws_bytes). An estimate of
  * what as_trial_run allocates (the small d^2 parts approximately). Pure. */
 double as_pipeline_bytes(int n, int d, int m);
+
+/* One trial over several ranks (ranks_per_trial, docs/meanfield.md): this rank computes part
+ * `part` of `parts` of the rows (as_dyn_part_rows) and exchange (with ctx) fills the others at
+ * every stage (as_dyn_set_rows; par/group.c does it with MPI). Part 0 is the leader: it
+ * classifies and its record is the trial's; the other parts stop after the integration (their
+ * record holds the set-up and integration fields only and is not the trial's). Every part must
+ * run the same trial with the same stop flag values at every step (the exchange is where a
+ * stop is agreed). g NULL or parts 1: the whole trial on this rank (the default). Borrowed
+ * until the next call. Not collective. */
+typedef struct as_pipeline_group {
+  int part, parts; /* 0 <= part < parts */
+  as_dyn_exchange_fn exchange;
+  void *ctx;
+} as_pipeline_group;
+void as_pipeline_set_group(as_pipeline *pl, const as_pipeline_group *g);
 
 /* Run trial t (borrowed) and fill rec (as_record_init is applied first). Problems of the
  * trial itself are recorded as outcome AS_OUT_FAILED with the message and return AS_OK;

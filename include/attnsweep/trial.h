@@ -153,6 +153,7 @@ typedef struct as_trial {
   as_attn_spec attn; /* attention normalisations and layer normalisation */
   as_output_spec output;
   as_blocks_spec blocks;
+  int ranks_per_trial; /* ranks that share the trial's rows (0: auto, docs/meanfield.md) */
 } as_trial;
 
 /* Defaults for every field: the `dflt` column of the key table (params.h) (the paper's

@@ -340,6 +340,7 @@ typedef struct plan_args {
   int cost_given;  /* --cost given */
   as_cost_model model;
   site_opts so;
+  long ranks; /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
 } plan_args;
 
 /* Option handlers (cli.h as_opt_fn): 0, or -1 with what the option needs. */
@@ -466,6 +467,8 @@ static const as_opt plan_opts[] = {
               "with --sbatch: a command the job runs first (repeatable)"),
     AS_OPT_WHOLE("array", 0, "N", plan_args, so.array, 1, AS_SHARD_MAX,
                  "with --sbatch: a job array of N shards and a merge job"),
+    AS_OPT_WHOLE("ranks", 0, "N", plan_args, ranks, 1, 65536,
+                 "the job's MPI ranks: a trial asking for more (ranks_per_trial) is an error"),
 };
 const as_optset as_opts_plan = AS_OPTSET(plan_opts, "SPEC");
 
@@ -525,6 +528,13 @@ int as_cmd_plan(int argc, char **argv) {
       code = as_cli_report("plan", st);
     }
     goto done;
+  }
+  if (args.ranks > 0) { /* the one check that needs the job's size (docs/meanfield.md) */
+    st = as_cost_ranks_check(spec, (int)args.ranks);
+    if (st != AS_OK) {
+      code = as_cli_report("plan", st);
+      goto done;
+    }
   }
   if (cal) {
     as_cost_calibration ci;

@@ -57,6 +57,14 @@ size_t as_attention_stream_doubles(int d) {
 
 int as_attention_stream(int n, int d, const double *A, const double *G, double logc,
                         const double *Y, double *H, int *hot, double *ws, int *iws) {
+  return as_attention_stream_rows(n, d, 0, n, A, G, logc, Y, H, hot, ws, iws);
+}
+
+/* Rows [lo, hi) only: the tiles start at lo, so with lo a multiple of AS_STREAM_TILE every tile
+ * has the shape (and the inputs) it has in the whole-matrix call, and each row its bits. */
+int as_attention_stream_rows(int n, int d, int lo, int hi, const double *A, const double *G,
+                             double logc, const double *Y, double *H, int *hot, double *ws,
+                             int *iws) {
   const int T = AS_STREAM_TILE;
   const double c = exp(logc); /* +inf: hardmax; 0: uniform rows */
   const int hard = c == INFINITY;
@@ -64,8 +72,8 @@ int as_attention_stream(int n, int d, const double *A, const double *G, double l
          *sum = second + T;
   int *ties = iws, *arg = iws + T;
   int onehot = 0;
-  for (int i0 = 0; i0 < n; i0 += T) {
-    const int r = n - i0 < T ? n - i0 : T;
+  for (int i0 = lo; i0 < hi; i0 += T) {
+    const int r = hi - i0 < T ? hi - i0 : T;
     for (int i = 0; i < r; i++) {
       best[i] = -INFINITY;
       second[i] = -DBL_MAX;

@@ -93,7 +93,11 @@ struct as_dyn {
   int stream;   /* use the streaming kernel (as_attention_stream): n > AS_ATTENTION_STREAM_N */
   double *sw;   /* its workspace (as_attention_stream_doubles), NULL until needed */
   int *swi;     /* 2 AS_STREAM_TILE ints */
-  rk_plan rk;   /* the Runge-Kutta method of the last continuous run */
+  int rlo, rhi; /* rows of H this workspace computes (as_dyn_set_rows; default 0, n) */
+  /* fills the other rows of H after each streamed stage (with xctx), NULL: none */
+  as_dyn_exchange_fn xchg;
+  void *xctx;
+  rk_plan rk;                 /* the Runge-Kutta method of the last continuous run */
   const as_tableau *tb_force; /* test hook: run this tableau whatever the method (NULL: none) */
   /* the last run */
   int ran;
@@ -171,6 +175,8 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
   w->n = n;
   w->d = d;
   w->e_k = -1;
+  w->rlo = 0;
+  w->rhi = n;
   AS_TRY(as_expm_create(d, &w->ex));
   const size_t dd = (size_t)d * d, nd = (size_t)n * d, nn = (size_t)n * n;
   double **mats[] = {&w->V, &w->M, &w->Mt, &w->Lt, &w->Rn, &w->E, &w->Ec[0], &w->Ec[1]};
@@ -616,6 +622,34 @@ static void publish_attention(as_dyn *w) {
   w->pt_newer = 0;
 }
 
+void as_dyn_part_rows(int n, int part, int parts, int *lo, int *hi) {
+  const long long tiles = ((long long)n + AS_STREAM_TILE - 1) / AS_STREAM_TILE;
+  const long long t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
+  const long long r0 = t0 * AS_STREAM_TILE, r1 = t1 * AS_STREAM_TILE;
+  *lo = (int)(r0 < n ? r0 : n);
+  *hi = (int)(r1 < n ? r1 : n);
+}
+
+as_status as_dyn_set_rows(as_dyn *w, int lo, int hi, as_dyn_exchange_fn fn, void *ctx) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_rows: NULL workspace");
+  AS_CHECK(0 <= lo && lo <= hi && hi <= w->n && lo % AS_STREAM_TILE == 0 &&
+               (hi % AS_STREAM_TILE == 0 || hi == w->n),
+           AS_ERR_ARG, "as_dyn_set_rows: rows [%d, %d) of %d are not whole tiles of %d", lo, hi,
+           w->n, AS_STREAM_TILE);
+  AS_CHECK(w->stream || (lo == 0 && hi == w->n && fn == NULL), AS_ERR_ARG,
+           "as_dyn_set_rows: rows [%d, %d) of %d need the streamed kernel", lo, hi, w->n);
+  AS_CHECK(fn != NULL || (lo == 0 && hi == w->n), AS_ERR_ARG,
+           "as_dyn_set_rows: rows [%d, %d) of %d without an exchange", lo, hi, w->n);
+  w->rlo = lo;
+  w->rhi = hi;
+  w->xchg = fn;
+  w->xctx = ctx;
+  w->ran = 0;
+cleanup:
+  return st;
+}
+
 as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
   as_status st = AS_OK;
   AS_CHECK(w != NULL && kernel >= -1 && kernel <= 2 &&
@@ -632,6 +666,12 @@ as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
   if (stream) AS_TRY(stream_buffers(w));
   w->small = small;
   w->stream = stream;
+  if (!stream) { /* rows of a group need the streamed kernel (as_dyn_set_rows) */
+    w->rlo = 0;
+    w->rhi = w->n;
+    w->xchg = NULL;
+    w->xctx = NULL;
+  }
 cleanup:
   return st;
 }
@@ -658,9 +698,13 @@ static as_status rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y
     goto cleanup;
   }
   if (w->stream) {
+    /* A for every row (O(n d^2)), so each row's A has the bits of the one-rank run; the
+     * O(n^2 d) rows of H only for this workspace's rows, the others from the exchange. */
     as_mm(0, 0, n, d, d, 1.0, w->G, d, Mm, d, 0.0, w->A, d);
-    w->n_hot = as_attention_stream(n, d, w->A, w->G, logc, Y, w->H, w->hot, w->sw, w->swi);
+    w->n_hot = as_attention_stream_rows(n, d, w->rlo, w->rhi, w->A, w->G, logc, Y, w->H, w->hot,
+                                        w->sw, w->swi);
     w->pt_newer = 0;
+    if (w->xchg) AS_TRY(w->xchg(w->H, n, d, w->rlo, w->rhi, w->xctx));
   } else {
     attention_general(w, Mm, logc, Y);
     if (w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) usa_rescale(w, logc);
@@ -1130,6 +1174,15 @@ static as_status finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *st
   stats->radius = r;
   stats->velocity = v == 0.0 ? 0.0 : v / r;
   if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
+  if (w->stream && w->P && w->bkind != AS_BLOCKS_FIELD) {
+    /* Streamed below AS_ATTENTION_STREAM_N (as_dyn_set_kernel 2: a trial with
+     * ranks_per_trial): P at the final state, formed once, densely, for the callers that read
+     * it (the classifier) -- from the final state alone, so the same bits for any rows. */
+    double logc = 0.0;
+    AS_TRY(scaled_tokens(w, w->mode, w->t, w->k, w->Z, &logc));
+    if (w->hardmax) logc = INFINITY;
+    attention_general(w, (w->mode == MODE_Z || w->mode == MODE_LZ) ? w->Mt : w->M, logc, w->Z);
+  }
   w->ran = 1;
 cleanup:
   return st;

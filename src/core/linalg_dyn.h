@@ -35,6 +35,13 @@ void as_attention_exp_nonpositive(int m, double *p);
 size_t as_attention_stream_doubles(int d);
 int as_attention_stream(int n, int d, const double *A, const double *G, double logc,
                         const double *Y, double *H, int *hot, double *ws, int *iws);
+/* The same for rows [lo, hi) of H and hot only (0 <= lo <= hi <= n; every column): the rows
+ * of one rank of a trial spread over several (dynamics.h, as_dyn_set_rows). With lo a
+ * multiple of AS_STREAM_TILE (and hi one, or n) each row has the bits of the whole call.
+ * Returns the one-hot rows among them. */
+int as_attention_stream_rows(int n, int d, int lo, int hi, const double *A, const double *G,
+                             double logc, const double *Y, double *H, int *hot, double *ws,
+                             int *iws);
 
 /* The attention kernel of small shapes (attention.c): rows of P as vector lanes.
  * Inputs: AT (d x ld) = A^T with A = G M (lanes >= n zero), G and Y (n x d row-major), c

@@ -24,6 +24,7 @@
 #include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
+#include "linalg_dyn.h"
 
 struct as_pipeline {
   as_spectral_fn spectral; /* analysis hook, NULL: as_spectral_analyze */
@@ -51,6 +52,8 @@ struct as_pipeline {
   double classify_s;            /* CPU seconds (this thread) in as_classify, both calls per trial */
   int64_t classified;           /* trials classified */
   int ctx_rank;                 /* rank for the error context of batched trials, -1: none */
+  /* This rank's part of a trial over several ranks (parts 1: the whole trial). */
+  as_pipeline_group group;
 };
 
 /* A trial integrated by a batch: its workspace, statistics and e^{tV} path. */
@@ -132,6 +135,7 @@ as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pip
   pl->spectral = spectral;
   pl->spectral_ctx = spectral_ctx;
   pl->ctx_rank = -1;
+  pl->group.parts = 1;
   read_fault_hook(pl);
   *out = pl;
   pl = NULL;
@@ -325,6 +329,16 @@ static double cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void as_pipeline_set_group(as_pipeline *pl, const as_pipeline_group *g) {
+  if (!pl) return;
+  if (g && g->parts > 1 && g->part >= 0 && g->part < g->parts && g->exchange) {
+    pl->group = *g;
+  } else {
+    memset(&pl->group, 0, sizeof pl->group);
+    pl->group.parts = 1;
+  }
+}
+
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -365,6 +379,15 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   }
   AS_TRY(ts);
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
+  /* The kernel: streamed for any n when ranks_per_trial is given (1 included), so the record
+   * does not depend on R; this rank's rows of a trial over several ranks. */
+  AS_TRY(as_dyn_set_kernel(pl->dyn, t->ranks_per_trial >= 1 ? 2 : -1));
+  {
+    int lo = 0, hi = n;
+    if (pl->group.parts > 1) as_dyn_part_rows(n, pl->group.part, pl->group.parts, &lo, &hi);
+    AS_TRY(as_dyn_set_rows(pl->dyn, lo, hi, pl->group.parts > 1 ? pl->group.exchange : NULL,
+                           pl->group.parts > 1 ? pl->group.ctx : NULL));
+  }
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 
   /* The triple and its analysis. */
@@ -463,6 +486,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   rec->t_final = ds.t_final;
   rec->settle_time = ds.settle_time;
   rec->velocity = ds.velocity;
+  if (pl->group.part > 0) goto done; /* the leader (part 0) classifies and records */
 
   const double *state = as_dyn_state(dyn);
   const double *P = as_dyn_attention(dyn);
@@ -583,6 +607,7 @@ int as_trial_batchable(const as_trial *t) {
   if (!as_attn_is_base(&t->attn, t->triple.beta == INFINITY)) return 0;
   if (as_blocks_kind_of(t) != AS_BLOCKS_OFF || t->output.n_snapshots != 0) return 0;
   if (t->integ.method == AS_METHOD_LAYERS) return 0;
+  if (t->ranks_per_trial != 0) return 0; /* the streamed kernel, set per trial (trial_run) */
   if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0)) return 0;
   return t->integ.vars == AS_VARS_Z || t->integ.vars == AS_VARS_X;
 }

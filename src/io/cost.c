@@ -24,6 +24,30 @@ double as_cost_work(const as_trial *t) {
   return stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
 }
 
+int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
+  if (t->ranks_per_trial >= 1) return t->ranks_per_trial;
+  if (t->n <= AS_ATTENTION_STREAM_N || job_ranks <= 1) return 1;
+  const int want = (t->n + AS_COST_GROUP_ROWS - 1) / AS_COST_GROUP_ROWS;
+  return want < job_ranks ? want : job_ranks;
+}
+
+as_status as_cost_ranks_check(const as_spec *spec, int job_ranks) {
+  as_status st = AS_OK;
+  AS_CHECK(spec != NULL && job_ranks >= 1, AS_ERR_ARG, "as_cost_ranks_check: bad arguments");
+  const uint64_t points = as_spec_point_count(spec);
+  for (uint64_t i = 0; i < points; i++) {
+    as_trial t;
+    AS_TRY(as_spec_trial(spec, i, &t));
+    AS_CHECK(t.ranks_per_trial <= job_ranks, AS_ERR_SPEC,
+             "case '%s': trial %" PRIu64 " asks for ranks_per_trial = %d, more than the %d "
+             "ranks of the job: run it with at least %d ranks (mpiexec -n), or lower "
+             "ranks_per_trial",
+             t.case_name ? t.case_name : "?", i, t.ranks_per_trial, job_ranks, t.ranks_per_trial);
+  }
+cleanup:
+  return st;
+}
+
 double as_cost_bytes(const as_trial *t) {
   uint64_t counts[AS_BULK_COUNT];
   as_outset_bulk_counts(t, counts);

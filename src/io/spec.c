@@ -1051,6 +1051,13 @@ static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, 
             "case '%s': n = %d tokens is streamed (n > %d), which runs the base model's row "
             "softmax only: no hardmax, Sinkhorn, mask, sphere, heads, ffn, skip or weights",
             cname, t->n, AS_ATTENTION_STREAM_N);
+  /* ranks_per_trial >= 1 streams the attention at any n (docs/meanfield.md): the same rule. */
+  else if (t->ranks_per_trial >= 1 &&
+           (!as_attn_is_base(&t->attn, isinf(tr->beta)) || as_blocks_kind_of(t) != AS_BLOCKS_OFF))
+    DIAG_AT(src_or(pt, AS_P_ranks_per_trial, AS_P_attention),
+            "case '%s': ranks_per_trial = %d streams the attention, which runs the base model's "
+            "row softmax only: no hardmax, Sinkhorn, mask, sphere, heads, ffn, skip or weights",
+            cname, t->ranks_per_trial);
   /* Integration. */
   if (t->integ.dt > t->integ.T)
     DIAG_AT(src_or(pt, AS_P_dt, AS_P_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,

@@ -10,6 +10,7 @@
 
 #include "attnsweep/batch.h"
 #include "attnsweep/cost.h"
+#include "attnsweep/group.h"
 #include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
 #include "attnsweep/matfile.h"
@@ -55,6 +56,8 @@ typedef struct sweep_ctx {
   int rank;
   double *buf[AS_BULK_COUNT]; /* bulk buffers, grown to the largest trial seen */
   size_t cap[AS_BULK_COUNT];  /* their capacities [doubles] */
+  int job_ranks;              /* ranks of the sweep (a trial asking for more fails); 0: no check */
+  int part;                   /* this rank's part of the trial over several ranks (0: leader) */
 } sweep_ctx;
 
 static int64_t big_find(const big_cache *b, uint64_t trial) {
@@ -355,13 +358,26 @@ static double cost_cb(uint64_t trial, void *vctx) {
   return as_cost_work(&t);
 }
 
-static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
+/* One trial on this rank (the whole of it, or its part c->part of a group: group_run_cb) with
+ * the stop flag the integrator polls. */
+static as_status run_trial(sweep_ctx *c, uint64_t trial, as_record *rec,
+                           const volatile sig_atomic_t *stop) {
   as_status st = AS_OK;
-  sweep_ctx *c = vctx;
   as_trial t;
   as_error_context_set(c->rank, (int64_t)trial);
   AS_TRY(as_spec_trial(c->spec, trial, &t));
   c->current = trial;
+
+  /* More ranks per trial than the job has: this trial's failure (plan --ranks refuses it). */
+  if (c->job_ranks > 0 && t.ranks_per_trial > c->job_ranks) {
+    as_status fs = as_error_set(AS_ERR_SPEC, __FILE__, __LINE__, __func__,
+                                "trial %llu asks for ranks_per_trial = %d, more than the %d ranks "
+                                "of this job",
+                                (unsigned long long)trial, t.ranks_per_trial, c->job_ranks);
+    AS_TRY(as_trial_failure(&t, fs, 0, rec));
+    rec->rank = c->rank;
+    goto cleanup;
+  }
 
   /* Matrices and tokens from files, read once for a run of trials that use the same ones; a
    * missing or bad file is this trial's failure, with its message (as_trial_failure). */
@@ -403,17 +419,34 @@ static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
                   counts[AS_BULK_M] ? c->buf[AS_BULK_M] : NULL,
                   counts[AS_BULK_SNAPSHOTS] ? c->buf[AS_BULK_SNAPSHOTS] : NULL,
                   counts[AS_BULK_SNAP_CLUSTERS] ? c->buf[AS_BULK_SNAP_CLUSTERS] : NULL};
-  AS_TRY(as_trial_run(c->pl, &t, as_signals_flag(), rec, any ? &bulk : NULL));
+  AS_TRY(as_trial_run(c->pl, &t, stop, rec, any ? &bulk : NULL));
   rec->rank = c->rank;
 
   /* Bulk data go to the file before the record: a record in /trials means its data are there.
-   * A failed or interrupted trial has none worth keeping. */
-  if (any && c->rf && rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED)
+   * A failed or interrupted trial has none worth keeping; a group's leader writes them. */
+  if (any && c->rf && c->part == 0 && rec->outcome != AS_OUT_FAILED &&
+      rec->outcome != AS_OUT_INTERRUPTED)
     for (int k = 0; k < AS_BULK_COUNT; k++)
       if (counts[k])
         AS_TRY(as_results_write_bulk(c->rf, (as_bulk_kind)k, trial, c->buf[k], counts[k]));
 cleanup:
   as_error_context_set(c->rank, -1);
+  return st;
+}
+
+static as_status run_cb(uint64_t trial, as_record *rec, void *vctx) {
+  return run_trial(vctx, trial, rec, as_signals_flag());
+}
+
+/* The group phase's run (group.h): this rank's part of a trial over several ranks. */
+static as_status group_run_cb(uint64_t trial, const as_pipeline_group *g,
+                              const volatile sig_atomic_t *stop, as_record *rec, void *vctx) {
+  sweep_ctx *c = vctx;
+  as_pipeline_set_group(c->pl, g);
+  c->part = g->part;
+  as_status st = run_trial(c, trial, rec, stop);
+  as_pipeline_set_group(c->pl, NULL);
+  c->part = 0;
   return st;
 }
 
@@ -579,6 +612,8 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   uint32_t *owner = NULL;
   as_sched_summary sum;
   memset(&sum, 0, sizeof sum);
+  as_group_summary gsum;
+  memset(&gsum, 0, sizeof gsum);
   as_sweep_result r;
   memset(&r, 0, sizeof r);
   double t0 = MPI_Wtime();
@@ -755,6 +790,56 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   AS_TRY(big_prepass(comm, ctx, todo, n_todo, opts.progress, opts.progress_interval));
 
+  /* ---- trials over several ranks (ranks_per_trial, group.h): a phase of their own, first;
+   * rank 0 takes them out of todo, every rank learns the list. */
+  ctx->job_ranks = size;
+  double sched_limit = opts.time_limit;
+  {
+    as_group_item *gi = NULL;
+    uint64_t ng = 0;
+    as_status pst = AS_OK;
+    if (rank == 0) {
+      gi = malloc((n_todo ? n_todo : 1) * sizeof *gi);
+      if (!gi) pst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list");
+      uint64_t keep = 0;
+      for (uint64_t i = 0; i < n_todo && pst == AS_OK; i++) {
+        as_trial t;
+        int R = 1;
+        if (as_spec_trial(spec, todo[i], &t) == AS_OK) R = as_cost_trial_ranks(&t, size);
+        if (R >= 2 && R <= size)
+          gi[ng++] = (as_group_item){todo[i], R, as_cost_work(&t)};
+        else
+          todo[keep++] = todo[i]; /* one rank, or more than the job: run_trial records it */
+      }
+      if (pst == AS_OK) n_todo = keep;
+    }
+    as_status gst = agree(comm, pst);
+    if (gst == AS_OK && MPI_Bcast(&ng, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
+      gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
+    if (gst == AS_OK && ng > 0) {
+      if (rank != 0) gi = malloc(ng * sizeof *gi);
+      gst =
+          agree(comm, gi ? AS_OK
+                         : as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list"));
+      if (gst == AS_OK && MPI_Bcast(gi, (int)(ng * sizeof *gi), MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
+      if (gst == AS_OK && MPI_Barrier(comm) != MPI_SUCCESS)
+        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group phase: MPI_Barrier");
+      double g0 = MPI_Wtime();
+      if (gst == AS_OK && rank == 0 && opts.progress && opts.progress_interval > 0)
+        fprintf(opts.progress, "attnsweep: %llu trials on groups of ranks (ranks_per_trial)\n",
+                (unsigned long long)ng);
+      as_group_ops gops = {group_run_cb, sink_cb, ctx};
+      if (gst == AS_OK) gst = as_group_run(comm, gi, ng, g0, opts.time_limit, &gops, &gsum);
+      if (opts.time_limit > 0) {
+        sched_limit = opts.time_limit - (MPI_Wtime() - g0);
+        if (sched_limit < 1e-3) sched_limit = 1e-3;
+      }
+    }
+    free(gi);
+    AS_TRY(gst);
+  }
+
   as_sched_opts so;
   as_sched_opts_default(&so);
   so.batch_max = SWEEP_BATCH;
@@ -763,14 +848,19 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   so.progress = opts.progress;
   so.progress_tty = opts.progress_tty;
   so.coordinator_runs = opts.coordinator_runs;
-  so.time_limit = opts.time_limit;
+  so.time_limit = sched_limit;
   so.run_width = AS_BATCH_LANES; /* small trials of one shape run as batches (batch.h) */
   as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx, run_batch_cb};
   as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
-  r.done = sum.done - sum.interrupted;
-  r.failed = sum.failed;
+  r.done = sum.done - sum.interrupted + gsum.done - gsum.interrupted;
+  r.failed = sum.failed + gsum.failed;
   r.failed_total += r.failed;
   st = sst;
+  /* A stop in the group phase left its trials pending even when the scheduler had none. */
+  if (st == AS_OK && gsum.stopped && gsum.skipped + gsum.interrupted > 0)
+    st = as_error_set(AS_ERR_INTERRUPTED, __FILE__, __LINE__, __func__,
+                      "sweep stopped: %llu trials over several ranks not done",
+                      (unsigned long long)(gsum.skipped + gsum.interrupted));
 
 cleanup:
   /* Close in order; the first failure is the one reported. Collective close on every path
