@@ -153,7 +153,8 @@ enum {
   X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, TSEED,        \
     triple_seed, 1, "whether the replicates of a point share its triple")                        \
   AS_PARAM_ATTN_TABLE(X, C)                                                                       \
-  AS_BLOCKS_PARAMS(X, C)
+  AS_BLOCKS_PARAMS(X, C)                                                                          \
+  AS_PARAM_MEASURE_TABLE(X, C)
 
 /* Attention normalisations and layer normalisation (docs/variants.md), one block. */
 #define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
@@ -197,6 +198,11 @@ enum {
   X(C, weights_every, INT, NULL, 1, 2147483647.0, AS_PF_STRICT, 1, blocks.weights_every, I32,      \
     weights_every, t->blocks.weights == AS_WEIGHTS_PER_LAYER,                                      \
     "per_layer: layers per triple (ODE methods: every weights_every * dt of time)")
+
+/* The empirical measure (measure.h, docs/meanfield.md). */
+#define AS_PARAM_MEASURE_TABLE(X, C)                                                               \
+  X(C, reference_n, INT, NULL, 0, 100000, 0, 0, reference_n, I32, reference_n, 1,                  \
+    "tokens of the reference run for ref_w1: the first reference_n of this trial's stream (0: none)")
 /* clang-format on */
 
 /* Expand the table with X(C, key, ...) and no context. */

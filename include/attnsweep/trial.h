@@ -153,6 +153,7 @@ typedef struct as_trial {
   as_attn_spec attn; /* attention normalisations and layer normalisation */
   as_output_spec output;
   as_blocks_spec blocks;
+  int reference_n; /* tokens of the reference run of ref_w1 (0: none; docs/meanfield.md) */
 } as_trial;
 
 /* Defaults for every field: the `dflt` column of the key table (params.h) (the paper's

@@ -92,6 +92,7 @@ AXES = {
     "ffn_bias": "ffn: relu, ffn_form: block, ffn_bias: [true, false]",
     "weights": "weights: [shared, per_layer]",
     "weights_every": "weights: per_layer, weights_every: [1, 2]",
+    "reference_n": "reference_n: [2, 3]",
 }
 
 
