@@ -461,6 +461,10 @@ as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, 
   for (size_t e = 0; e < 2 * (size_t)n; e++)
     AS_CHECK(isfinite(P[e]), AS_ERR_DATA, "2-D hull: point %zu coordinate %zu not finite", e / 2,
              e % 2);
+  if (n == 0) { /* no memcpy/qsort of a NULL array (UBSan), nothing to count */
+    *count = 0;
+    goto cleanup;
+  }
   /* Sort lexicographically, drop exact duplicates. */
   memcpy(scratch, P, 2 * (size_t)n * sizeof *scratch);
   qsort(scratch, (size_t)n, 2 * sizeof *scratch, cmp_xy);
