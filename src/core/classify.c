@@ -480,8 +480,10 @@ static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const doubl
     int count = 0;
     for (int i = 0; i < n; i++) {
       int v = 0, dup = 0;
-      for (int j = 0; j < i && !dup; j++) /* a repeated point counts once */
-        dup = memcmp(Y + (size_t)j * k, Y + (size_t)i * k, (size_t)k * sizeof *Y) == 0;
+      for (int j = 0; j < i && !dup; j++) { /* a repeated point counts once (== as hull.c) */
+        dup = 1;
+        for (int a = 0; a < k && dup; a++) dup = Y[(size_t)j * k + a] == Y[(size_t)i * k + a];
+      }
       if (dup) continue;
       AS_TRY(poll_stop(ws));
       AS_TRY(as_hull_is_vertex(ws->hull, k, n, Y, i, 0.0, &v, NULL));
