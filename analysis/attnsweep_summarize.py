@@ -3,7 +3,7 @@
 
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
                            [--table1] [--phase PARAM [--bins N] [--png FILE]]
-                           [--robustness [--bins N] [--png FILE]]
+                           [--robustness [--bins N] [--png FILE]] [--measure]
                            [--plot TRIAL --png FILE] [-o FILE]
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
@@ -833,6 +833,118 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     return pre, tables, phase_data
 
 
+#: The empirical-measure fields of the record (include/attnsweep/record.h, measure.h).
+MASS_FIELDS = ["mass_%d" % j for j in range(1, 9)]
+MEASURE_FIELDS = MASS_FIELDS + ["mass_rest", "hull_vertices", "hull_vertices_init", "ref_w1",
+                                "ref_n_clusters", "reference_n", "n", "n_unresolved",
+                                "n_clusters", "verdict"]
+
+
+def measure_tables(rf, by, where):
+    """--measure: the empirical measure per --by group (default n; docs/meanfield.md). Over the
+    classified trials of each group: the mean of each sorted cluster mass (mass_1..mass_8,
+    then mass_rest) with its standard deviation across the group's trials, the L1 distance
+    of the group's mean mass vector to that of the LAST group (the largest n when grouping by
+    n alone: a convergence check across rows), the mean unresolved fraction, the medians of
+    the cluster count and of the hull vertex counts (final and initial tokens), and the
+    median of ref_w1 with its reference_n. Returns (preamble lines, [Table])."""
+    mask = where_mask(rf, where)
+    missing = [f for f in MEASURE_FIELDS if f not in rf.fields]
+    if missing:
+        raise UsageError("--measure needs the fields %s, which this file lacks (written by an "
+                         "attnsweep without the empirical-measure observables)" %
+                         ", ".join(missing))
+    for a in by:
+        try:
+            rf.field_kind(a)
+        except schema.SchemaError as e:
+            raise UsageError("--by: %s" % e)
+    cols = rf.read(list(dict.fromkeys(MEASURE_FIELDS + by)))
+    pre = completeness(rf, cols)
+    if where:
+        pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+    codes = [rf.code("verdict", v) for v in CLASSIFIED if rf.has_code("verdict", v)]
+    sel = mask & np.isin(cols["verdict"], codes) & np.isfinite(cols["mass_1"].astype(float))
+    axes = [Axis(rf, a, cols[a]) for a in by]
+    gid, keys = make_groups(axes, sel)
+    ng = len(keys)
+    cnt = np.bincount(gid, minlength=ng).astype(float)
+
+    def mean_sd(name):
+        v = cols[name][sel].astype(float)
+        s1 = np.bincount(gid, weights=v, minlength=ng)
+        s2 = np.bincount(gid, weights=v * v, minlength=ng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = s1 / cnt
+            var = np.maximum(s2 - cnt * m * m, 0.0) / (cnt - 1)
+        sd = np.where(cnt >= 2, np.sqrt(var), np.nan)
+        return m, sd
+
+    def median(values):
+        q, _ = group_quantiles(values, gid, ng, [0.5])
+        return q[:, 0]
+
+    masses = [mean_sd(f) for f in MASS_FIELDS + ["mass_rest"]]
+    mvec = np.array([m for m, _ in masses]).T  # ng x 9
+    # shown: the masses up to the last one that is nonzero in some group
+    nz = [j for j in range(len(MASS_FIELDS)) if np.any(mvec[:, j] > 0)]
+    shown = (max(nz) + 1) if nz else 1
+    ref = mvec[-1] if ng else None
+    l1 = np.abs(mvec - ref).sum(axis=1) if ng else np.zeros(0)
+    unres = cols["n_unresolved"][sel].astype(float) / cols["n"][sel].astype(float)
+    unres_m = np.bincount(gid, weights=unres, minlength=ng) / np.maximum(cnt, 1)
+    hv = cols["hull_vertices"][sel].astype(float)
+    hv[hv < 0] = np.nan
+    hvi = cols["hull_vertices_init"][sel].astype(float)
+    hvi[hvi < 0] = np.nan
+    rn = cols["reference_n"][sel].astype(float)
+    rn[rn <= 0] = np.nan
+    stat = {"clusters": median(cols["n_clusters"][sel].astype(float)), "hull": median(hv),
+            "hull_init": median(hvi), "ref_n": median(rn),
+            "ref_w1": median(cols["ref_w1"][sel].astype(float)),
+            "ref_clusters": median(np.where(cols["ref_n_clusters"][sel] >= 0,
+                                            cols["ref_n_clusters"][sel], -1).astype(float))}
+    stat["ref_clusters"][stat["ref_clusters"] < 0] = np.nan
+    key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
+    mnames = ["m%d" % j for j in range(1, shown + 1)] + ["rest"]
+    header = list(by) + ["trials"] + ["%s mean (sd)" % m for m in mnames] + \
+        ["masses L1 to last", "unresolved", "clusters med", "hull vertices med",
+         "initial hull med", "reference_n", "ref_w1 med"]
+    csv_header = list(by) + ["trials"] + \
+        ["%s_%s" % (f, x) for f in MASS_FIELDS + ["mass_rest"] for x in ("mean", "sd")] + \
+        ["mass_l1_to_last", "unresolved_mean", "clusters_median", "hull_vertices_median",
+         "hull_vertices_init_median", "reference_n_median", "ref_w1_median",
+         "ref_n_clusters_median"]
+    idx = list(range(shown)) + [len(MASS_FIELDS)]
+    rows, crows, trows = [], [], []
+    for i, kl in enumerate(key_labels):
+        def cell(j):
+            m, sd = masses[j][0][i], masses[j][1][i]
+            return _g(m) + ("" if math.isnan(sd) else " (%s)" % _g(sd, 2))
+        tail = [_g(l1[i]), _g(unres_m[i]), _g(stat["clusters"][i]), _g(stat["hull"][i]),
+                _g(stat["hull_init"][i]), _g(stat["ref_n"][i]), _g(stat["ref_w1"][i])]
+        rows.append(list(kl) + [str(int(cnt[i]))] + [cell(j) for j in idx] + tail)
+        trows.append([latex_escape(c) for c in rows[-1]])
+
+        def num(v):
+            return "" if math.isnan(v) else repr(float(v))
+        crows.append(list(kl) + [str(int(cnt[i]))] +
+                     [num(x) for j in range(len(masses)) for x in (masses[j][0][i],
+                                                                    masses[j][1][i])] +
+                     [num(l1[i]), num(unres_m[i]), num(stat["clusters"][i]),
+                      num(stat["hull"][i]), num(stat["hull_init"][i]), num(stat["ref_n"][i]),
+                      num(stat["ref_w1"][i]), num(stat["ref_clusters"][i])])
+    tex_cols = [(latex_escape(h), _TEX_TEXT if k == 0 else _tex_num("3.2em"))
+                for k, h in enumerate(header)]
+    notes = ["Over the classified trials of each group; masses are the sorted cluster masses "
+             "(fractions of n; rest: smaller clusters and unresolved tokens), their mean and "
+             "standard deviation across the group's trials; 'masses L1 to last' is the L1 "
+             "distance of the mean mass vector to the last group's; ref_w1 is W1 between the "
+             "cluster measures of a trial and of its reference_n run (docs/meanfield.md)."]
+    title = "empirical measure by " + ", ".join(by) if by else "empirical measure, all trials"
+    return pre, [Table(title, header, rows, csv_header, crows, notes, tex_cols, trows)]
+
+
 def robustness_tables(rf, by, where, bins=12):
     """--robustness: for each hypothesis distance of hypotheses(rf) the file has, the verdict
     against the nearest theorem (near_verdict) against that distance, over the trials whose
@@ -1112,6 +1224,9 @@ def main(argv=None):
     ap.add_argument("--robustness", action="store_true",
                     help="verdict against the nearest theorem (near_verdict) against each "
                     "hypothesis distance (dist_*, near_dist): a table each, --png a figure")
+    ap.add_argument("--measure", action="store_true",
+                    help="the empirical measure (cluster masses, hull vertices, ref_w1) per "
+                         "--by group (default n)")
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
@@ -1160,6 +1275,8 @@ def _run(args):
         raise UsageError("--png goes with --phase, --robustness or --plot")
     if args.robustness and (args.phase or args.table1):
         raise UsageError("--robustness goes without --phase and --table1")
+    if args.measure and (args.phase or args.table1 or args.robustness or args.png):
+        raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
     with schema.open_results(args.file) as rf:
         if args.plot is not None:
             import attnsweep_plots
@@ -1170,6 +1287,9 @@ def _run(args):
         robust = None
         if args.robustness:
             pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins)
+            phase = None
+        elif args.measure:
+            pre, tables = measure_tables(rf, ["n"] if by is None else by, args.where)
             phase = None
         else:
             if by is None:

@@ -494,10 +494,14 @@ def parse_params(include_dir):
     with open(path) as fh:
         text = fh.read()
     body = re.sub(r"/\*.*?\*/", " ", _macro_body(text, "AS_PARAM_TABLE", "X, C"))
-    # Groups of keys kept in macros of their own (AS_BLOCKS_PARAMS(X, C), ...): expanded.
-    body = re.sub(r"\b(AS_\w+_PARAMS)\(\s*X\s*,\s*C\s*\)",
-                  lambda g: re.sub(r"/\*.*?\*/", " ", _macro_body(text, g.group(1), "X, C")),
-                  body)
+    # Blocks of the table kept in macros of their own (AS_PARAM_ATTN_TABLE(X, C), ...),
+    # expanded in place, in table order.
+    for _ in range(8):
+        sub = re.search(r"\b(AS_[A-Z0-9_]+)\(\s*X\s*,\s*C\s*\)", body)
+        if not sub:
+            break
+        inner = re.sub(r"/\*.*?\*/", " ", _macro_body(text, sub.group(1), "X, C"))
+        body = body[:sub.start()] + inner + body[sub.end():]
     out = []
     for m in re.finditer(r"\bX\(", body):
         a, _ = _macro_args(body, m.end() - 1)

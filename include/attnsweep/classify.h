@@ -142,7 +142,10 @@ void as_classify_ws_destroy(as_classify_ws **p);
 /* Classify the end state in and write into rec the fields observed, verdict, n_clusters,
  * n_unresolved, n_leaders, rank_p, n_vertices, n_levels, cluster_tol, p_bool_dist,
  * p_uniform_dist, max_norm_x, level_a, level_b, verdict_margin, leaders_init_vertices,
- * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates) and spread (s);
+ * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates), spread (s), and the
+ * empirical-measure fields mass_1..mass_8, mass_rest (as_measure_masses of the clusters),
+ * hull_vertices, hull_vertices_init (distinct vertices of the hull of Y(T), Y(0): k = 1, 2 any
+ * n, k >= 3 up to AS_CLASSIFY_HULL_LP_NMAX tokens, else -1);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
@@ -273,6 +276,16 @@ double as_classify_work(int n, int d);
  * lowest member index), -1 for an unresolved token; all -1 for nonfinite/failed verdicts and for
  * a collapse. */
 const int *as_classify_leaders(const as_classify_ws *ws);
+/* The clusters of the last successful as_classify on ws (owned by ws, valid until the next
+ * call): returns their number m (0: none, e.g. a failed or non-finite end state), *k the
+ * classified dimension, *centres m x k centres (row-major), *sizes m token counts; each
+ * pointer may be NULL. These are the clusters of the masses (measure.h): the single linkage
+ * of the settled tokens at cluster_tol, also for a minus_identity collapse. */
+int as_classify_clusters(const as_classify_ws *ws, int *k, const double **centres,
+                         const int **sizes);
+/* The largest n for which hull_vertices is counted when the classified dimension is 3 or
+ * more (one exact LP per token; k <= 2 is counted for every n: measure.h). */
+#define AS_CLASSIFY_HULL_LP_NMAX 128
 const int *as_classify_labels(const as_classify_ws *ws);
 
 /* ------------------------------------------------------------------ model variants

@@ -57,4 +57,13 @@ as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const doub
 as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
                             int *is_vertex, double *dist);
 
+/* Vertices of the convex hull of the n rows of P (n x 2, row-major), for any n (no LP):
+ * distinct points only (exact duplicates are one point) and strict vertices (a point inside
+ * an edge is none): 0 for n = 0, 1 when all points coincide, 2 when all are collinear.
+ * Andrew's monotone chain, O(n log n), with an exact orientation test (a floating-point filter,
+ * then an exact expansion of the determinant; exact unless a product of two coordinate
+ * differences underflows, |differences| below about 1e-154). scratch: 2 n doubles; stack:
+ * 2 n + 2 ints. AS_ERR_ARG for NULL or n < 0, AS_ERR_DATA for a non-finite coordinate. */
+as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, int *count);
+
 #endif /* ATTNSWEEP_HULL_H */

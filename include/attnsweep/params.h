@@ -154,7 +154,8 @@ enum {
     triple_seed, 1, "whether the replicates of a point share its triple")                        \
   AS_PARAM_ATTN_TABLE(X, C)                                                                       \
   AS_BLOCKS_PARAMS(X, C)                                                                          \
-  AS_PARAM_GROUP_TABLE(X, C)
+  AS_PARAM_GROUP_TABLE(X, C)                                                                      \
+  AS_PARAM_MEASURE_TABLE(X, C)
 
 /* Attention normalisations and layer normalisation (docs/variants.md), one block. */
 #define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
@@ -203,6 +204,11 @@ enum {
 #define AS_PARAM_GROUP_TABLE(X, C)                                                                 \
   X(C, ranks_per_trial, INT, NULL, 0, 65536, 0, 0, ranks_per_trial, I32, ranks_per_trial, 1,       \
     "ranks sharing one trial's rows (0: auto, groups above 4096 tokens; >= 1: streamed, any n)")
+
+/* The empirical measure (measure.h, docs/meanfield.md). */
+#define AS_PARAM_MEASURE_TABLE(X, C)                                                               \
+  X(C, reference_n, INT, NULL, 0, 100000, 0, 0, reference_n, I32, reference_n, 1,                  \
+    "tokens of the reference run for ref_w1: the first reference_n of this trial's stream (0: none)")
 /* clang-format on */
 
 /* Expand the table with X(C, key, ...) and no context. */

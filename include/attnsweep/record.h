@@ -143,6 +143,20 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(F64, plateau_length, "length of the longest plateau (NaN: none)")                            \
   X(F64, t_last_merge, "time the cluster count last dropped (NaN: none)")                        \
   X(I32, n_clusters_track, "cluster count at the end, step-wise count (-1: none)")               \
+  /* ---- the empirical measure (measure.h, docs/meanfield.md) */                                \
+  X(F64, mass_1, "largest cluster mass: its tokens / n (0: no such cluster, NaN: none)")         \
+  X(F64, mass_2, "second largest cluster mass")                                                  \
+  X(F64, mass_3, "third largest cluster mass")                                                   \
+  X(F64, mass_4, "4th largest cluster mass")                                                     \
+  X(F64, mass_5, "5th largest cluster mass")                                                     \
+  X(F64, mass_6, "6th largest cluster mass")                                                     \
+  X(F64, mass_7, "7th largest cluster mass")                                                     \
+  X(F64, mass_8, "8th largest cluster mass")                                                     \
+  X(F64, mass_rest, "1 - mass_1 - ... - mass_8: smaller clusters and unresolved tokens")         \
+  X(I32, hull_vertices, "vertices of the hull of the final tokens (Y; -1: not counted)")         \
+  X(I32, hull_vertices_init, "vertices of the hull of the initial tokens, same coordinates")     \
+  X(F64, ref_w1, "W1 of the cluster measures of this trial and its reference_n run")             \
+  X(I32, ref_n_clusters, "clusters of the reference_n run (-1: none)")                           \
   /* ---- bookkeeping (excluded from reproducibility comparisons) */                             \
   X(F64, wall_time, "seconds spent on the trial")                                                \
   X(I32, rank, "MPI rank that ran it")                                                           \

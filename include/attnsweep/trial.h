@@ -154,6 +154,7 @@ typedef struct as_trial {
   as_output_spec output;
   as_blocks_spec blocks;
   int ranks_per_trial; /* ranks that share the trial's rows (0: auto, docs/meanfield.md) */
+  int reference_n;     /* tokens of the reference run of ref_w1 (0: none; docs/meanfield.md) */
 } as_trial;
 
 /* Defaults for every field: the `dflt` column of the key table (params.h) (the paper's

@@ -8,6 +8,7 @@
 
 #include "attnsweep/attention.h"
 #include "attnsweep/hull.h"
+#include "attnsweep/measure.h"
 #include "attnsweep/rng.h"
 #include "attnsweep/trial.h"
 #include "linalg.h"
@@ -34,6 +35,9 @@ struct as_classify_ws {
   double *work;
   int lwork;
   as_hull *hull; /* kmax = d, mmax = n */
+  int *hstack;   /* 2 n + 2: the 2-D hull's chain (as_hull_count_2d) */
+  int last_k;    /* classified dimension of the last as_classify (as_classify_clusters) */
+  int last_m;    /* its clusters (0: none, e.g. a failed or non-finite end state) */
 };
 
 /* ------------------------------------------------------------------ workspace */
@@ -79,6 +83,7 @@ double as_classify_ws_bytes(int n, int d) {
     b += 8.0 * ((double)n * n + 5.0 * n);
   /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
   b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
+  b += 4.0 * (2.0 * n + 2.0); /* the 2-D hull's chain */
   return b;
 }
 
@@ -176,6 +181,8 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   w->work = malloc((size_t)w->lwork * sizeof *w->work);
   AS_CHECK_ALLOC(w->work);
   AS_TRY(as_hull_create(d, n, &w->hull));
+  w->hstack = malloc((2 * (size_t)n + 2) * sizeof *w->hstack);
+  AS_CHECK_ALLOC(w->hstack);
   *out = w;
   w = NULL;
 cleanup:
@@ -209,6 +216,7 @@ void as_classify_ws_destroy(as_classify_ws **p) {
   free(w->fsv);
   free(w->work);
   as_hull_destroy(&w->hull);
+  free(w->hstack);
   free(w);
   *p = NULL;
 }
@@ -450,6 +458,61 @@ static void reset_fields(as_record *rec) {
   rec->n_vertices = rec->n_levels = rec->leaders_init_vertices = 0;
   rec->cluster_tol = rec->p_bool_dist = rec->p_uniform_dist = rec->max_norm_x = NAN;
   rec->level_a = rec->level_b = rec->verdict_margin = rec->mean_shift = rec->spread = NAN;
+  rec->mass_1 = rec->mass_2 = rec->mass_3 = rec->mass_4 = NAN;
+  rec->mass_5 = rec->mass_6 = rec->mass_7 = rec->mass_8 = rec->mass_rest = NAN;
+  rec->hull_vertices = rec->hull_vertices_init = -1;
+}
+
+/* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
+ * k = 1 the distinct extremes, k = 2 the monotone chain, k >= 3 the LP extreme-point test
+ * for n <= AS_CLASSIFY_HULL_LP_NMAX (distinct points; -1 above). Scratch: ws->buf (n x d
+ * doubles, free once the speeds are read), ws->hstack. */
+static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const double *Y, int *out) {
+  as_status st = AS_OK;
+  *out = -1;
+  if (k == 1) {
+    double lo = Y[0], hi = Y[0];
+    for (int i = 1; i < n; i++) lo = fmin(lo, Y[i]), hi = fmax(hi, Y[i]);
+    *out = lo == hi ? 1 : 2;
+  } else if (k == 2) {
+    AS_TRY(as_hull_count_2d(n, Y, ws->buf, ws->hstack, out));
+  } else if (n <= AS_CLASSIFY_HULL_LP_NMAX) {
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+      int v = 0, dup = 0;
+      for (int j = 0; j < i && !dup; j++) { /* a repeated point counts once (== as hull.c) */
+        dup = 1;
+        for (int a = 0; a < k && dup; a++) dup = Y[(size_t)j * k + a] == Y[(size_t)i * k + a];
+      }
+      if (dup) continue;
+      AS_TRY(poll_stop(ws));
+      AS_TRY(as_hull_is_vertex(ws->hull, k, n, Y, i, 0.0, &v, NULL));
+      count += v;
+    }
+    *out = count;
+  }
+cleanup:
+  return st;
+}
+
+/* The empirical-measure fields of the record (measure.h): cluster masses of the linkage's
+ * clusters, the hull vertex counts of the final and the initial tokens. */
+static as_status measure_fields(as_classify_ws *ws, int n, const cl_result *cl, as_record *rec) {
+  as_status st = AS_OK;
+  double m[AS_MEASURE_K];
+  AS_TRY(as_measure_masses(n, cl->n_clusters, ws->csize, AS_MEASURE_K, m, &rec->mass_rest,
+                           ws->hstack));
+  rec->mass_1 = m[0], rec->mass_2 = m[1], rec->mass_3 = m[2], rec->mass_4 = m[3];
+  rec->mass_5 = m[4], rec->mass_6 = m[5], rec->mass_7 = m[6], rec->mass_8 = m[7];
+  int hv = -1;
+  AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y, &hv));
+  rec->hull_vertices = hv;
+  AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y0, &hv));
+  rec->hull_vertices_init = hv;
+  ws->last_k = cl->k;
+  ws->last_m = cl->n_clusters;
+cleanup:
+  return st;
 }
 
 /* Numerical rank of P (n x n, row-major) for large n without its SVD (classify.h, rank_p):
@@ -598,6 +661,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   const as_theorem thm = sp->theorem;
   AS_CHECK(all_finite(in->Z0, (size_t)n * d), AS_ERR_ARG, "initial tokens not finite");
   reset_fields(rec);
+  ws->last_m = 0;
   for (int i = 0; i < n; i++) ws->label[i] = -1, ws->leader[i] = 0;
 
   if (in->outcome == AS_OUT_FAILED) {
@@ -872,8 +936,18 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     rec->observed = generic_label(&cl, n);
     break;
   }
+  AS_TRY(measure_fields(ws, n, &cl, rec));
 cleanup:
   return st;
+}
+
+int as_classify_clusters(const as_classify_ws *ws, int *k, const double **centres,
+                         const int **sizes) {
+  if (!ws || ws->last_m <= 0) return 0;
+  if (k) *k = ws->last_k;
+  if (centres) *centres = ws->cent;
+  if (sizes) *sizes = ws->csize;
+  return ws->last_m;
 }
 
 const int *as_classify_leaders(const as_classify_ws *ws) {

@@ -396,3 +396,108 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
 cleanup:
   return st;
 }
+
+/* ------------------------------------------------------------------ 2-D vertex count */
+
+/* a - b = s + *e exactly (Knuth's TwoSum on a and -b; round to nearest, no contraction: C11
+ * mode, see CMakeLists.txt). */
+static double two_diff(double a, double b, double *e) {
+  double s = a - b, bv = a - s, av = s + bv;
+  *e = (a - av) + (bv - b);
+  return s;
+}
+
+/* Add b to the expansion e[0..m-1] (nonoverlapping, increasing magnitude; Shewchuk 1997,
+ * Grow-Expansion): stays nonoverlapping and increasing, the sum exact. Returns m + 1. */
+static int grow_expansion(double *e, int m, double b) {
+  double q = b;
+  for (int i = 0; i < m; i++) {
+    double s = q + e[i], bv = s - q, av = s - bv;
+    e[i] = (q - av) + (e[i] - bv);
+    q = s;
+  }
+  e[m] = q;
+  return m + 1;
+}
+
+/* Sign of the orientation det [b - a, c - a] (> 0: counter-clockwise). A floating-point
+ * filter first: the computed determinant errs by at most (3 u + 16 u^2)(|l| + |r|) (Shewchuk
+ * 1997, ccwerrboundA; 4 u here, u = 2^-53); otherwise exactly: every difference split into
+ * value plus error (two_diff), the eight products of the expanded determinant each split by
+ * fma (exact unless they underflow) and summed as an exact expansion, whose largest nonzero
+ * component has the sign of the whole. */
+static int orient2d(const double *a, const double *b, const double *c) {
+  double l = (b[0] - a[0]) * (c[1] - a[1]), r = (b[1] - a[1]) * (c[0] - a[0]);
+  double det = l - r, bound = 4.0 * ldexp(1.0, -53) * (fabs(l) + fabs(r));
+  if (det > bound) return 1;
+  if (-det > bound) return -1;
+  double e1, e2, e3, e4;
+  double d1 = two_diff(b[0], a[0], &e1), d2 = two_diff(c[1], a[1], &e2);
+  double d3 = two_diff(b[1], a[1], &e3), d4 = two_diff(c[0], a[0], &e4);
+  const double x[8] = {d1, d1, e1, e1, -d3, -d3, -e3, -e3};
+  const double y[8] = {d2, e2, d2, e2, d4, e4, d4, e4};
+  double ex[17];
+  int m = 0;
+  for (int t = 0; t < 8; t++) {
+    double p = x[t] * y[t];
+    m = grow_expansion(ex, m, p);
+    m = grow_expansion(ex, m, fma(x[t], y[t], -p));
+  }
+  for (int i = m - 1; i >= 0; i--)
+    if (ex[i] != 0.0) return ex[i] > 0.0 ? 1 : -1;
+  return 0;
+}
+
+static int cmp_xy(const void *pa, const void *pb) {
+  const double *a = pa, *b = pb;
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, int *count) {
+  as_status st = AS_OK;
+  AS_CHECK(n >= 0 && count != NULL && (n == 0 || (P && scratch && stack)), AS_ERR_ARG,
+           "2-D hull: NULL argument or n = %d", n);
+  for (size_t e = 0; e < 2 * (size_t)n; e++)
+    AS_CHECK(isfinite(P[e]), AS_ERR_DATA, "2-D hull: point %zu coordinate %zu not finite", e / 2,
+             e % 2);
+  if (n == 0) { /* no memcpy/qsort of a NULL array (UBSan), nothing to count */
+    *count = 0;
+    goto cleanup;
+  }
+  /* Sort lexicographically, drop exact duplicates. */
+  memcpy(scratch, P, 2 * (size_t)n * sizeof *scratch);
+  qsort(scratch, (size_t)n, 2 * sizeof *scratch, cmp_xy);
+  int u = 0;
+  for (int i = 0; i < n; i++)
+    if (u == 0 || scratch[2 * i] != scratch[2 * (u - 1)] ||
+        scratch[2 * i + 1] != scratch[2 * (u - 1) + 1]) {
+      scratch[2 * u] = scratch[2 * i];
+      scratch[2 * u + 1] = scratch[2 * i + 1];
+      u++;
+    }
+  if (u <= 2) {
+    *count = u;
+    goto cleanup;
+  }
+  /* Andrew's monotone chain: lower hull left to right, upper hull right to left, popping
+   * every point that does not make a strict left turn (collinear points are no vertices). */
+  int h = 0;
+  for (int i = 0; i < u; i++) {
+    while (h >= 2 &&
+           orient2d(scratch + 2 * stack[h - 2], scratch + 2 * stack[h - 1], scratch + 2 * i) <= 0)
+      h--;
+    stack[h++] = i;
+  }
+  const int lower = h + 1; /* the upper chain never pops into the lower one */
+  for (int i = u - 2; i >= 0; i--) {
+    while (h >= lower &&
+           orient2d(scratch + 2 * stack[h - 2], scratch + 2 * stack[h - 1], scratch + 2 * i) <= 0)
+      h--;
+    stack[h++] = i;
+  }
+  h--; /* the first point closes the chain */
+  *count = h;
+cleanup:
+  return st;
+}

@@ -21,6 +21,7 @@
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
+#include "attnsweep/measure.h"
 #include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
@@ -54,6 +55,7 @@ struct as_pipeline {
   int ctx_rank;                 /* rank for the error context of batched trials, -1: none */
   /* This rank's part of a trial over several ranks (parts 1: the whole trial). */
   as_pipeline_group group;
+  as_pipeline *ref; /* the reference_n runs of ref_w1 (created on first use), or NULL */
 };
 
 /* A trial integrated by a batch: its workspace, statistics and e^{tV} path. */
@@ -147,6 +149,7 @@ cleanup:
 void as_pipeline_destroy(as_pipeline **p) {
   if (!p || !*p) return;
   free_shape(*p);
+  as_pipeline_destroy(&(*p)->ref);
   free(*p);
   *p = NULL;
 }
@@ -339,6 +342,51 @@ void as_pipeline_set_group(as_pipeline *pl, const as_pipeline_group *g) {
   }
 }
 
+/* ref_w1 (docs/meanfield.md): trial t once more with reference_n tokens, the first
+ * reference_n of t's token stream (tokens.c: a larger n extends a smaller one; explicit and
+ * file tokens: the first rows, so reference_n <= n), on a pipeline of its own; then W1 between
+ * its cluster measure and the one pl->cws holds from t's classification (measure.h). Sets
+ * *interrupted when the stop flag ended the reference run. */
+static as_status reference_distance(as_pipeline *pl, const as_trial *t,
+                                    const volatile sig_atomic_t *stop, as_record *rec,
+                                    int *interrupted) {
+  as_status st = AS_OK;
+  double *w = NULL;
+  int ka = 0, kb = 0;
+  const double *ca = NULL, *cb = NULL;
+  const int *sa = NULL, *sb = NULL;
+  if ((t->init.kind == AS_INIT_EXPLICIT || t->init.kind == AS_INIT_FILE) && t->reference_n > t->n) {
+    st = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                      "trial %llu: reference_n = %d exceeds the n = %d tokens given by init",
+                      (unsigned long long)t->index, t->reference_n, t->n);
+    goto cleanup;
+  }
+  if (!pl->ref) AS_TRY(as_pipeline_create(pl->spectral, pl->spectral_ctx, &pl->ref));
+  as_trial rt = *t;
+  rt.n = t->reference_n;
+  rt.reference_n = 0;
+  memset(&rt.output, 0, sizeof rt.output);
+  as_record rr;
+  AS_TRY(as_trial_run(pl->ref, &rt, stop, &rr, NULL));
+  if (rr.outcome == AS_OUT_INTERRUPTED) {
+    *interrupted = 1;
+    goto cleanup;
+  }
+  if (rr.outcome == AS_OUT_FAILED || rr.verdict == AS_VERDICT_FAILED) goto cleanup;
+  rec->ref_n_clusters = rr.n_clusters;
+  const int ma = as_classify_clusters(pl->cws, &ka, &ca, &sa);
+  const int mb = as_classify_clusters(pl->ref->cws, &kb, &cb, &sb);
+  if (ma == 0 || mb == 0 || ka != kb) goto cleanup; /* no cluster measure: ref_w1 NaN */
+  w = malloc((size_t)(ma + mb) * sizeof *w);
+  AS_CHECK_ALLOC(w);
+  for (int j = 0; j < ma; j++) w[j] = sa[j];
+  for (int j = 0; j < mb; j++) w[ma + j] = sb[j];
+  AS_TRY(as_measure_w1(ka, ma, ca, w, mb, cb, w + ma, &rec->ref_w1));
+cleanup:
+  free(w);
+  return st;
+}
+
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -358,6 +406,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   AS_CHECK(pl && t && rec, AS_ERR_ARG, "as_trial_run: NULL argument");
   as_record_init(rec, t);
   rec->rank_p_head_min = rec->rank_p_head_max = -1;
+  rec->ref_n_clusters = -1;
   as_error_clear();
   const int n = t->n, d = t->d;
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
@@ -570,6 +619,15 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       goto done;
     }
     if (ts != AS_OK) goto trial_failed;
+    if (t->reference_n > 0) { /* ref_w1: the same trial at reference_n tokens */
+      int intr = 0;
+      ts = reference_distance(pl, t, stop, rec, &intr);
+      if (ts != AS_OK) goto trial_failed;
+      if (intr) {
+        rec->outcome = AS_OUT_INTERRUPTED;
+        goto done;
+      }
+    }
     if (nr.theorem == pl->sp->theorem)
       rec->near_verdict = rec->verdict;
     else if (nr.theorem == AS_THM_NONE)
@@ -608,6 +666,7 @@ int as_trial_batchable(const as_trial *t) {
   if (as_blocks_kind_of(t) != AS_BLOCKS_OFF || t->output.n_snapshots != 0) return 0;
   if (t->integ.method == AS_METHOD_LAYERS) return 0;
   if (t->ranks_per_trial != 0) return 0; /* the streamed kernel, set per trial (trial_run) */
+  if (t->reference_n != 0) return 0;     /* ref_w1: a second run of the trial (trial_run) */
   if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0)) return 0;
   return t->integ.vars == AS_VARS_Z || t->integ.vars == AS_VARS_X;
 }

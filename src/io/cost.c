@@ -21,7 +21,14 @@ double as_cost_work(const as_trial *t) {
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
-  return stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
+  double w = stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
+  if (t->reference_n > 0) { /* ref_w1: the trial once more at reference_n tokens (pipeline.c) */
+    as_trial r = *t;
+    r.n = t->reference_n;
+    r.reference_n = 0;
+    w += as_cost_work(&r);
+  }
+  return w;
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -61,6 +68,7 @@ double as_cost_memory(const as_trial *t) {
   as_outset_bulk_counts(t, counts);
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
   double b = as_pipeline_bytes(t->n, t->d, m);
+  if (t->reference_n > 0) b += as_pipeline_bytes(t->reference_n, t->d, m); /* ref_w1's run */
   for (int k = 0; k < AS_BULK_COUNT; k++) b += 8.0 * (double)counts[k];
   return b;
 }

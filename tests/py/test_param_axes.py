@@ -93,6 +93,7 @@ AXES = {
     "weights": "weights: [shared, per_layer]",
     "weights_every": "weights: per_layer, weights_every: [1, 2]",
     "ranks_per_trial": "ranks_per_trial: [0, 1]",
+    "reference_n": "reference_n: [2, 3]",
 }
 
 
