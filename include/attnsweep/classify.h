@@ -145,7 +145,7 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates), spread (s), and the
  * empirical-measure fields mass_1..mass_8, mass_rest (as_measure_masses of the clusters),
  * hull_vertices, hull_vertices_init (distinct vertices of the hull of Y(T), Y(0): k = 1, 2 any
- * n, k >= 3 up to AS_CLASSIFY_HULL_LP_NMAX tokens, else -1);
+ * n; k >= 3: -1, not counted);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
@@ -283,9 +283,6 @@ const int *as_classify_leaders(const as_classify_ws *ws);
  * of the settled tokens at cluster_tol, also for a minus_identity collapse. */
 int as_classify_clusters(const as_classify_ws *ws, int *k, const double **centres,
                          const int **sizes);
-/* The largest n for which hull_vertices is counted when the classified dimension is 3 or
- * more (one exact LP per token; k <= 2 is counted for every n: measure.h). */
-#define AS_CLASSIFY_HULL_LP_NMAX 128
 const int *as_classify_labels(const as_classify_ws *ws);
 
 /* ------------------------------------------------------------------ model variants

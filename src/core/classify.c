@@ -464,9 +464,10 @@ static void reset_fields(as_record *rec) {
 }
 
 /* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
- * k = 1 the distinct extremes, k = 2 the monotone chain, k >= 3 the LP extreme-point test
- * for n <= AS_CLASSIFY_HULL_LP_NMAX (distinct points; -1 above). Scratch: ws->buf (n x d
- * doubles, free once the speeds are read), ws->hstack. */
+ * k = 1 the distinct extremes, k = 2 the monotone chain; k >= 3 -1 (not counted: one exact
+ * LP per token, as_hull_is_vertex, cost about 4 ms per trial at k = 3, n = 20, which made the
+ * default sweep 2.5 times slower, and some 45 s per trial at k = 24, n = 96). Scratch:
+ * ws->buf (n x d doubles, free once the speeds are read), ws->hstack. */
 static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const double *Y, int *out) {
   as_status st = AS_OK;
   *out = -1;
@@ -476,20 +477,6 @@ static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const doubl
     *out = lo == hi ? 1 : 2;
   } else if (k == 2) {
     AS_TRY(as_hull_count_2d(n, Y, ws->buf, ws->hstack, out));
-  } else if (n <= AS_CLASSIFY_HULL_LP_NMAX) {
-    int count = 0;
-    for (int i = 0; i < n; i++) {
-      int v = 0, dup = 0;
-      for (int j = 0; j < i && !dup; j++) { /* a repeated point counts once (== as hull.c) */
-        dup = 1;
-        for (int a = 0; a < k && dup; a++) dup = Y[(size_t)j * k + a] == Y[(size_t)i * k + a];
-      }
-      if (dup) continue;
-      AS_TRY(poll_stop(ws));
-      AS_TRY(as_hull_is_vertex(ws->hull, k, n, Y, i, 0.0, &v, NULL));
-      count += v;
-    }
-    *out = count;
   }
 cleanup:
   return st;
