@@ -23,6 +23,7 @@
 
 /* Records per sink call (and per journal batch). */
 #define SWEEP_BATCH 64
+#define SWEEP_BATCH_WORK 2.5e6 /* largest as_cost_work of a batched trial: about 5 ms */
 
 void as_sweep_opts_default(as_sweep_opts *o) {
   memset(o, 0, sizeof *o);
@@ -473,7 +474,9 @@ static as_status run_batch_cb(const uint64_t *trials, int count, as_record *recs
   for (; e < count; e++) {
     as_error_context_set(c->rank, (int64_t)trials[e]);
     AS_TRY(as_spec_trial(c->spec, trials[e], &t[e]));
-    if (!plain_small(c, &t[e]) || (e > 0 && !as_trial_same_batch(&t[0], &t[e]))) break;
+    if (!plain_small(c, &t[e]) || !(as_cost_work(&t[e]) <= SWEEP_BATCH_WORK) ||
+        (e > 0 && !as_trial_same_batch(&t[0], &t[e])))
+      break;
   }
   if (e < 2) {
     AS_TRY(run_cb(trials[0], &recs[0], vctx));
@@ -849,7 +852,13 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   so.progress_tty = opts.progress_tty;
   so.coordinator_runs = opts.coordinator_runs;
   so.time_limit = sched_limit;
-  so.run_width = AS_BATCH_LANES; /* small trials of one shape run as batches (batch.h) */
+  /* Small trials of one shape run as batches (batch.h), chunks in multiples of the batch:
+   * only where every trial is cheap (sampled: work <= SWEEP_BATCH_WORK, about 5 ms), so that
+   * a batch is never the long pole of a drain or a --time-limit stop. */
+  so.run_width = AS_BATCH_LANES;
+  const uint64_t stride = n_todo > 4096 ? n_todo / 4096 : 1;
+  for (uint64_t i = 0; rank == 0 && i < n_todo && so.run_width > 1; i += stride)
+    if (!(cost_cb(todo[i], ctx) <= SWEEP_BATCH_WORK)) so.run_width = 1;
   as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx, run_batch_cb};
   as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
   r.done = sum.done - sum.interrupted + gsum.done - gsum.interrupted;
