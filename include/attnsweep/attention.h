@@ -3,13 +3,15 @@
  * The dynamics (dynamics.h) forms scores as S = c S~ with S~ bounded and the temperature c,
  * which grows like e^{2 mu t}, kept apart as logc = log c (it may exceed the range of a
  * double). The softmax here takes (S~, logc), so it never overflows: it subtracts each row's
- * maximum, an entry with c (max - s) > 745 is exactly 0 (e^-745 is below the smallest
- * subnormal), a row whose gap to its second largest entry times c exceeds 745 is an exact
- * one-hot row, and exact ties at the maximum share the row equally.
+ * maximum, an entry with c (max - s) > 708 is exactly 0 (e^-708 is just above the smallest
+ * normal double: no subnormal weight is ever formed), a row whose gap to its second largest
+ * entry times c exceeds 708 is an exact one-hot row, and exact ties at the maximum share the
+ * row equally.
  *
- * The exponential is attention.c's own polynomial, not libm's: a few ulp, vectorised, and the
- * same bits on every machine and in every instruction-set clone (no FMA contraction), so a
- * trial's record does not depend on where it runs.
+ * The exponential is attention.c's own polynomial, not libm's: within 2 ulp, vectorised, and
+ * the same bits on every machine and in every instruction-set version (each FMA is an explicit,
+ * correctly rounded fma; nothing else is contracted), so a trial's record does not depend on
+ * where it runs.
  * The dynamics' own kernels (the one-hot index per row, the small-shape kernel) are private
  * to the core (src/core/linalg_dyn.h).
  * Nothing here allocates; nothing is collective; safe to call from several threads.

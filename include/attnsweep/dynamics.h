@@ -9,7 +9,7 @@
  * Scores are formed as S = c S~ with S~ bounded: the growing temperature e^{2 mu t} (mu the
  * largest real part of the spectrum of V; for layers rho^{2k}) and a power of two that
  * normalises the transformed tokens are factored out exactly, so the softmax
- * (as_attention_softmax, attention.h) never overflows: rows whose gap times c exceeds ~745 are
+ * (as_attention_softmax, attention.h) never overflows: rows whose gap times c exceeds 708 are
  * exact one-hot rows, and exact ties are split equally. Any horizon is safe for the z variables;
  * the x variables themselves may overflow, which ends the run with outcome AS_OUT_NONFINITE.
  *

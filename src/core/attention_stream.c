@@ -11,9 +11,9 @@
  * The rules are those of as_attention_softmax_hot (attention.c), on the row's running top
  * two: the largest score, the largest strictly below it and the count of ties at the top
  * (merged tile by tile, so they are exactly the dense path's), the argument of the first
- * maximum; a row whose gap times c exceeds AS_CUT is exactly one-hot (H_i = y_arg, copied);
+ * maximum; a row whose gap times c exceeds AS_EXP_CUT is exactly one-hot (H_i = y_arg, copied);
  * c = +inf is hardmax, ties sharing equally (H_i = mean of the tied y_j); other rows use the
- * same exponential (as_attention_exp_nonpositive: exactly 0 below -AS_CUT). The arithmetic
+ * same exponential (as_attention_exp_nonpositive: exactly 0 below -AS_EXP_CUT). The arithmetic
  * differs from the dense path only in rounding (the rescaling multiplies two exponentials,
  * and H = a / l instead of sum_j (e_j / l) y_j): a few ulp per stage
  * (tests/unit/test_attention_stream.c compares the two to 1e-13 at the threshold).
@@ -23,8 +23,6 @@
 #include <string.h>
 
 #include "linalg_dyn.h"
-
-#define AS_CUT 745.0
 
 /* The largest entry of s[0..m), the largest strictly below it (-DBL_MAX if none), the count
  * equal to the largest and the index of its first occurrence. Finite input. */
@@ -142,7 +140,7 @@ int as_attention_stream_rows(int n, int d, int lo, int hi, const double *A, cons
       const double gap = best[i] - sec;
       double *h = H + (size_t)(i0 + i) * d;
       const double *a = acc + (size_t)i * d;
-      if (gap > 0.0 && (hard || c * gap > AS_CUT)) { /* saturated: exactly one-hot */
+      if (gap > 0.0 && (hard || c * gap > AS_EXP_CUT)) { /* saturated: exactly one-hot */
         memcpy(h, Y + (size_t)arg[i] * d, (size_t)d * sizeof *h);
         hot[i0 + i] = arg[i];
         onehot++;

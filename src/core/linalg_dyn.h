@@ -22,9 +22,20 @@ void as_mm(int ta, int tb, int m, int n, int k, double alpha, const double *A, i
  * (hot[i], or -1 when the row has several); hot has n entries. Returns the one-hot count. */
 int as_attention_softmax_hot(int n, int m, const double *S, double logc, double *P, int *hot);
 
-/* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -745; -inf allowed): attention.c's own
- * exponential, the one of as_attention_softmax, so the streaming path uses the same. */
+/* Exponents below -AS_EXP_CUT give exactly 0 (e^-708 ~ 3.3e-308 is just above the smallest
+ * normal number, so no subnormal weight ever enters the arithmetic), and a row whose gap
+ * between its two largest scores times c exceeds AS_EXP_CUT is exactly one-hot. */
+#define AS_EXP_CUT 708.0
+
+/* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -AS_EXP_CUT; -inf allowed): attention.c's
+ * own exponential, the one of as_attention_softmax, so the streaming path uses the same. */
 void as_attention_exp_nonpositive(int m, double *p);
+
+/* Test hook (attention.c): the kernels' instruction set from now on, 2 AVX-512F, 1 AVX2 (both
+ * with FMA), 0 the baseline, capped by what the CPU has; -1 returns to the automatic choice
+ * (the CPU's, capped by ATTNSWEEP_ISA). Returns the set now in use. Not thread-safe: call it
+ * while no kernel runs. */
+int as_attention_force_isa(int isa);
 
 /* The streaming attention of many tokens (attention_stream.c): H = P Y with P the row softmax
  * of c A G^T (c = exp(logc)), never formed; the rules of as_attention_softmax_hot. A, G, Y,
