@@ -1,7 +1,9 @@
 /* attnsweep/batch.h: small trials of one shape integrated together (docs/performance.md).
  *
  * For few tokens and coordinates (n <= AS_BATCH_NMAX, d <= AS_BATCH_DMAX) the cost of a trial is
- * its attention kernel, and one trial fills the vector lanes badly (n = 20 rows in lanes of 8). A
+ * its attention kernel, and one trial fills the vector lanes badly when n is not a multiple of
+ * the vector width (n = 20 rows in lanes of 8 on AVX-512F leave 4 of 24 idle; n = 5 wastes 3
+ * of 8 on AVX2). A
  * batch integrates up to AS_BATCH_LANES trials that share (n, d, method, vars, T, dt) in lock-step,
  * one trial per vector lane of the attention kernel. The records are bitwise those of the
  * one-at-a-time path: every lane performs the operations of as_dyn_run on its trial in the same
