@@ -44,28 +44,65 @@ typedef long long BFN(mask) __attribute__((vector_size(BW * sizeof(double))));
     }                    \
   } while (0)
 
-/* Y = Z + h sum_q co[q] K[idx[q]] in every lane: rk_combine's sums. */
+/* Y = Z + h sum_q co[q] K[idx[q]] in every lane: rk_combine's sums. On the way, per lane, the
+ * largest |entry| of Y into smax (scaled_tokens' first pass when G~ = Y; NaN entries never
+ * win) and all_finite(Y) into fin (no NaN, and that maximum < inf). A maximum and a test do
+ * not depend on the order of the entries: two accumulators per vector (shorter chains). */
 BINL void BFN(combine)(size_t nd, const double *restrict Zd, double h, const rk_comb *cb,
-                       double *const *Kd, double *restrict Yd) {
+                       double *const *Kd, double *restrict Yd, double *smax, int *fin) {
   const int nt = cb->nt;
-  const size_t nv = nd * NG;
   const BV *Z = (const BV *)Zd, *Kq[AS_RK_MAX_STAGES];
   BV *Y = (BV *)Yd;
   const BV zero = {0.0};
+  const BM nosign = (BM){0} + INT64_MAX, none = {0}; /* fabs: the sign bit cleared */
   double co[AS_RK_MAX_STAGES];
   for (int q = 0; q < nt; q++) Kq[q] = (const BV *)Kd[cb->idx[q]], co[q] = cb->co[q];
-  switch (nt) {
-  case 0:
-    memcpy(Y, Z, nv * sizeof *Y);
-    return;
-  case 1:
-    for (size_t i = 0; i < nv; i++) Y[i] = Z[i] + h * (zero + co[0] * Kq[0][i]);
-    return;
-  default:
-    for (size_t i = 0; i < nv; i++) {
-      BV acc = zero;
-      for (int q = 0; q < nt; q++) acc += co[q] * Kq[q][i];
-      Y[i] = Z[i] + h * acc;
+  for (int g = 0; g < NG; g++) {
+    BV sm0 = zero, sm1 = zero;
+    BM nan0 = none, nan1 = none;
+    /* entry q into Y and the accumulators of its parity; Y_OF(i) the combination at index i */
+#define BCOMB_ONE(q, SM, NAN, Y_OF)      \
+  do {                                   \
+    const size_t i_ = (q)*NG + g;        \
+    const BV y_ = Y_OF(i_);              \
+    Y[i_] = y_;                          \
+    const BV a_ = (BV)((BM)y_ & nosign); \
+    SM = BSEL(a_ > SM, a_, SM);          \
+    NAN |= y_ != y_;                     \
+  } while (0)
+#define BCOMB_ALL(Y_OF)                          \
+  do {                                           \
+    size_t q_ = 0;                               \
+    for (; q_ + 2 <= nd; q_ += 2) {              \
+      BCOMB_ONE(q_, sm0, nan0, Y_OF);            \
+      BCOMB_ONE(q_ + 1, sm1, nan1, Y_OF);        \
+    }                                            \
+    if (q_ < nd) BCOMB_ONE(q_, sm0, nan0, Y_OF); \
+  } while (0)
+#define Y_COPY(i) (Z[i])
+#define Y_ONE(i) (Z[i] + h * (zero + co[0] * Kq[0][i]))
+#define Y_SUM(i)                                                 \
+  __extension__({                                                \
+    BV acc_ = zero; /* from 0.0 in stage order, as rk_combine */ \
+    for (int k_ = 0; k_ < nt; k_++) acc_ += co[k_] * Kq[k_][i];  \
+    Z[i] + h *acc_;                                              \
+  })
+    if (nt == 0)
+      BCOMB_ALL(Y_COPY);
+    else if (nt == 1)
+      BCOMB_ALL(Y_ONE);
+    else
+      BCOMB_ALL(Y_SUM);
+#undef Y_SUM
+#undef Y_ONE
+#undef Y_COPY
+#undef BCOMB_ALL
+#undef BCOMB_ONE
+    const BV m = BSEL(sm1 > sm0, sm1, sm0);
+    const BM bad = nan0 | nan1;
+    for (int u = 0; u < BW; u++) {
+      smax[g * BW + u] = m[u];
+      fin[g * BW + u] = !bad[u] && m[u] < INFINITY;
     }
   }
 }
@@ -103,16 +140,6 @@ BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double
   }
 }
 
-/* all_finite in every lane: fin[l] = 1 when lane l of X has no inf or NaN. */
-BINL void BFN(finite)(size_t nd, const double *Xd, int *fin) {
-  const BV *X = (const BV *)Xd;
-  for (int g = 0; g < NG; g++) {
-    BV acc = {0.0};
-    for (size_t q = 0; q < nd; q++) acc += X[q * NG + g] * 0.0;
-    for (int u = 0; u < BW; u++) fin[g * BW + u] = acc[u] == 0.0;
-  }
-}
-
 /* scaled_tokens' first pass: G~ = Y with column j times mul[j] (mul: d x AS_BATCH_LANES, NULL:
  * G~ = Y, not copied), and the largest |entry| of G~ per lane into smax. */
 BINL void BFN(tokmax)(int n, int d, const double *Yd, const double *mul, double *Gd, double *smax) {
@@ -141,37 +168,36 @@ BINL void BFN(tokmax)(int n, int d, const double *Yd, const double *mul, double 
   }
 }
 
-/* G = S f per lane (f = 1: the lane unchanged, exactly); S may be G. */
-BINL void BFN(scale)(size_t nd, const double *Sd, const double *f, double *Gd) {
-  const BV *S = (const BV *)Sd, *F = (const BV *)f;
-  BV *G = (BV *)Gd;
+/* G = S f per lane (scaled_tokens' scaling; f = 1: the lane unchanged, exactly; S may be G),
+ * then A = G Mm per lane: attention_small's dot products (four partial sums, same order). */
+BINL void BFN(scores)(int n, int d, const double *Sd, const double *f, const double *Md, double *Gd,
+                      double *Ad) {
+  const BV *S = (const BV *)Sd, *Mm = (const BV *)Md, *F = (const BV *)f;
+  BV *G = (BV *)Gd, *A = (BV *)Ad;
+  const BV zero = {0.0};
   for (int g = 0; g < NG; g++) {
     const BV fg = F[g];
-    for (size_t q = 0; q < nd; q++) G[q * NG + g] = S[q * NG + g] * fg;
-  }
-}
-
-/* A = G Mm per lane: attention_small's dot products (four partial sums, same order). */
-BINL void BFN(scores)(int n, int d, const double *Gd, const double *Md, double *Ad) {
-  const BV *G = (const BV *)Gd, *Mm = (const BV *)Md;
-  BV *A = (BV *)Ad;
-  const BV zero = {0.0};
-  for (int g = 0; g < NG; g++)
     for (int i = 0; i < n; i++) {
-      const BV *gi = G + (size_t)i * d * NG + g;
+      BV gi[AS_SMALL_DMAX];
+      for (int q = 0; q < d; q++) {
+        const size_t k = ((size_t)i * d + q) * NG + g;
+        gi[q] = S[k] * fg;
+        G[k] = gi[q];
+      }
       for (int col = 0; col < d; col++) {
         BV s0 = zero, s1 = zero, s2 = zero, s3 = zero;
         int q = 0;
         for (; q + 4 <= d; q += 4) {
-          s0 += gi[(size_t)q * NG] * Mm[((size_t)q * d + col) * NG + g];
-          s1 += gi[(size_t)(q + 1) * NG] * Mm[((size_t)(q + 1) * d + col) * NG + g];
-          s2 += gi[(size_t)(q + 2) * NG] * Mm[((size_t)(q + 2) * d + col) * NG + g];
-          s3 += gi[(size_t)(q + 3) * NG] * Mm[((size_t)(q + 3) * d + col) * NG + g];
+          s0 += gi[q] * Mm[((size_t)q * d + col) * NG + g];
+          s1 += gi[q + 1] * Mm[((size_t)(q + 1) * d + col) * NG + g];
+          s2 += gi[q + 2] * Mm[((size_t)(q + 2) * d + col) * NG + g];
+          s3 += gi[q + 3] * Mm[((size_t)(q + 3) * d + col) * NG + g];
         }
-        for (; q < d; q++) s0 += gi[(size_t)q * NG] * Mm[((size_t)q * d + col) * NG + g];
+        for (; q < d; q++) s0 += gi[q] * Mm[((size_t)q * d + col) * NG + g];
         A[((size_t)i * d + col) * NG + g] = (s0 + s1) + (s2 + s3);
       }
     }
+  }
 }
 
 /* small_output per lane: F = 1.0 (H - Y) V^T (minus_y: z) or 1.0 H V^T (x), one sum over l. */
@@ -196,22 +222,32 @@ BINL void BFN(output)(int n, int d, int minus_y, const double *Hd, const double 
 }
 
 /* The lanes' right-hand sides at time t: F = f(t, Y) in every active lane, each with the bits
- * of rhs_mode on that lane's Y alone (scaled_tokens, attention_small, small_output). */
-BINL as_status BFN(rhs)(batch *b, double t, const double *restrict Y, double *restrict F) {
+ * of rhs_mode on that lane's Y alone (scaled_tokens, attention_small, small_output). ysmax:
+ * the largest |entry| of Y per lane (from the combination that formed Y), NULL: not known. */
+BINL as_status BFN(rhs)(batch *b, double t, const double *restrict Y, double *restrict F,
+                        const double *ysmax) {
   as_status st = AS_OK;
   const int n = b->n, d = b->d;
   double mul[AS_SMALL_DMAX * AS_BATCH_LANES] __attribute__((aligned(64)));
   double f[AS_BATCH_LANES] __attribute__((aligned(64)));
   double c[AS_BATCH_LANES] __attribute__((aligned(64)));
   double smax[AS_BATCH_LANES], logc[AS_BATCH_LANES];
-  int slow[AS_BATCH_LANES], any = 0;
+  int slow[AS_BATCH_LANES], any = 0, nslow = 0;
   const int need_mul = batch_rhs_blocks(b, t, mul, slow);
-  BY_D(d, BFN(tokmax)(n, D, Y, need_mul ? mul : NULL, b->G, smax));
-  AS_TRY(batch_rhs_scales(b, t, Y, smax, slow, f, logc));
-  BFN(scale)(b->nd, need_mul ? b->G : Y, f, b->G);
+  if (need_mul || !ysmax) {
+    BY_D(d, BFN(tokmax)(n, D, Y, need_mul ? mul : NULL, b->G, smax));
+    ysmax = smax;
+  }
+  AS_TRY(batch_rhs_scales(b, t, Y, ysmax, slow, f, logc, &nslow));
+  const double *src = Y; /* G~ per lane: Y, or the batch's G */
+  if (need_mul || nslow) {
+    if (!need_mul) memcpy(b->G, Y, b->nd * AS_BATCH_LANES * sizeof(double));
+    batch_rhs_slow(b, slow);
+    src = b->G;
+  }
   AS_TRY(batch_rhs_temps(b, t, Y, slow, logc, c, &any));
   if (any) {
-    BY_D(d, BFN(scores)(n, D, b->G, b->Mm, b->A));
+    BY_D(d, BFN(scores)(n, D, src, f, b->Mm, b->G, b->A));
     as_attention_small_lanes(n, d, b->A, b->G, c, Y, b->H, b->e);
     const int mz = b->mode == MODE_Z;
     BY_D(d, BFN(output)(n, D, mz, b->H, Y, b->V, F));
@@ -232,7 +268,9 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
   const rk_plan *rk = b->rk;
   const double T = in[0]->T, h0 = in[0]->dt;
   double t = 0.0;
-  int have_k1 = 0, live = 0;
+  int have_k1 = 0, live = 0, have_zmax = 0;
+  double zmax[AS_BATCH_LANES], ymax[AS_BATCH_LANES]; /* largest |entry| of Z, of Y per lane */
+  int fin[AS_BATCH_LANES], yfin[AS_BATCH_LANES];
   for (int l = 0; l < B; l++) live += b->act[l];
   while (live > 0) {
     if (stop && *stop) {
@@ -245,7 +283,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
       break;
     }
     if (!have_k1) {
-      AS_TRY(BFN(rhs)(b, t, b->Z, b->K[0]));
+      AS_TRY(BFN(rhs)(b, t, b->Z, b->K[0], have_zmax ? zmax : NULL));
       have_k1 = 1;
     }
     double v[AS_BATCH_LANES], r[AS_BATCH_LANES];
@@ -269,13 +307,13 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
       land = 1;
     }
     for (int s = 1; s < rk->s; s++) {
-      double *Y = rk->fsal && s == rk->s - 1 ? b->Zn : b->Ys;
-      BFN(combine)(b->nd, b->Z, h, &rk->a[s], b->K, Y);
-      AS_TRY(BFN(rhs)(b, t + rk->c[s] * h, Y, b->K[s]));
+      const int last = rk->fsal && s == rk->s - 1; /* this stage's state is the solution */
+      double *Y = last ? b->Zn : b->Ys;
+      BFN(combine)(b->nd, b->Z, h, &rk->a[s], b->K, Y, last ? zmax : ymax, last ? fin : yfin);
+      AS_TRY(BFN(rhs)(b, t + rk->c[s] * h, Y, b->K[s], last ? zmax : ymax));
     }
-    if (!rk->fsal) BFN(combine)(b->nd, b->Z, h, &rk->b, b->K, b->Zn);
-    int fin[AS_BATCH_LANES];
-    BFN(finite)(b->nd, b->Zn, fin);
+    if (!rk->fsal) BFN(combine)(b->nd, b->Z, h, &rk->b, b->K, b->Zn, zmax, fin);
+    have_zmax = 1; /* of Zn, the next step's Z */
     for (int l = 0; l < B; l++) {
       if (!b->act[l]) continue;
       stats[l].steps++;

@@ -1356,17 +1356,19 @@ static int batch_rhs_blocks(batch *b, double t, double *mul, int *slow) {
 }
 
 /* scaled_tokens' scale per lane from the largest |entry| smax of G~: f = 2^-e (1: none) and
- * logc; the slow lanes run scaled_tokens on a copy of their Y (f = 1, their G packed by
- * batch_rhs_temps). */
+ * logc; the slow lanes (*nslow of them) run scaled_tokens on a copy of their Y (f = 1, their
+ * G packed by batch_rhs_slow). */
 static as_status batch_rhs_scales(batch *b, double t, const double *Y, const double *smax,
-                                  const int *slow, double *f, double *logc) {
+                                  const int *slow, double *f, double *logc, int *nslow) {
   as_status st = AS_OK;
+  *nslow = 0;
   for (int l = 0; l < AS_BATCH_LANES; l++) {
     f[l] = 1.0;
     logc[l] = 0.0;
     if (!b->act[l]) continue;
     as_dyn *wl = b->w[l];
     if (slow[l]) {
+      ++*nslow;
       lane_unpack(b->nd, Y, l, wl->Ys);
       AS_TRY(scaled_tokens(wl, b->mode, t, 0, wl->Ys, &logc[l]));
       continue;
@@ -1383,7 +1385,7 @@ cleanup:
   return st;
 }
 
-/* The temperatures c per lane (0: not in the kernel); the slow lanes' G into the batch; a lane
+/* The temperatures c per lane (0: not in the kernel); a lane
  * whose c is infinite leaves the small kernel as rhs_mode does (its F in its Zn, packed by
  * batch_rhs_alone). *any: some lane is in the kernel. */
 static as_status batch_rhs_temps(batch *b, double t, const double *Y, const int *slow,
@@ -1395,7 +1397,6 @@ static as_status batch_rhs_temps(batch *b, double t, const double *Y, const int 
     b->alone[l] = 0;
     if (!b->act[l]) continue;
     as_dyn *wl = b->w[l];
-    if (slow[l]) lane_pack(b->nd, wl->G, b->G, l);
     const double cl = lane_exp(b, l, logc[l]);
     if (!(cl < INFINITY)) {
       b->alone[l] = 1;
@@ -1408,6 +1409,12 @@ static as_status batch_rhs_temps(batch *b, double t, const double *Y, const int 
   }
 cleanup:
   return st;
+}
+
+/* The slow lanes' G (scaled_tokens' output) into the batch's G. */
+static void batch_rhs_slow(batch *b, const int *slow) {
+  for (int l = 0; l < AS_BATCH_LANES; l++)
+    if (slow[l]) lane_pack(b->nd, b->w[l]->G, b->G, l);
 }
 
 static void batch_rhs_alone(batch *b, double *F) {
