@@ -194,7 +194,9 @@ BINL void BFN(scores)(int n, int d, const double *Sd, const double *f, const dou
           s3 += gi[q + 3] * Mm[((size_t)(q + 3) * d + col) * NG + g];
         }
         for (; q < d; q++) s0 += gi[q] * Mm[((size_t)q * d + col) * NG + g];
-        A[((size_t)i * d + col) * NG + g] = (s0 + s1) + (s2 + s3);
+        /* d < 4: s1 = s2 = s3 = +0 and s0, a sum from +0, is never -0, so (s0 + s1) + (s2 + s3)
+         * is s0 bit for bit (NaN included) */
+        A[((size_t)i * d + col) * NG + g] = d < 4 ? s0 : (s0 + s1) + (s2 + s3);
       }
     }
   }
@@ -231,21 +233,20 @@ BINL as_status BFN(rhs)(batch *b, double t, const double *restrict Y, double *re
   double mul[AS_SMALL_DMAX * AS_BATCH_LANES] __attribute__((aligned(64)));
   double f[AS_BATCH_LANES] __attribute__((aligned(64)));
   double c[AS_BATCH_LANES] __attribute__((aligned(64)));
-  double smax[AS_BATCH_LANES], logc[AS_BATCH_LANES];
+  double smax[AS_BATCH_LANES];
   int slow[AS_BATCH_LANES], any = 0, nslow = 0;
   const int need_mul = batch_rhs_blocks(b, t, mul, slow);
   if (need_mul || !ysmax) {
     BY_D(d, BFN(tokmax)(n, D, Y, need_mul ? mul : NULL, b->G, smax));
     ysmax = smax;
   }
-  AS_TRY(batch_rhs_scales(b, t, Y, ysmax, slow, f, logc, &nslow));
+  AS_TRY(batch_rhs_lanes(b, t, Y, ysmax, slow, f, c, &nslow, &any));
   const double *src = Y; /* G~ per lane: Y, or the batch's G */
   if (need_mul || nslow) {
     if (!need_mul) memcpy(b->G, Y, b->nd * AS_BATCH_LANES * sizeof(double));
     batch_rhs_slow(b, slow);
     src = b->G;
   }
-  AS_TRY(batch_rhs_temps(b, t, Y, slow, logc, c, &any));
   if (any) {
     BY_D(d, BFN(scores)(n, D, src, f, b->Mm, b->G, b->A));
     as_attention_small_lanes(n, d, b->A, b->G, c, Y, b->H, b->e);
@@ -278,7 +279,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
         if (b->act[l]) {
           stats[l].outcome = AS_OUT_INTERRUPTED;
           w[l]->t = t;
-          lane_leave(b, l);
+          lane_leave(b, l, 1);
         }
       break;
     }
@@ -295,7 +296,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
       if (out != AS_OUT_PENDING) {
         stats[l].outcome = out;
         w[l]->t = t;
-        lane_leave(b, l);
+        lane_leave(b, l, 0);
         live--;
       }
     }
@@ -320,7 +321,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
       if (!fin[l]) { /* stops before the step, with the state it had */
         stats[l].outcome = AS_OUT_NONFINITE;
         w[l]->t = t;
-        lane_leave(b, l);
+        lane_leave(b, l, 0);
         live--;
       }
     }
@@ -333,7 +334,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
         if (b->act[l]) {
           stats[l].outcome = AS_OUT_REACHED_T;
           w[l]->t = t;
-          lane_leave(b, l);
+          lane_leave(b, l, 1);
         }
       live = 0;
     }

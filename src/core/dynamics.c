@@ -1274,26 +1274,39 @@ static void lane_unpack(size_t len, const double *v, int l, double *x) {
   for (size_t q = 0; q < len; q++) x[q] = v[q * AS_BATCH_LANES + l];
 }
 
-/* Lane l leaves the batch with state Z: its tokens back into its workspace, its lane of every
- * state vector zeroed (a zero lane stays exactly zero through the stages: harmless values). */
-static void lane_leave(batch *b, int l) {
+/* Lane l leaves the batch with state Z: its tokens back into its workspace and, unless the
+ * batch ends (last), its lane of every state vector zeroed (a zero lane stays exactly zero
+ * through the stages: harmless values). */
+static void lane_leave(batch *b, int l, int last) {
   lane_unpack(b->nd, b->Z, l, b->w[l]->Z);
+  b->act[l] = 0;
+  if (last) return;
   double *vs[3 + AS_RK_MAX_STAGES] = {b->Z, b->Zn, b->Ys};
   for (int s = 0; s < b->nst; s++) vs[3 + s] = b->K[s];
   for (int k = 0; k < 3 + b->nst; k++)
     for (size_t q = 0; q < b->nd; q++) vs[k][q * AS_BATCH_LANES + l] = 0.0;
-  b->act[l] = 0;
 }
 
-/* c = exp(logc) for lane l, remembered for its last two logc. */
-static double lane_exp(batch *b, int l, double logc) {
+/* c = exp(logc) for lane l: remembered for its last two logc, and shared with the lanes of the
+ * same stage (seen: nseen pairs logc, c; lanes with equal V and scale have equal logc). */
+static double lane_exp(batch *b, int l, double logc, double (*seen)[2], int *nseen) {
   for (int k = 0; k < 2; k++)
     if (b->elog[l][k] == logc) return b->ec[l][k];
   const int k = b->enext[l];
+  double c = 0.0;
+  int found = 0;
+  for (int q = 0; q < *nseen && !found; q++)
+    if (seen[q][0] == logc) c = seen[q][1], found = 1;
+  if (!found) {
+    c = exp(logc);
+    seen[*nseen][0] = logc;
+    seen[*nseen][1] = c;
+    ++*nseen;
+  }
   b->elog[l][k] = logc;
-  b->ec[l][k] = exp(logc);
+  b->ec[l][k] = c;
   b->enext[l] = 1 - k;
-  return b->ec[l][k];
+  return c;
 }
 
 /* Exponent e of frexp(s) (s = m 2^e, m in [1/2, 1)) and f = 2^-e, for finite s > 0. */
@@ -1355,49 +1368,39 @@ static int batch_rhs_blocks(batch *b, double t, double *mul, int *slow) {
   return need;
 }
 
-/* scaled_tokens' scale per lane from the largest |entry| smax of G~: f = 2^-e (1: none) and
- * logc; the slow lanes (*nslow of them) run scaled_tokens on a copy of their Y (f = 1, their
- * G packed by batch_rhs_slow). */
-static as_status batch_rhs_scales(batch *b, double t, const double *Y, const double *smax,
-                                  const int *slow, double *f, double *logc, int *nslow) {
+/* The per-lane scalars of scaled_tokens and rhs_mode from the largest |entry| smax of each
+ * lane's G~: the scale f = 2^-e (1: none) and the temperature c = exp(logc) (0: the lane is
+ * not in the kernel). The slow lanes (*nslow of them) run scaled_tokens on a copy of their Y
+ * (f = 1, their G packed by batch_rhs_slow); a lane whose c is infinite leaves the small
+ * kernel as rhs_mode does (rhs_mode on the copy, its F in its Zn, packed by
+ * batch_rhs_alone). *any: some lane is in the kernel. */
+static as_status batch_rhs_lanes(batch *b, double t, const double *Y, const double *smax,
+                                 const int *slow, double *f, double *c, int *nslow, int *any) {
   as_status st = AS_OK;
-  *nslow = 0;
+  double seen[AS_BATCH_LANES][2];
+  int nseen = 0;
+  *nslow = *any = 0;
   for (int l = 0; l < AS_BATCH_LANES; l++) {
     f[l] = 1.0;
-    logc[l] = 0.0;
-    if (!b->act[l]) continue;
-    as_dyn *wl = b->w[l];
-    if (slow[l]) {
-      ++*nslow;
-      lane_unpack(b->nd, Y, l, wl->Ys);
-      AS_TRY(scaled_tokens(wl, b->mode, t, 0, wl->Ys, &logc[l]));
-      continue;
-    }
-    const double ls = b->mode == MODE_Z ? wl->mu * t : 0.0, s = smax[l];
-    logc[l] = 2.0 * ls;
-    if (s > 0.0 && isfinite(s)) {
-      int e = 0;
-      pow2_scale(s, &e, &f[l]);
-      logc[l] += 2.0 * (double)e * AS_LN2;
-    }
-  }
-cleanup:
-  return st;
-}
-
-/* The temperatures c per lane (0: not in the kernel); a lane
- * whose c is infinite leaves the small kernel as rhs_mode does (its F in its Zn, packed by
- * batch_rhs_alone). *any: some lane is in the kernel. */
-static as_status batch_rhs_temps(batch *b, double t, const double *Y, const int *slow,
-                                 const double *logc, double *c, int *any) {
-  as_status st = AS_OK;
-  *any = 0;
-  for (int l = 0; l < AS_BATCH_LANES; l++) {
     c[l] = 0.0;
     b->alone[l] = 0;
     if (!b->act[l]) continue;
     as_dyn *wl = b->w[l];
-    const double cl = lane_exp(b, l, logc[l]);
+    double logc = 0.0;
+    if (slow[l]) {
+      ++*nslow;
+      lane_unpack(b->nd, Y, l, wl->Ys);
+      AS_TRY(scaled_tokens(wl, b->mode, t, 0, wl->Ys, &logc));
+    } else {
+      const double ls = b->mode == MODE_Z ? wl->mu * t : 0.0, s = smax[l];
+      logc = 2.0 * ls;
+      if (s > 0.0 && isfinite(s)) {
+        int e = 0;
+        pow2_scale(s, &e, &f[l]);
+        logc += 2.0 * (double)e * AS_LN2;
+      }
+    }
+    const double cl = lane_exp(b, l, logc, seen, &nseen);
     if (!(cl < INFINITY)) {
       b->alone[l] = 1;
       if (!slow[l]) lane_unpack(b->nd, Y, l, wl->Ys);
