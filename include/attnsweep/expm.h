@@ -46,6 +46,13 @@ as_expm as_expm_path(const as_expm_plan *p); /* path chosen by the last set */
 double as_expm_mu(const as_expm_plan *p);    /* largest real part of the spectrum of V */
 double as_expm_cond(const as_expm_plan *p);  /* kappa_1(W); +inf when W is singular */
 int as_expm_dim(const as_expm_plan *p);      /* d */
+/* 1 when the last set found W exactly the identity (a diagonal V): the basis changes
+ * (as_expm_to_eigen, as_expm_from_eigen, as_expm_congruence) are copies and every eigenvalue is
+ * real, so the blocks are a diagonal (bo = 0). 0 otherwise. */
+int as_expm_identity_basis(const as_expm_plan *p);
+/* 1 when moreover every eigenvalue equals mu (V = mu I): the blocks of as_expm_blocks(p, t,
+ * as_expm_mu(p)) are exactly 1 (e^{0 t}) at every finite t. 0 otherwise. */
+int as_expm_scalar(const as_expm_plan *p);
 
 /* E = e^{t (V - shift I)}, d x d row-major (caller's buffer). Statuses: AS_OK;
  * AS_ERR_INTERNAL for an illegal argument (a bug); a singular Pade denominator (not

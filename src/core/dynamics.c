@@ -3,6 +3,7 @@
 #include "attnsweep/dynamics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1206,12 +1207,14 @@ cleanup:
 
 /* ---------------------------------------------------------------- batches (batch.h)
  * Up to AS_BATCH_LANES trials of one shape integrated in lock-step: the loop of
- * run_continuous without step control, snapshots or hooks, run for every lane at once. Each
- * lane's stages are formed exactly as alone (rk_combine, scaled_tokens, the A^T products,
- * small_output: the same functions), only the attention kernel runs once for all lanes
- * (as_attention_small_lanes, the same arithmetic per lane as as_attention_small), and a lane
- * leaves the batch at the step where it would have stopped alone. So every lane ends with the
- * bits of as_dyn_run. */
+ * run_continuous without step control, snapshots or hooks, run for every lane at once. The
+ * state stays lane-interleaved from the first stage to the last; each lane's stages are
+ * formed with the arithmetic of the one-trial functions in their order (rk_combine,
+ * scaled_tokens, the A^T products, small_output, max_row_norm, radius_of, all_finite: as
+ * vector passes over all lanes, dyn_batch_lanes.h), the attention kernel runs once for all
+ * lanes (as_attention_small_lanes, the same arithmetic per lane as as_attention_small), and a
+ * lane leaves the batch at the step where it would have stopped alone. So every lane ends with
+ * the bits of as_dyn_run. */
 
 int as_dyn_batchable(const as_dyn *w, const as_integ_spec *in, int n_snap) {
   if (!w || !in || !AS_DYN_HAVE_SMALL) return 0;
@@ -1224,83 +1227,234 @@ int as_dyn_batchable(const as_dyn *w, const as_integ_spec *in, int n_snap) {
   return !(tb->order_hat > 0 && (in->rtol > 0.0 || in->atol > 0.0)); /* no step control */
 }
 
-/* The lanes' right-hand sides at time t: F[l] = f(t, Y[l]) for the lanes with act[l]. A lane
- * whose temperature is infinite (the one-trial path leaves the small kernel then) takes
- * rhs_mode itself. pack: the batch's lane-interleaved buffers. */
-typedef struct batch_pack {
-  double *A, *G, *Y, *H, *e; /* n d L each (e: n L) */
-  double c[AS_BATCH_LANES];
-} batch_pack;
+#if AS_DYN_HAVE_SMALL
+/* The batch's state lives lane-interleaved for the whole run (entry q of lane l at
+ * [q AS_BATCH_LANES + l]: the layout of the lane kernel), so the stages, the scaling, the
+ * products around the kernel and the step's measures are vector passes over all lanes
+ * (dyn_batch_lanes.h), each lane with the bits of the one-trial function. What the vectors do
+ * not follow (a basis change, a Pade exponential, an infinite temperature) runs per lane
+ * through the one-trial functions on a copy of the lane. */
+typedef struct batch {
+  int n, d;          /* tokens, coordinates */
+  size_t nd;         /* n d */
+  int mode;          /* MODE_Z or MODE_X (the same in every lane) */
+  const rk_plan *rk; /* the method (the same tableau in every lane) */
+  int nst;           /* its stages */
+  as_dyn *const *w;  /* the lanes' workspaces, B of them (lanes >= B idle) */
+  int B;
+  /* nd AS_BATCH_LANES doubles each (e: n AS_BATCH_LANES; Mm, V: d d AS_BATCH_LANES) */
+  double *Z, *Zn, *Ys, *K[AS_RK_MAX_STAGES]; /* the lanes' run state */
+  double *G, *A, *H, *e;                     /* the kernel's inputs, output, scratch */
+  double *Mm, *V;                            /* each lane's score matrix and V */
+  double *mem;                               /* the block they live in (64-byte aligned) */
+  int act[AS_BATCH_LANES];                   /* the lane is integrating */
+  int fast[AS_BATCH_LANES];  /* its transformed tokens are Y, or Y with scaled columns:
+                              * MODE_X, or MODE_Z with an identity eigenbasis */
+  int unit[AS_BATCH_LANES];  /* MODE_Z, fast: V = mu I, the blocks are 1 at every time */
+  int all_unit;              /* every lane fast and unit (or MODE_X) */
+  int alone[AS_BATCH_LANES]; /* this stage: infinite temperature, rhs_mode on its own */
+  /* MODE_Z, fast lanes: the blocks at the last two stage times (RK4 asks for t + h/2 twice
+   * and for t + h again as the next step's t) */
+  double bt[2];
+  int bvalid[2], bnext;
+  double bd[2][AS_BATCH_LANES][AS_SMALL_DMAX];
+  int bunit[2][AS_BATCH_LANES]; /* the identity: transformed() skips it */
+  int bpair[2][AS_BATCH_LANES]; /* an off-diagonal entry (not for an identity basis) */
+  /* c = exp(logc) per lane at its last two logc (the same call: the same bits) */
+  double elog[AS_BATCH_LANES][2], ec[AS_BATCH_LANES][2];
+  int enext[AS_BATCH_LANES];
+} batch;
 
-static as_status batch_rhs(as_dyn *const *w, int B, const int *act, double t, double *const *Y,
-                           double *const *F, batch_pack *pk) {
-  as_status st = AS_OK;
-  const int n = w[0]->n, d = w[0]->d, L = AS_BATCH_LANES;
-  int in_kernel[AS_BATCH_LANES] = {0}, any = 0;
-  for (int l = 0; l < B; l++) {
-    if (!act[l]) continue;
-    as_dyn *wl = w[l];
-    double logc = 0.0;
-    AS_TRY(scaled_tokens(wl, wl->mode, t, 0, Y[l], &logc));
-    const double c = exp(logc);
-    if (!(c < INFINITY)) {
-      AS_TRY(rhs_mode(wl, wl->mode, t, 0, Y[l], F[l]));
+/* Lane l of lane-interleaved entries [0, len) from / into a plain vector x. */
+static void lane_pack(size_t len, const double *x, double *v, int l) {
+  for (size_t q = 0; q < len; q++) v[q * AS_BATCH_LANES + l] = x[q];
+}
+
+static void lane_unpack(size_t len, const double *v, int l, double *x) {
+  for (size_t q = 0; q < len; q++) x[q] = v[q * AS_BATCH_LANES + l];
+}
+
+/* Lane l leaves the batch with state Z: its tokens back into its workspace and, unless the
+ * batch ends (last), its lane of every state vector zeroed (a zero lane stays exactly zero
+ * through the stages: harmless values). */
+static void lane_leave(batch *b, int l, int last) {
+  lane_unpack(b->nd, b->Z, l, b->w[l]->Z);
+  b->act[l] = 0;
+  if (last) return;
+  double *vs[3 + AS_RK_MAX_STAGES] = {b->Z, b->Zn, b->Ys};
+  for (int s = 0; s < b->nst; s++) vs[3 + s] = b->K[s];
+  for (int k = 0; k < 3 + b->nst; k++)
+    for (size_t q = 0; q < b->nd; q++) vs[k][q * AS_BATCH_LANES + l] = 0.0;
+}
+
+/* c = exp(logc) for lane l: remembered for its last two logc, and shared with the lanes of the
+ * same stage (seen: nseen pairs logc, c; lanes with equal V and scale have equal logc). */
+static double lane_exp(batch *b, int l, double logc, double (*seen)[2], int *nseen) {
+  for (int k = 0; k < 2; k++)
+    if (b->elog[l][k] == logc) return b->ec[l][k];
+  const int k = b->enext[l];
+  double c = 0.0;
+  int found = 0;
+  for (int q = 0; q < *nseen && !found; q++)
+    if (seen[q][0] == logc) c = seen[q][1], found = 1;
+  if (!found) {
+    c = exp(logc);
+    seen[*nseen][0] = logc;
+    seen[*nseen][1] = c;
+    ++*nseen;
+  }
+  b->elog[l][k] = logc;
+  b->ec[l][k] = c;
+  b->enext[l] = 1 - k;
+  return c;
+}
+
+/* Exponent e of frexp(s) (s = m 2^e, m in [1/2, 1)) and f = 2^-e, for finite s > 0. */
+static void pow2_scale(double s, int *e, double *f) {
+  uint64_t u;
+  memcpy(&u, &s, sizeof u);
+  const int bexp = (int)((u >> 52) & 0x7ff);
+  if (bexp >= 1 && bexp <= 2044) { /* s normal, and 2^-e normal too */
+    *e = bexp - 1022;
+    const uint64_t fb = (uint64_t)(1023 - *e) << 52;
+    memcpy(f, &fb, sizeof *f);
+    return;
+  }
+  (void)frexp(s, e);
+  *f = ldexp(1.0, -*e);
+}
+
+/* The first part of a batched right-hand side at time t (MODE_Z): per fast lane the blocks
+ * of transformed() (cached per stage time) as column multipliers mul (d x AS_BATCH_LANES, 1
+ * in the other lanes); slow[l] = 1 for the active lanes that take scaled_tokens itself.
+ * Returns 1 when some lane's multipliers are not the identity. */
+static int batch_rhs_blocks(batch *b, double t, double *mul, int *slow) {
+  const int d = b->d, L = AS_BATCH_LANES;
+  int need = 0;
+  for (int l = 0; l < L; l++) slow[l] = b->act[l] && !b->fast[l];
+  for (int q = 0; q < d * L; q++) mul[q] = 1.0;
+  if (b->mode != MODE_Z || b->all_unit) return 0; /* G = Y: transformed() copies */
+  int k = -1;
+  for (int s = 0; s < 2; s++)
+    if (b->bvalid[s] && b->bt[s] == t) k = s;
+  if (k < 0) {
+    k = b->bnext;
+    b->bnext = 1 - k;
+    b->bt[k] = t;
+    b->bvalid[k] = 1;
+    for (int l = 0; l < b->B; l++) {
+      if (!b->fast[l] || b->unit[l]) continue;
+      as_dyn *wl = b->w[l];
+      as_expm_blocks(wl->ex, t, wl->mu, wl->bd, wl->bo); /* as transformed() */
+      int unit = 1, pair = 0;
+      for (int j = 0; j < d; j++) {
+        unit &= wl->bd[j] == 1.0 && wl->bo[j] == 0.0;
+        pair |= wl->bo[j] != 0.0;
+        b->bd[k][l][j] = wl->bd[j];
+      }
+      b->bunit[k][l] = unit;
+      b->bpair[k][l] = pair;
+    }
+  }
+  for (int l = 0; l < b->B; l++) {
+    if (!b->act[l] || !b->fast[l] || b->unit[l] || b->bunit[k][l]) continue;
+    if (b->bpair[k][l]) { /* a rotation block: apply_blocks' pair formula, per lane */
+      slow[l] = 1;
       continue;
     }
-    const double *Mm = wl->mode == MODE_Z ? wl->Mt : wl->M;
-    /* A = G Mm with attention_small's dot products (same order). */
-    for (int i = 0; i < n; i++) {
-      const double *g = wl->G + (size_t)i * d;
-      for (int col = 0; col < d; col++) {
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int q = 0;
-        for (; q + 4 <= d; q += 4) {
-          s0 += g[q] * Mm[(size_t)q * d + col];
-          s1 += g[q + 1] * Mm[(size_t)(q + 1) * d + col];
-          s2 += g[q + 2] * Mm[(size_t)(q + 2) * d + col];
-          s3 += g[q + 3] * Mm[(size_t)(q + 3) * d + col];
-        }
-        for (; q < d; q++) s0 += g[q] * Mm[(size_t)q * d + col];
-        pk->A[((size_t)i * d + col) * L + l] = (s0 + s1) + (s2 + s3);
+    for (int j = 0; j < d; j++) mul[j * L + l] = b->bd[k][l][j];
+    need = 1;
+  }
+  return need;
+}
+
+/* The per-lane scalars of scaled_tokens and rhs_mode from the largest |entry| smax of each
+ * lane's G~: the scale f = 2^-e (1: none) and the temperature c = exp(logc) (0: the lane is
+ * not in the kernel). The slow lanes (*nslow of them) run scaled_tokens on a copy of their Y
+ * (f = 1, their G packed by batch_rhs_slow); a lane whose c is infinite leaves the small
+ * kernel as rhs_mode does (rhs_mode on the copy, its F in its Zn, packed by
+ * batch_rhs_alone). *any: some lane is in the kernel. */
+static as_status batch_rhs_lanes(batch *b, double t, const double *Y, const double *smax,
+                                 const int *slow, double *f, double *c, int *nslow, int *any) {
+  as_status st = AS_OK;
+  double seen[AS_BATCH_LANES][2];
+  int nseen = 0;
+  *nslow = *any = 0;
+  for (int l = 0; l < AS_BATCH_LANES; l++) {
+    f[l] = 1.0;
+    c[l] = 0.0;
+    b->alone[l] = 0;
+    if (!b->act[l]) continue;
+    as_dyn *wl = b->w[l];
+    double logc = 0.0;
+    if (slow[l]) {
+      ++*nslow;
+      lane_unpack(b->nd, Y, l, wl->Ys);
+      AS_TRY(scaled_tokens(wl, b->mode, t, 0, wl->Ys, &logc));
+    } else {
+      const double ls = b->mode == MODE_Z ? wl->mu * t : 0.0, s = smax[l];
+      logc = 2.0 * ls;
+      if (s > 0.0 && isfinite(s)) {
+        int e = 0;
+        pow2_scale(s, &e, &f[l]);
+        logc += 2.0 * (double)e * AS_LN2;
       }
     }
-    for (size_t q = 0; q < (size_t)n * d; q++) {
-      pk->G[q * L + l] = wl->G[q];
-      pk->Y[q * L + l] = Y[l][q];
+    const double cl = lane_exp(b, l, logc, seen, &nseen);
+    if (!(cl < INFINITY)) {
+      b->alone[l] = 1;
+      if (!slow[l]) lane_unpack(b->nd, Y, l, wl->Ys);
+      AS_TRY(rhs_mode(wl, b->mode, t, 0, wl->Ys, wl->Zn));
+      continue;
     }
-    pk->c[l] = c;
-    in_kernel[l] = 1;
-    any = 1;
-  }
-  if (!any) goto cleanup;
-  for (int l = 0; l < L; l++) /* idle lanes: harmless finite values */
-    if (!in_kernel[l]) {
-      for (size_t q = 0; q < (size_t)n * d; q++)
-        pk->A[q * L + l] = pk->G[q * L + l] = pk->Y[q * L + l] = 0.0;
-      pk->c[l] = 0.0;
-    }
-#if AS_DYN_HAVE_SMALL
-  as_attention_small_lanes(n, d, pk->A, pk->G, pk->c, pk->Y, pk->H, pk->e);
-#endif
-  for (int l = 0; l < B; l++) {
-    if (!in_kernel[l]) continue;
-    for (size_t q = 0; q < (size_t)n * d; q++) w[l]->H[q] = pk->H[q * L + l];
-    w[l]->pt_newer = 0; /* P was not formed: finish_run forms it alone */
-    small_output(w[l], w[l]->mode, Y[l], F[l]);
+    c[l] = cl;
+    *any = 1;
   }
 cleanup:
   return st;
 }
 
+/* The slow lanes' G (scaled_tokens' output) into the batch's G. */
+static void batch_rhs_slow(batch *b, const int *slow) {
+  for (int l = 0; l < AS_BATCH_LANES; l++)
+    if (slow[l]) lane_pack(b->nd, b->w[l]->G, b->G, l);
+}
+
+static void batch_rhs_alone(batch *b, double *F) {
+  for (int l = 0; l < AS_BATCH_LANES; l++)
+    if (b->alone[l]) lane_pack(b->nd, b->w[l]->Zn, F, l);
+}
+
+/* The vector passes, 2 doubles per vector (SSE2, NEON, or split by the compiler) ... */
+#define BW 2
+#define BFN(x) batch_##x##_w2
+#define BATTR
+#include "dyn_batch_lanes.h"
+#undef BATTR
+#undef BFN
+#undef BW
+#if defined(__x86_64__) && !defined(__clang__)
+#define AS_BATCH_X86 1
+/* ... and 4 with AVX2 (no FMA: the same bits) */
+#define BW 4
+#define BFN(x) batch_##x##_w4
+#define BATTR __attribute__((target("avx2")))
+#include "dyn_batch_lanes.h"
+#undef BATTR
+#undef BFN
+#undef BW
+#endif
+
 as_status as_dyn_run_batch(as_dyn *const *w, int B, const as_integ_spec *const *in,
                            const double *const *X0, const volatile sig_atomic_t *stop,
                            as_dyn_stats *stats, int *ok) {
   as_status st = AS_OK;
-  batch_pack pk = {NULL, NULL, NULL, NULL, NULL, {0.0}};
+  batch b;
+  memset(&b, 0, sizeof b);
   AS_CHECK(w != NULL && in != NULL && X0 != NULL && stats != NULL && ok != NULL && B >= 1 &&
                B <= AS_BATCH_LANES,
            AS_ERR_ARG, "as_dyn_run_batch: B = %d", B);
-  const int n = w[0]->n, d = w[0]->d, L = AS_BATCH_LANES;
+  const int n = w[0]->n, d = w[0]->d;
   for (int l = 0; l < B; l++) {
     AS_CHECK(w[l] && w[l]->n == n && w[l]->d == d && in[l] && in[l]->method == in[0]->method &&
                  in[l]->vars == in[0]->vars && in[l]->T == in[0]->T && in[l]->dt == in[0]->dt &&
@@ -1308,18 +1462,11 @@ as_status as_dyn_run_batch(as_dyn *const *w, int B, const as_integ_spec *const *
              AS_ERR_ARG, "as_dyn_run_batch: lane %d does not fit the batch", l);
     for (int q = 1; q < l; q++) AS_CHECK(w[q] != w[l], AS_ERR_ARG, "as_dyn_run_batch: shared lane");
   }
-  const size_t nd = (size_t)n * d;
-  pk.A = malloc(nd * L * sizeof(double));
-  pk.G = malloc(nd * L * sizeof(double));
-  pk.Y = malloc(nd * L * sizeof(double));
-  pk.H = malloc(nd * L * sizeof(double));
-  pk.e = malloc((size_t)n * L * sizeof(double));
-  AS_CHECK_ALLOC(pk.A);
-  AS_CHECK_ALLOC(pk.G);
-  AS_CHECK_ALLOC(pk.Y);
-  AS_CHECK_ALLOC(pk.H);
-  AS_CHECK_ALLOC(pk.e);
-  int act[AS_BATCH_LANES] = {0}, live = 0;
+  b.n = n;
+  b.d = d;
+  b.nd = (size_t)n * d;
+  b.w = w;
+  b.B = B;
   double since[AS_BATCH_LANES];
   for (int l = 0; l < B; l++) {
     since[l] = NAN;
@@ -1330,94 +1477,76 @@ as_status as_dyn_run_batch(as_dyn *const *w, int B, const as_integ_spec *const *
       as_error_clear();
       continue;
     }
-    ok[l] = act[l] = 1;
-    live++;
+    ok[l] = b.act[l] = 1;
+    if (!b.rk) { /* the same tableau and mode in every lane */
+      b.rk = &w[l]->rk;
+      b.mode = w[l]->mode;
+    }
   }
-  const rk_plan *rk = &w[0]->rk; /* the same tableau in every lane */
-  const double T = in[0]->T, h0 = in[0]->dt;
-  double t = 0.0;
-  int have_k1 = 0;
-  double *Yl[AS_BATCH_LANES], *Fl[AS_BATCH_LANES];
-  while (live > 0) {
-    if (stop && *stop) {
-      for (int l = 0; l < B; l++)
-        if (act[l]) stats[l].outcome = AS_OUT_INTERRUPTED;
-      break;
-    }
-    if (!have_k1) {
-      for (int l = 0; l < B; l++) Yl[l] = w[l]->Z, Fl[l] = w[l]->K[0];
-      AS_TRY(batch_rhs(w, B, act, t, Yl, Fl, &pk));
-      have_k1 = 1;
-    }
+  if (b.rk) {
+    const size_t nd = b.nd, dd = (size_t)d * d;
+    b.nst = b.rk->s;
+    const size_t L = AS_BATCH_LANES, len = (nd * (6 + (size_t)b.nst) + (size_t)n + 2 * dd) * L;
+    b.mem = aligned_alloc(64, len * sizeof(double)); /* a multiple of 64 bytes */
+    AS_CHECK_ALLOC(b.mem);
+    memset(b.mem, 0, len * sizeof(double)); /* idle lanes: zeros throughout */
+    double *p = b.mem;
+    b.Z = p, p += nd * L;
+    b.Zn = p, p += nd * L;
+    b.Ys = p, p += nd * L;
+    for (int s = 0; s < b.nst; s++) b.K[s] = p, p += nd * L;
+    b.G = p, p += nd * L;
+    b.A = p, p += nd * L;
+    b.H = p, p += nd * L;
+    b.e = p, p += (size_t)n * L;
+    b.Mm = p, p += dd * L;
+    b.V = p;
     for (int l = 0; l < B; l++) {
-      if (!act[l]) continue;
-      const double v = max_row_norm(n, d, w[l]->K[0]), r = radius_of(n, d, w[l]->Z, w[l]->bd);
-      run_ctx rc = {in[l], stop, NULL, 0, NULL, NULL, &stats[l]};
-      as_outcome out = step_guard(&rc, t, v, r, &since[l]);
-      if (out != AS_OUT_PENDING) {
-        stats[l].outcome = out;
-        w[l]->t = t;
-        act[l] = 0;
-        live--;
-      }
+      b.elog[l][0] = b.elog[l][1] = NAN;
+      if (!b.act[l]) continue;
+      as_dyn *wl = w[l];
+      lane_pack(nd, wl->Z, b.Z, l);
+      lane_pack(dd, b.mode == MODE_Z ? wl->Mt : wl->M, b.Mm, l);
+      lane_pack(dd, wl->V, b.V, l);
+      b.fast[l] = b.mode == MODE_X || (wl->path == AS_EXPM_EIGEN && as_expm_identity_basis(wl->ex));
+      b.unit[l] = b.fast[l] && b.mode == MODE_Z && as_expm_scalar(wl->ex);
+      wl->pt_newer = 0; /* P^T is not formed in a batch: finish_run forms P alone */
     }
-    if (live == 0) break;
-    double h = h0;
-    int land = 0;
-    if (T - t <= h * (1.0 + 1e-9)) {
-      h = T - t;
-      land = 1;
+    b.all_unit = 1;
+    for (int l = 0; l < B; l++) b.all_unit &= !b.act[l] || b.mode == MODE_X || b.unit[l];
+#ifdef AS_BATCH_X86
+    /* 256-bit vectors where the CPU has them and the kernels are not capped to the baseline
+     * (as_attention_isa, ATTNSWEEP_ISA); never wider, whatever the CPU. */
+    if (__builtin_cpu_supports("avx2") && strncmp(as_attention_isa(), "baseline", 8) != 0) {
+      AS_TRY(batch_loop_w4(&b, in, stop, stats, since));
+    } else {
+      AS_TRY(batch_loop_w2(&b, in, stop, stats, since));
     }
-    for (int s = 1; s < rk->s; s++) {
-      for (int l = 0; l < B; l++) {
-        if (!act[l]) continue;
-        Yl[l] = rk->fsal && s == rk->s - 1 ? w[l]->Zn : w[l]->Ys;
-        Fl[l] = w[l]->K[s];
-        rk_combine(nd, w[l]->Z, h, &rk->a[s], w[l]->K, Yl[l]);
-      }
-      AS_TRY(batch_rhs(w, B, act, t + rk->c[s] * h, Yl, Fl, &pk));
-    }
-    for (int l = 0; l < B; l++) {
-      if (!act[l]) continue;
-      if (!rk->fsal) rk_combine(nd, w[l]->Z, h, &rk->b, w[l]->K, w[l]->Zn);
-      stats[l].steps++;
-      if (!all_finite(nd, w[l]->Zn)) {
-        stats[l].outcome = AS_OUT_NONFINITE;
-        w[l]->t = t;
-        act[l] = 0;
-        live--;
-        continue;
-      }
-      swap(&w[l]->Z, &w[l]->Zn);
-      if (rk->fsal) swap(&w[l]->K[0], &w[l]->K[rk->s - 1]);
-    }
-    t = land ? T : t + h;
-    if (!rk->fsal) have_k1 = 0;
-    if (land && t >= T) {
-      for (int l = 0; l < B; l++)
-        if (act[l]) {
-          stats[l].outcome = AS_OUT_REACHED_T;
-          w[l]->t = t;
-          act[l] = 0;
-        }
-      live = 0;
-    }
+#else
+    AS_TRY(batch_loop_w2(&b, in, stop, stats, since));
+#endif
   }
   for (int l = 0; l < B; l++) {
     if (!ok[l]) continue;
-    if (act[l]) w[l]->t = t; /* interrupted */
     stats[l].t_final = w[l]->t;
     stats[l].settle_time = since[l];
     AS_TRY(finish_run(w[l], in[l], &stats[l]));
   }
 cleanup:
-  free(pk.A);
-  free(pk.G);
-  free(pk.Y);
-  free(pk.H);
-  free(pk.e);
+  free(b.mem);
   return st;
 }
+#else  /* no vector extensions: nothing batches (as_dyn_batchable) */
+as_status as_dyn_run_batch(as_dyn *const *w, int B, const as_integ_spec *const *in,
+                           const double *const *X0, const volatile sig_atomic_t *stop,
+                           as_dyn_stats *stats, int *ok) {
+  (void)w, (void)in, (void)X0, (void)stop, (void)stats, (void)ok;
+  as_status st = AS_OK;
+  AS_CHECK(0, AS_ERR_ARG, "as_dyn_run_batch: B = %d lanes, but this build has no batches", B);
+cleanup:
+  return st;
+}
+#endif /* AS_DYN_HAVE_SMALL */
 
 as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS) {
   as_status st = AS_OK;

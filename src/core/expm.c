@@ -184,6 +184,15 @@ double as_expm_cond(const as_expm_plan *p) {
 int as_expm_dim(const as_expm_plan *p) {
   return p->d;
 }
+int as_expm_identity_basis(const as_expm_plan *p) {
+  return p->path != AS_EXPM_NONE && p->eig_ok && p->w_ident;
+}
+int as_expm_scalar(const as_expm_plan *p) {
+  if (!as_expm_identity_basis(p)) return 0;
+  for (int j = 0; j < p->d; j++)
+    if (p->wr[j] != p->mu || p->wi[j] != 0.0) return 0;
+  return 1;
+}
 
 static double norm1(int d, const double *A) { /* max column sum, row-major A */
   double best = 0.0;

@@ -147,11 +147,87 @@ static void dyn_level(int n, int d, as_method method, int B) {
   as_dyn_destroy(&one);
 }
 
+/* One batch whose lanes take every path of the lane form against as_dyn_run: V = mu I (the
+ * blocks skipped), a diagonal V (columns scaled per stage), a general V (the one-trial scaling
+ * on a copy of the lane), temperatures that become infinite (V = 150 I: the lane leaves the
+ * small kernel for rhs_mode, in z and in x), a lane that goes non-finite in x (V = 300 I), a
+ * lane stopped early and one refused. ident_m: M = I in every lane (as in the paper). */
+static void dyn_mixed(as_vars vars, int ident_m) {
+  enum { N = 6, D = 2, B = AS_BATCH_LANES };
+  as_dyn *w[B] = {NULL}, *one = NULL;
+  as_integ_spec in[B];
+  const as_integ_spec *inp[B];
+  double X0[B][N * D], V[B][D * D], M[B][D * D];
+  const double *X0c[B];
+  as_dyn_stats sb[B], sa;
+  int ok[B];
+  const double vdiag[B][D] = {{1, 1},     {1, 0.5},   {150, 150}, {0, 0},
+                              {300, 300}, {150, 149}, {-1, -1},   {1, 1}};
+  as_rng r;
+  memset(sb, 0, sizeof sb); /* the structs are compared whole, padding included */
+  memset(&sa, 0, sizeof sa);
+  AS_EXPECT(as_dyn_create(N, D, &one) == AS_OK, "dyn create");
+  for (int l = 0; l < B; l++) {
+    AS_EXPECT(as_dyn_create(N, D, &w[l]) == AS_OK, "dyn create %d", l);
+    memset(&in[l], 0, sizeof in[l]);
+    in[l].method = AS_METHOD_RK4;
+    in[l].vars = vars;
+    in[l].T = 3.0;
+    in[l].dt = 0.01;
+    in[l].max_steps = l == 6 ? 40 : 1000;
+    inp[l] = &in[l];
+    as_rng_init(&r, 11, (uint64_t)l, AS_PURPOSE_TOKENS);
+    as_rng_fill_uniform(&r, X0[l], N * D, -1.0, 1.0);
+    if (l == 7) X0[l][3] = INFINITY; /* refused */
+    X0c[l] = X0[l];
+    as_rng_init(&r, 12, (uint64_t)l, AS_PURPOSE_TRIPLE);
+    as_rng_fill_uniform(&r, V[l], D * D, -1.0, 1.0);
+    as_rng_fill_uniform(&r, M[l], D * D, -1.0, 1.0);
+    for (int i = 0; i < D; i++)
+      for (int j = 0; j < D; j++) {
+        if (l != 3) V[l][i * D + j] = i == j ? vdiag[l][i] : 0.0; /* lane 3: a general V */
+        if (ident_m) M[l][i * D + j] = i == j ? 1.0 : 0.0;
+      }
+    AS_EXPECT(as_dyn_set_triple(w[l], V[l], M[l], NULL) == AS_OK, "set triple %d", l);
+    AS_EXPECT(as_dyn_batchable(w[l], &in[l], 0), "lane %d batchable", l);
+  }
+  AS_EXPECT(as_dyn_run_batch(w, B, inp, X0c, NULL, sb, ok) == AS_OK, "mixed run batch");
+  for (int l = 0; l < B; l++) {
+    AS_EXPECT(as_dyn_set_triple(one, V[l], M[l], NULL) == AS_OK, "set triple alone");
+    as_status st = as_dyn_run(one, &in[l], X0[l], NULL, NULL, 0, NULL, NULL, &sa);
+    if (l == 7) {
+      AS_EXPECT(st == AS_ERR_DATA && ok[l] == 0, "mixed lane 7 refused (status %d, ok %d)", st,
+                ok[l]);
+      as_error_clear();
+      continue;
+    }
+    AS_EXPECT(st == AS_OK && ok[l] == 1, "mixed lane %d ran", l);
+    AS_EXPECT(memcmp(&sa, &sb[l], sizeof sa) == 0,
+              "mixed vars %d lane %d: stats (outcome %d/%d, steps %lld/%lld)", (int)vars, l,
+              sa.outcome, sb[l].outcome, (long long)sa.steps, (long long)sb[l].steps);
+    AS_EXPECT(memcmp(as_dyn_state(one), as_dyn_state(w[l]), sizeof X0[l]) == 0,
+              "mixed vars %d lane %d: final state", (int)vars, l);
+    AS_EXPECT(memcmp(as_dyn_attention(one), as_dyn_attention(w[l]), N * N * sizeof(double)) == 0,
+              "mixed vars %d lane %d: final attention", (int)vars, l);
+    AS_EXPECT(memcmp(as_dyn_velocity(one), as_dyn_velocity(w[l]), sizeof X0[l]) == 0,
+              "mixed vars %d lane %d: final velocity", (int)vars, l);
+  }
+  AS_EXPECT(sb[6].outcome == AS_OUT_MAX_STEPS, "mixed lane 6 max steps (%d)", sb[6].outcome);
+  if (vars == AS_VARS_X)
+    AS_EXPECT(sb[4].outcome == AS_OUT_NONFINITE, "mixed lane 4 overflows (%d)", sb[4].outcome);
+  for (int l = 0; l < B; l++) as_dyn_destroy(&w[l]);
+  as_dyn_destroy(&one);
+}
+
 int main(void) {
   as_trial t[MAXT];
 
   dyn_level(20, 2, AS_METHOD_RK4, 5);
   dyn_level(9, 4, AS_METHOD_DOPRI5, 8);
+  dyn_mixed(AS_VARS_Z, 0);
+  dyn_mixed(AS_VARS_X, 0);
+  dyn_mixed(AS_VARS_Z, 1);
+  dyn_mixed(AS_VARS_X, 1);
 
   /* The paper's setting, 11 trials: a full batch of 8 and a ragged one of 3. */
   for (int k = 0; k < 11; k++) t[k] = base_trial((uint64_t)k, 20, 2);
