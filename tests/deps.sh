@@ -8,7 +8,7 @@ pkgs=(build-essential cmake pkg-config git
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
       libscalapack-openmpi-dev liblapack-dev libopenblas-dev
       libyaml-dev librandom123-dev libglpk-dev
-      python3 python3-h5py python3-numpy python3-matplotlib)
+      python3 python3-h5py python3-numpy python3-matplotlib python3-mpmath)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge
          # analysis tests: the LaTeX tables compile (pdflatex, booktabs, tabularx), the

@@ -27,6 +27,15 @@ int as_attention_softmax_hot(int n, int m, const double *S, double logc, double 
  * between its two largest scores times c exceeds AS_EXP_CUT is exactly one-hot. */
 #define AS_EXP_CUT 708.0
 
+/* The exponential's polynomial for e^r, |r| <= ln2 / 2, of degree 11: its leading coefficient
+ * AS_EXP_POLY_TOP, then the others from degree 10 down to 0 (attention_kernels.h says how they
+ * were made; tests/py/test_exp_poly.py recomputes them from that recipe). */
+#define AS_EXP_POLY_TOP 2.509554598170022e-08
+#define AS_EXP_POLY                                                                                \
+  2.761379555451986e-07, 2.7557280082684685e-06, 2.4801536409064087e-05, 0.0001984126985433077,    \
+      0.0013888888905871347, 0.008333333333332157, 0.041666666666651364, 0.16666666666666666, 0.5, \
+      1.0, 1.0
+
 /* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -AS_EXP_CUT; -inf allowed): attention.c's
  * own exponential, the one of as_attention_softmax, so the streaming path uses the same. */
 void as_attention_exp_nonpositive(int m, double *p);
