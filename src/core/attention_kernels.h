@@ -100,6 +100,37 @@ static void AK(exp_array)(int m, double *p) {
   }
 }
 
+/* The softmax weights of one row of W lanes: with the scores at p[j * stride] (j < n, read in
+ * place) and their maximum best, p[j * stride] = e^{c (s - best)}, four tokens at a time (the
+ * last n % 4 padded with exponents 0 that are then dropped); returns 1 / (row sum), the sum
+ * with four partial sums over j (token j of whole groups of four to j % 4, the rest to 0). */
+static inline __attribute__((always_inline)) AK(v)
+    AK(expsum)(double *p, size_t stride, int n, AK(v) c, AK(v) best) {
+  const AK(v) zero = {0.0};
+  const int nfull = n / 4 * 4;
+  AK(v) sum[4] = {zero, zero, zero, zero};
+  int j = 0;
+  for (; j < nfull; j += 4) {
+    AK(v) e[4];
+    for (int u = 0; u < 4; u++) e[u] = c * (AK(ld)(p + (size_t)(j + u) * stride) - best);
+    AK(exp)(e, 4);
+    for (int u = 0; u < 4; u++) {
+      AK(st)(p + (size_t)(j + u) * stride, e[u]);
+      sum[u] += e[u];
+    }
+  }
+  if (j < n) {
+    AK(v) e[4] = {zero, zero, zero, zero};
+    for (int u = 0; u < n - j; u++) e[u] = c * (AK(ld)(p + (size_t)(j + u) * stride) - best);
+    AK(exp)(e, 4);
+    for (int u = 0; u < n - j; u++) {
+      AK(st)(p + (size_t)(j + u) * stride, e[u]);
+      sum[0] += e[u];
+    }
+  }
+  return 1.0 / ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+}
+
 /* The entry of P at p: e * inv, stored there first when `first` (the first pass over P). */
 static inline __attribute__((always_inline)) AK(v) AK(pnorm)(double *p, AK(v) inv, int first) {
   AK(v) v = AK(ld)(p);
@@ -134,29 +165,8 @@ AK(rows)(int i0, int n, const int d, int ld, const double *restrict AT, const do
       AK(st)(pt + (size_t)j * ld, s);
     }
   const AK(v) best = AK(max)(AK(max)(bm[3], bm[2]), AK(max)(bm[1], bm[0]));
-  /* Exponentials, four tokens at a time, and the row sums; the last n % 4 tokens padded with
-   * exponents 0 that are then dropped. */
-  AK(v) sum[4] = {zero, zero, zero, zero};
-  int j = 0;
-  for (; j < nfull; j += 4) {
-    AK(v) e[4];
-    for (int u = 0; u < 4; u++) e[u] = c * (AK(ld)(pt + (size_t)(j + u) * ld) - best);
-    AK(exp)(e, 4);
-    for (int u = 0; u < 4; u++) {
-      AK(st)(pt + (size_t)(j + u) * ld, e[u]);
-      sum[u] += e[u];
-    }
-  }
-  if (j < n) {
-    AK(v) e[4] = {zero, zero, zero, zero};
-    for (int u = 0; u < n - j; u++) e[u] = c * (AK(ld)(pt + (size_t)(j + u) * ld) - best);
-    AK(exp)(e, 4);
-    for (int u = 0; u < n - j; u++) {
-      AK(st)(pt + (size_t)(j + u) * ld, e[u]);
-      sum[0] += e[u];
-    }
-  }
-  const AK(v) inv = 1.0 / ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+  const AK(v) inv = AK(expsum)(pt, (size_t)ld, n, zero + c, best);
+  int j;
   /* P = e * (1 / sum) (the first pass stores it), H = P Y two columns at a time, each with
    * four partial sums over j. */
   const int lanes = n - i0 < AK_W ? n - i0 : AK_W;
@@ -225,27 +235,8 @@ AK(lrow)(int i, int n, const int d, const double *restrict A, const double *rest
       AK(st)(e + (size_t)j * AK_W, s);
     }
   const AK(v) best = AK(max)(AK(max)(bm[3], bm[2]), AK(max)(bm[1], bm[0]));
-  AK(v) sum[4] = {zero, zero, zero, zero};
-  int j = 0;
-  for (; j < nfull; j += 4) {
-    AK(v) v[4];
-    for (int u = 0; u < 4; u++) v[u] = cv * (AK(ld)(e + (size_t)(j + u) * AK_W) - best);
-    AK(exp)(v, 4);
-    for (int u = 0; u < 4; u++) {
-      AK(st)(e + (size_t)(j + u) * AK_W, v[u]);
-      sum[u] += v[u];
-    }
-  }
-  if (j < n) {
-    AK(v) v[4] = {zero, zero, zero, zero};
-    for (int u = 0; u < n - j; u++) v[u] = cv * (AK(ld)(e + (size_t)(j + u) * AK_W) - best);
-    AK(exp)(v, 4);
-    for (int u = 0; u < n - j; u++) {
-      AK(st)(e + (size_t)(j + u) * AK_W, v[u]);
-      sum[0] += v[u];
-    }
-  }
-  const AK(v) inv = 1.0 / ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+  const AK(v) inv = AK(expsum)(e, AK_W, n, cv, best);
+  int j;
   const size_t sy = (size_t)d * L;
   for (int c0 = 0; c0 < d; c0 += 2) {
     const int two = d - c0 >= 2;
