@@ -55,9 +55,10 @@ int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double
                           int *hot, double *work, double *dev_out, int *iters_out);
 
 /* The instruction set the small-shape kernels (one trial, and trials as lanes: batch.h) run
- * with, in words: the widest the CPU has among AVX-512F, AVX2 and the baseline, chosen at run
- * time (every version gives the same bits). The environment variable ATTNSWEEP_ISA=avx2 or
- * =baseline caps it (to measure an AVX2 machine's path on an AVX-512 one); read once. */
+ * with, in words: the widest the CPU has among AVX-512F and AVX2 (each with FMA) and the
+ * baseline, chosen at run time (every version gives the same bits). The environment variable
+ * ATTNSWEEP_ISA=avx2 or =baseline caps it (to measure an AVX2 machine's path on an AVX-512
+ * one); read once. The command line refuses other values (exit 2). */
 const char *as_attention_isa(void);
 
 #endif /* ATTNSWEEP_ATTENTION_H */

@@ -275,6 +275,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "attnsweep: cannot install signal handlers\n");
     return 3;
   }
+  /* The kernels' instruction-set cap (attention.h): a value it does not know would be ignored
+   * silently, and a benchmark would then measure another path than the one asked for. */
+  const char *isa = getenv("ATTNSWEEP_ISA");
+  if (isa && *isa && strcmp(isa, "avx2") != 0 && strcmp(isa, "baseline") != 0) {
+    fprintf(stderr, "attnsweep: ATTNSWEEP_ISA=%s: expected avx2 or baseline (or unset)\n", isa);
+    return 2;
+  }
   /* Every process (each MPI rank) pins its own BLAS threads before any work (par.h). */
   as_status bst = as_par_blas_threads(NULL);
   if (bst != AS_OK) return as_cli_report(c->name, bst);

@@ -50,6 +50,9 @@ done
 [ "$(table_of "$src/src/cli/cmd_run.c" | wc -l)" -ge 10 ]
 check "the source grep finds run's table (a grep that finds nothing would prove nothing)" test $? -eq 0
 
+err=$(ATTNSWEEP_ISA=avx3 "$bin" bench trials 2>&1 >/dev/null); rc=$?
+check "ATTNSWEEP_ISA=avx3: exit 2 naming the variable and the values it takes ($rc)" \
+  bash -c '[ "$1" -eq 2 ] && grep -q "ATTNSWEEP_ISA=avx3: expected avx2 or baseline" <<<"$2"' _ "$rc" "$err"
 err=$("$bin" plan x -Z 2>&1 >/dev/null); rc=$?
 check "plan -Z: exit 2 naming it" bash -c '[ "$1" -eq 2 ] && grep -q "unknown option '"'"'-Z'"'"'" <<<"$2"' _ "$rc" "$err"
 err=$("$bin" plan x --sbatch=1 2>&1 >/dev/null); rc=$?
