@@ -148,6 +148,12 @@ int as_cli_help_table(const char *topic) {
     print_theorems();
     return 0;
   }
+  if (strcmp(topic, "theorem_table") == 0) { /* the /trials attribute, for tests and scripts */
+    char buf[4096];
+    if (as_theorem_table_text(buf, sizeof buf) >= sizeof buf) return -1;
+    printf("%s\n", buf);
+    return 0;
+  }
   if (strcmp(topic, "keys") == 0) {
     print_keys();
     return 0;

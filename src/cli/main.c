@@ -144,6 +144,7 @@ static const struct {
     {"keys", "the sweep keys of a spec, as a markdown table (docs/spec.md)"},
     {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
     {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
+    {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
     {"help", "this list of topics"},
 };
 

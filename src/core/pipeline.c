@@ -433,7 +433,8 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
   /* The kernel: streamed for any n when ranks_per_trial is given (1 included), so the record
    * does not depend on R; this rank's rows of a trial over several ranks. */
-  AS_TRY(as_dyn_set_kernel(pl->dyn, t->ranks_per_trial >= 1 ? 2 : -1));
+  AS_TRY(as_dyn_set_kernel(pl->dyn,
+                           t->ranks_per_trial >= 1 ? AS_DYN_KERNEL_STREAM : AS_DYN_KERNEL_AUTO));
   {
     int lo = 0, hi = n;
     if (pl->group.parts > 1) as_dyn_part_rows(n, pl->group.part, pl->group.parts, &lo, &hi);
