@@ -27,4 +27,16 @@ check "help keys lists perturb with its record field" grep -q '^| `perturb` | v,
 # The theorem table is the table: one row per theorem, precedence order (d1 before identity).
 check "help theorems lists every theorem once" test "$(grep -c '^| `' "$tmp/theorems.gen")" -eq 10
 check "help theorems: d1 precedes identity" test "$(grep -n '^| `d1`' "$tmp/theorems.gen" | cut -d: -f1)" -lt "$(grep -n '^| `identity`' "$tmp/theorems.gen" | cut -d: -f1)"
+# docs/architecture.md names every source file, and every file it names exists.
+arch="$src/docs/architecture.md"
+missing=""
+while IFS= read -r f; do
+  grep -qF "\`$f\`" "$arch" || missing="$missing $f"
+done < <(cd "$src" && ls include/attnsweep/*.h src/*/*.[ch] bench/*.[ch] analysis/*.py)
+check "docs/architecture.md lists every source file (missing:${missing:- none})" test -z "$missing"
+gone=""
+for f in $(grep -o '`\(src\|include\|bench\|analysis\)/[A-Za-z0-9_/.]*\.\(c\|h\|py\)`' "$arch" | tr -d '`' | sort -u); do
+  [ -e "$src/$f" ] || gone="$gone $f"
+done
+check "every file docs/architecture.md names exists (gone:${gone:- none})" test -z "$gone"
 exit $fail
