@@ -1,4 +1,4 @@
-/* dyn_batch_lanes.h: the vector passes of a batch (dynamics.c, "batches"), written once for a
+/* dyn_batch_lanes.h: the vector passes of a batch (dyn_batch.c), written once for a
  * vector of BW doubles and included by dynamics.c once per width (no include guard).
  *
  * Before each inclusion dynamics.c defines BW (doubles per vector: 2, or 4 with AVX2), BFN(x)
@@ -292,7 +292,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
     for (int l = 0; l < B; l++) {
       if (!b->act[l]) continue;
       run_ctx rc = {in[l], stop, NULL, 0, NULL, NULL, &stats[l]};
-      as_outcome out = step_guard(&rc, t, v[l], r[l], &since[l]);
+      as_outcome out = dyn_step_guard(&rc, t, v[l], r[l], &since[l]);
       if (out != AS_OUT_PENDING) {
         stats[l].outcome = out;
         w[l]->t = t;
@@ -325,8 +325,8 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
         live--;
       }
     }
-    swap(&b->Z, &b->Zn);
-    if (rk->fsal) swap(&b->K[0], &b->K[rk->s - 1]);
+    dyn_swap(&b->Z, &b->Zn);
+    if (rk->fsal) dyn_swap(&b->K[0], &b->K[rk->s - 1]);
     t = land ? T : t + h;
     if (!rk->fsal) have_k1 = 0;
     if (land && t >= T) {

@@ -1,0 +1,117 @@
+/* dyn_model.c: the attention normalisations and layer normalisation of the model variants
+ * (docs/variants.md): the causal mask, Sinkhorn attention, hardmax, tokens on the sphere (sa and
+ * usa), set per workspace by as_dyn_set_model (dynamics.h). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "dyn_impl.h"
+#include "linalg_dyn.h"
+
+/* P from the scores w->S (temperature logc) for a non-base model: the causal mask (row i over
+ * its first i + 1 columns, the rest exactly 0), Sinkhorn, or the plain softmax (hardmax and
+ * the sphere only change logc and the output). */
+void dyn_model_weights(as_dyn *w, double logc) {
+  const int n = w->n;
+  if (w->am.mask == AS_MASK_CAUSAL) {
+    int oh = 0;
+    for (int i = 0; i < n; i++) {
+      double *p = w->P + (size_t)i * n;
+      oh += as_attention_softmax_hot(1, i + 1, w->S + (size_t)i * n, logc, p, w->hot + i);
+      for (int j = i + 1; j < n; j++) p[j] = 0.0;
+    }
+    w->n_hot = oh;
+  } else if (w->am.attention == AS_ATTN_SINKHORN) {
+    double dev = 0.0;
+    w->n_hot = as_attention_sinkhorn(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol, w->P,
+                                     w->hot, w->skw, &dev, NULL);
+    if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+  } else {
+    w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
+  }
+}
+
+/* usa on the sphere: weights e^{s_ij} / n instead of P_ij, i.e. row i of H times
+ * Z_i / n with Z_i = sum_j e^{s_ij} = e^{s_i,max} / P_i,argmax (s = c S~; c finite). */
+void dyn_usa_rescale(as_dyn *w, double logc) {
+  const int n = w->n, d = w->d;
+  const double c = exp(logc);
+  for (int i = 0; i < n; i++) {
+    const int m = w->am.mask == AS_MASK_CAUSAL ? i + 1 : n;
+    const double *s = w->S + (size_t)i * n, *p = w->P + (size_t)i * n;
+    int arg = 0;
+    for (int j = 1; j < m; j++)
+      if (s[j] > s[arg]) arg = j;
+    const double f = exp(c * s[arg] - log(p[arg]) - log((double)n));
+    for (int k = 0; k < d; k++) w->H[(size_t)i * d + k] *= f;
+  }
+}
+
+/* Rows of F projected on the tangent spaces at the rows of X: F_i -= <x_i, F_i> / |x_i|^2 x_i. */
+void dyn_tangent_project(int n, int d, const double *X, double *F) {
+  for (int i = 0; i < n; i++) {
+    const double *x = X + (size_t)i * d;
+    double *f = F + (size_t)i * d;
+    double xf = 0.0, xx = 0.0;
+    for (int k = 0; k < d; k++) xf += x[k] * f[k], xx += x[k] * x[k];
+    const double a = xx > 0.0 ? xf / xx : 0.0;
+    for (int k = 0; k < d; k++) f[k] -= a * x[k];
+  }
+}
+
+/* Every row of X to the unit sphere (a zero row becomes NaN: the run ends as non-finite). */
+void dyn_sphere_normalise(int n, int d, double *X) {
+  for (int i = 0; i < n; i++) {
+    double *x = X + (size_t)i * d, s = 0.0;
+    for (int k = 0; k < d; k++) s += x[k] * x[k];
+    const double inv = 1.0 / sqrt(s);
+    for (int k = 0; k < d; k++) x[k] = s > 0.0 ? x[k] * inv : NAN;
+  }
+}
+
+as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_model: NULL workspace");
+  as_attn_spec base = {AS_ATTN_SOFTMAX, 1, 0.0, AS_MASK_NONE, AS_NORM_NONE, AS_NFORM_SA};
+  if (!am) am = &base;
+  AS_CHECK(am->attention >= 0 && am->attention < AS_ATTN_COUNT && am->mask >= 0 &&
+               am->mask < AS_MASK_COUNT && am->norm >= 0 && am->norm < AS_NORM_COUNT &&
+               am->norm_form >= 0 && am->norm_form < AS_NFORM_COUNT,
+           AS_ERR_SPEC, "unknown attention/mask/norm setting (%d, %d, %d, %d)", (int)am->attention,
+           (int)am->mask, (int)am->norm, (int)am->norm_form);
+  AS_CHECK(am->attention != AS_ATTN_SINKHORN ||
+               (am->sinkhorn_iters >= 1 && am->sinkhorn_tol >= 0.0 && !isnan(am->sinkhorn_tol)),
+           AS_ERR_SPEC, "Sinkhorn needs sinkhorn_iters >= 1 and sinkhorn_tol >= 0 (got %d, %g)",
+           am->sinkhorn_iters, am->sinkhorn_tol);
+  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_SPEC,
+           "a causal mask and Sinkhorn attention do not combine (a lower-triangular doubly "
+           "stochastic matrix is the identity)");
+  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_SPEC,
+           "norm_form usa needs a finite beta (its weights are e^{beta <Qx_i, Kx_j>} / n)");
+  if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
+    w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
+    AS_CHECK_ALLOC(w->skw);
+  }
+  w->am = *am;
+  w->hardmax = hardmax ? 1 : 0;
+  w->variant = w->hardmax || am->attention != AS_ATTN_SOFTMAX || am->mask != AS_MASK_NONE ||
+               am->norm != AS_NORM_NONE;
+cleanup:
+  return st;
+}
+
+as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx) {
+  as_status st = AS_OK;
+  AS_CHECK(w != NULL, AS_ERR_ARG, "as_dyn_set_step_hook: NULL workspace");
+  w->step_cb = cb;
+  w->step_ctx = ctx;
+cleanup:
+  return st;
+}
+
+double as_dyn_sinkhorn_dev(const as_dyn *w) {
+  return w->sk_dev;
+}
+
+const double *as_dyn_velocity(const as_dyn *w) {
+  return w->Ys;
+}
