@@ -1,5 +1,5 @@
 /* dyn_batch_lanes.h: the vector passes of a batch (dyn_batch.c), written once for a
- * vector of BW doubles and included by dynamics.c once per width (no include guard).
+ * vector of BW doubles and included by dyn_batch.c once per width (no include guard).
  *
  * Before each inclusion dynamics.c defines BW (doubles per vector: 2, or 4 with AVX2), BFN(x)
  * (the instance's name for x) and BATTR (the attributes of its outer function: the target).
