@@ -80,6 +80,19 @@ void as_matfile_destroy(as_matfile **p) {
   *p = NULL;
 }
 
+/* An HDF5 failure while reading an existing HDF5 file means its metadata is damaged or cut
+ * short (a checksum, a header that does not load): bad input, and the message names the file
+ * (the HDF5 stack alone does not). Other statuses pass unchanged. */
+static as_status name_damage(as_status st, const char *path) {
+  if (st != AS_ERR_HDF5) return st;
+  char old[AS_ERRMSG_MAX];
+  snprintf(old, sizeof old, "%s", as_error_get()->message);
+  as_error_clear();
+  return as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                      "%s: HDF5 cannot read the file: it is damaged or truncated (%s)",
+                      path ? path : "(no file)", old);
+}
+
 /* Open a file for reading; a missing or non-HDF5 file is bad input. */
 static as_status open_file(const char *path, hid_t *fid) {
   as_status st = AS_OK;
@@ -280,7 +293,34 @@ as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
   }
 cleanup:
   if (fid >= 0) H5Fclose(fid);
-  return st;
+  return name_damage(st, path);
+}
+
+as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int *m) {
+  as_status st = AS_OK;
+  hid_t fid = -1;
+  AS_CHECK(count && heads && d && m, AS_ERR_ARG, "matfile shape: NULL argument");
+  AS_TRY(open_file(path, &fid));
+  int k, h, r, c;
+  AS_TRY(shape_h(fid, path, "/triples/V", &k, &h, &r, &c));
+  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  AS_CHECK(h != 1, AS_ERR_DATA, "%s: /triples/V has a head axis of length 1", path);
+  *count = k;
+  *heads = h;
+  *d = r;
+  *m = r;
+  if (exists(fid, "/triples/Q")) {
+    int kq, hq, rq, cq;
+    AS_TRY(shape_h(fid, path, "/triples/Q", &kq, &hq, &rq, &cq));
+    AS_CHECK(kq == k && hq == h && cq == r, AS_ERR_DATA,
+             "%s: /triples/Q is [%d][%d][%d][%d] (heads 0: no head axis); /triples/V needs "
+             "[%d][%d][m][%d]",
+             path, kq, hq, rq, cq, k, h, r);
+    *m = rq;
+  }
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  return name_damage(st, path);
 }
 
 /* The optional integer dataset name ([count]) into out; -1 everywhere when absent. */
@@ -310,19 +350,18 @@ cleanup:
 static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t cap) {
   as_status st = AS_OK;
   hid_t at = -1, ty = -1, mt = -1;
-  char *vs = NULL, *fs = NULL;
+  char *fs = NULL;
   out[0] = '\0';
   if (H5Aexists_by_name(fid, "/triples", name, H5P_DEFAULT) <= 0) goto cleanup;
   AS_H5_ID(at, H5Aopen_by_name(fid, "/triples", name, H5P_DEFAULT, H5P_DEFAULT));
   AS_H5_ID(ty, H5Aget_type(at));
   if (H5Tget_class(ty) != H5T_STRING) goto cleanup; /* not a label: ignored */
+  /* A variable-length string lives in the global heap, whose damage makes HDF5 loop or crash
+   * (issue 36 item 9): only fixed-length strings, stored in the attribute itself, are read. */
+  if (H5Tis_variable_str(ty) != 0) goto cleanup;
   AS_H5_ID(mt, H5Tcopy(H5T_C_S1));
   AS_H5_CHECK(H5Tset_cset(mt, H5Tget_cset(ty))); /* h5py writes UTF-8: no conversion path */
-  if (H5Tis_variable_str(ty) > 0) {
-    AS_H5_CHECK(H5Tset_size(mt, H5T_VARIABLE));
-    AS_H5_CHECK(H5Aread(at, mt, &vs));
-    snprintf(out, cap, "%s", vs ? vs : "");
-  } else {
+  {
     size_t n = H5Tget_size(ty);
     AS_CHECK(n > 0 && n < 1u << 20, AS_ERR_DATA, "attribute /triples %s: bad string size", name);
     fs = calloc(n + 1, 1);
@@ -330,9 +369,10 @@ static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t
     AS_H5_CHECK(H5Tset_size(mt, n + 1));
     AS_H5_CHECK(H5Aread(at, mt, fs));
     snprintf(out, cap, "%s", fs);
+    for (char *p = out; *p; p++) /* a label is printed: no control characters */
+      if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   }
 cleanup:
-  if (vs) H5free_memory(vs);
   free(fs);
   if (mt >= 0) H5Tclose(mt);
   if (ty >= 0) H5Tclose(ty);
@@ -341,7 +381,7 @@ cleanup:
 }
 
 as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
-                            size_t cap) {
+                            size_t cap, char *position, size_t pcap) {
   as_status st = AS_OK;
   hid_t fid = -1;
   AS_CHECK(count >= 0 && layer && head, AS_ERR_ARG, "matfile labels: bad arguments");
@@ -349,14 +389,16 @@ as_status as_matfile_labels(const char *path, int count, int *layer, int *head, 
   AS_TRY(read_labels(fid, path, "/triples/layer", count, layer));
   AS_TRY(read_labels(fid, path, "/triples/head", count, head));
   if (model && cap > 0) AS_TRY(read_string_attr(fid, "model", model, cap));
+  if (position && pcap > 0) AS_TRY(read_string_attr(fid, "position", position, pcap));
 cleanup:
   if (fid >= 0) H5Fclose(fid);
-  return st;
+  return name_damage(st, path);
 }
 
 as_status as_matfile_load(as_trial *t, as_matfile **out) {
   as_status st = AS_OK;
   as_matfile *mf = NULL;
+  const char *cur = NULL; /* the file being read, for name_damage */
   hid_t fid = -1;
   AS_CHECK(t != NULL && out != NULL, AS_ERR_ARG, "matfile: NULL argument");
   mf = calloc(1, sizeof *mf);
@@ -366,6 +408,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   const int H = t->blocks.heads > 1 ? t->blocks.heads : 1;
   if (ts->vfamily == AS_V_FILE || ts->mfamily == AS_M_FILE) {
     const char *path = ts->file.text;
+    cur = path;
     AS_TRY(open_file(path, &fid));
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
@@ -405,6 +448,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   }
   if (t->init.kind == AS_INIT_FILE) {
     const char *path = t->init.file.text, *name = t->init.dataset.text;
+    cur = path;
     AS_CHECK(name != NULL && name[0] != '\0', AS_ERR_DATA, "%s: no tokens dataset was named",
              path ? path : "(no file)");
     char full[512];
@@ -439,5 +483,5 @@ cleanup:
     if (mf->X && t->init.data.data == mf->X) t->init.data.data = NULL;
   }
   as_matfile_destroy(&mf);
-  return st;
+  return name_damage(st, cur);
 }

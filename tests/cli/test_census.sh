@@ -36,7 +36,7 @@ with h5py.File(sys.argv[1], "w") as f:
     g["layer"] = np.array([0, 0, 0, 0, 1, 1, 1], dtype=np.int32)
     g["head"] = np.array([0, 1, 2, 3, 0, 1, 2], dtype=np.int32)
     g.attrs["mscale"] = 0.5
-    g.attrs["model"] = "known"
+    g.attrs["model"] = np.bytes_(b"known")  # fixed-length: what census reads
 PY
 
 out=$("$bin" census "$tmp/known.h5" 2>&1); rc=$?
@@ -44,6 +44,7 @@ echo "$out"
 check "census exits 0" test $rc -eq 0
 check "header names the file, d, Q and K shape, model and path" \
   grep -q "census of $tmp/known.h5: 7 triples, d = 6, Q and K 6 x 6, model known; tol 1e-10; LAPACK" <<<"$out"
+check "one rank: LAPACK (the cheaper path)" grep -q "LAPACK, one triple per rank" <<<"$out"
 check "summary line" grep -qx "good triples: 2 of 7 heads" <<<"$out"
 check "theorem counts" grep -qx "theorems: identity 1, good 2, paranormal 1, minus_identity 1, codim_k 1, complex 1" <<<"$out"
 "$bin" census "$tmp/known.h5" -o "$tmp/known.md" >"$tmp/o.txt" 2>&1
@@ -165,6 +166,60 @@ print("compared %d triples" % len(a))
 sys.exit(fail)
 PY
 check "ScaLAPACK and LAPACK census agree (flags, theorem; numbers to 1e-9)" test $? -eq 0
+
+# LAPACK on two ranks (one triple per rank): the same rows, in order.
+"$mpiexec" -n 2 "$bin" census "$tmp/big.h5" --csv -o "$tmp/lapack2.csv" 2>/dev/null
+check "LAPACK on 2 ranks: the rows of one rank, byte for byte" cmp "$tmp/lapack.csv" "$tmp/lapack2.csv"
+
+# ---------------------------------------------------------------- stacked heads, positions
+# A file with a head axis ([k][H][...], import-weights --stack-heads) gives each item's heads
+# in turn: the rows of the same triples stored one per item, with head labels 0..H-1.
+"$py" - "$tmp" <<'PY' || { echo "FAIL: writing stacked.h5"; exit 1; }
+import sys, h5py, numpy as np
+t = sys.argv[1]
+with h5py.File(t + "/known.h5", "r") as f:
+    V, Q, K = (f["triples"][n][:6] for n in "VQK")
+with h5py.File(t + "/stacked.h5", "w") as f:
+    g = f.create_group("triples")
+    g["V"], g["Q"], g["K"] = (a.reshape((2, 3) + a.shape[1:]) for a in (V, Q, K))
+    g["layer"] = np.array([4, 7], dtype=np.int32)
+    g.attrs["mscale"] = 0.5
+    g.attrs["position"] = np.bytes_(b"rotary")
+    g.attrs["model"] = "vlen strings are not read"
+PY
+out=$("$bin" census "$tmp/stacked.h5" --csv 2>"$tmp/st.err"); rc=$?
+check "stacked heads: exit 0" test $rc -eq 0
+check "stacked heads: 6 rows with the per-triple analysis" \
+  bash -c "diff <(cut -d, -f4- <<<\"\$0\") <(head -7 '$tmp/known.csv' | cut -d, -f4-)" "$out"
+check "stacked heads: layer and head labels" \
+  bash -c "[ \"\$(cut -d, -f2,3 <<<\"\$0\" | tail -6 | tr '\n' ' ')\" = '4,0 4,1 4,2 7,0 7,1 7,2 ' ]" "$out"
+check "rotary positions are stated (position-free M)" grep -q "positions: rotary.*r = 0" "$tmp/st.err"
+out=$("$bin" census "$tmp/stacked.h5" 2>&1)
+check "a variable-length model label is not read" bash -c "! grep -q 'vlen' <<<\"\$0\"" "$out"
+
+# ---------------------------------------------------------------- never a hang, crash or loss
+cp "$tmp/known.h5" "$tmp/keep.h5"
+err=$("$bin" census "$tmp/keep.h5" -o "$tmp/keep.h5" 2>&1); rc=$?
+check "-o naming the input: exit 2 ($err)" bash -c "[ $rc -eq 2 ] && grep -q 'is the input' <<<\"\$0\"" "$err"
+ln -s "$tmp/keep.h5" "$tmp/link.md"
+err=$("$bin" census "$tmp/keep.h5" -o "$tmp/link.md" 2>&1); rc=$?
+check "-o a link to the input: exit 2, the input intact" \
+  bash -c "[ $rc -eq 2 ] && cmp -s '$tmp/known.h5' '$tmp/keep.h5'"
+mkfifo "$tmp/fifo.h5"
+start=$SECONDS
+err=$(timeout 60 "$bin" census "$tmp/fifo.h5" --read-seconds 1 2>&1); rc=$?
+check "a read that never ends stops at --read-seconds: exit 2 ($err)" \
+  bash -c "[ $rc -eq 2 ] && [ $((SECONDS - start)) -lt 30 ] && grep -q 'more than 1 s' <<<\"\$0\"" "$err"
+"$bin" census "$tmp/fifo.h5" 2>"$tmp/segv.err" &
+pid=$!
+for _ in $(seq 300); do  # until it waits inside the guarded read (the FIFO's open)
+  grep -q wait_for_partner "/proc/$pid/wchan" 2>/dev/null && break
+  sleep 0.1
+done
+kill -SEGV $pid
+wait $pid; rc=$?
+check "a crash inside a read is exit 2 naming the file" \
+  bash -c "[ $rc -eq 2 ] && grep -q 'fifo.h5: the HDF5 library crashed' '$tmp/segv.err'"
 
 # ---------------------------------------------------------------- bad input: exit 2, named
 err=$("$bin" census "$tmp/none.h5" 2>&1); rc=$?
