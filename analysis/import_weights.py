@@ -4,7 +4,7 @@
 usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model NAME] [--heads H]
            [--config CONFIG.json] [--prefix P] [--layers LIST] [--stack-heads]
            [--names ROLE=TEMPLATE,...] [--orient linear|conv1d] [--fused blocks|heads]
-           [--scale sqrt|none] [--rotary]
+           [--scale sqrt|none] [--rotary] [--dense]
 
 CHECKPOINT is a safetensors file, a directory holding model.safetensors (or a sharded
 model.safetensors.index.json), or such an index file. Tensors are read with numpy only (the
@@ -17,6 +17,9 @@ convention of the model (q = x W_Q, W_Q^h the d x d_k columns of head h):
     Q_h = (W_Q^h)^T, K_h = (W_K^h)^T   (d_k x d)      M_h = mscale Q_h^T K_h, mscale = 1/sqrt(d_k)
     V_h = (W_V^h W_O^h)^T              (d x d, rank <= d_k; W_O^h the d_k rows of head h)
 (grouped-query attention: head h reads key/value head h // (H / H_kv); T5: mscale = 1).
+V_h is stored as its factors VL_h = (W_O^h)^T and VR_h = (W_V^h)^T, and Q, K, VL, VR keep the
+checkpoint's precision (the file is no larger than the attention's share of the checkpoint);
+readers expand V = VL VR. --dense stores V itself in float64 (the older layout).
 With --stack-heads one item per layer holds its H heads ([k][H][...]), which `heads: H` sweeps
 as one multi-head trial. Biases are ignored. docs/weights.md lists the tensor names per model.
 
@@ -643,13 +646,13 @@ def parse_names(text, orient, fused):
 
 OPTS = ("-o", "--output", "--model", "--heads", "--config", "--prefix", "--layers", "--names",
         "--orient", "--fused", "--scale")
-FLAGS = ("--stack-heads", "--rotary")
+FLAGS = ("--stack-heads", "--rotary", "--dense")
 
 
 def parse_args(argv):
     opts = {"out": None, "model": None, "heads": None, "config": None, "prefix": None,
             "layers": None, "ckpt": None, "names": None, "orient": None, "fused": None,
-            "scale": None, "stack-heads": False, "rotary": False}
+            "scale": None, "stack-heads": False, "rotary": False, "dense": False}
     args = list(argv)
     while args:
         a = args.pop(0)
@@ -782,6 +785,13 @@ def run(opts):
 
     stack = opts["stack-heads"]
     k = len(layers) * heads
+    # Compact (default): Q, K and V's factors VL = (W_O^h)^T, VR = (W_V^h)^T in the
+    # checkpoint's precision (the widest of the tensors read); --dense: V itself, float64.
+    order = ["F16", "BF16", "F32", "F64"]
+    widest = max((ck.dtype(n) for li in layers for n in plans[li].names.values()),
+                 key=lambda t: order.index(t) if t in order else 3)
+    prec = "f8" if opts["dense"] else {"F16": "<f2", "BF16": "<f4", "F32": "<f4"}.get(widest,
+                                                                                     "<f8")
     outdir = os.path.dirname(os.path.abspath(out))
     try:  # O_EXCL in the output's directory: a planted link is never followed
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp",
@@ -796,9 +806,13 @@ def run(opts):
         with h5py.File(tmp, "w", libver="latest") as f:  # checksummed metadata
             g = f.create_group("triples")
             lead = (len(layers), heads) if stack else (k,)
-            dq = g.create_dataset("Q", lead + (dk, d), dtype="f8")
-            dkk = g.create_dataset("K", lead + (dk, d), dtype="f8")
-            dv = g.create_dataset("V", lead + (d, d), dtype="f8")
+            dq = g.create_dataset("Q", lead + (dk, d), dtype=prec)
+            dkk = g.create_dataset("K", lead + (dk, d), dtype=prec)
+            if opts["dense"]:
+                dv = g.create_dataset("V", lead + (d, d), dtype="f8")
+            else:
+                dvl = g.create_dataset("VL", lead + (d, dk), dtype=prec)
+                dvr = g.create_dataset("VR", lead + (dk, d), dtype=prec)
             lay = np.empty(k, dtype=np.int32)
             hd = np.empty(k, dtype=np.int32)
             tens = []
@@ -815,7 +829,11 @@ def run(opts):
                             raise BadInput("%s: layer %d head %d: %s is not finite (weights "
                                            "too large)" % (ck.arg, li, h, what))
                     at = (pos, h) if stack else t
-                    dq[at], dkk[at], dv[at] = q, kk, v
+                    dq[at], dkk[at] = q, kk
+                    if opts["dense"]:
+                        dv[at] = v
+                    else:
+                        dvl[at], dvr[at] = wo[s, :].T, wv[:, sg].T
                     lay[t], hd[t] = li, h
                     tens.append([slice_desc(layout, plan, r, h, heads) for r in "qkvo"])
                     t += 1
@@ -838,13 +856,17 @@ def run(opts):
             a["d"] = d
             a["d_k"] = dk
             a["stacked"] = int(stack)
+            a["storage"] = fixed("dense" if opts["dense"] else "factored")
             a["position"] = fixed(layout.get("position", "unknown"))
             a["position_note"] = fixed(POSITION_TEXT[layout.get("position", "unknown")])
             a["biases"] = fixed("ignored")
             a["convention"] = fixed(
                 "row vectors q = x W_Q; Q_h = (W_Q^h)^T, K_h = (W_K^{g(h)})^T (d_k x d), g(h) = "
                 "h // (num_heads / num_kv_heads); M_h = mscale Q_h^T K_h, mscale = %s; "
-                "V_h = (W_V^{g(h)} W_O^h)^T (d x d)" % ("1" if mscale == 1.0 else "1/sqrt(d_k)"))
+                "V_h = (W_V^{g(h)} W_O^h)^T (d x d)%s" % (
+                    "1" if mscale == 1.0 else "1/sqrt(d_k)", "" if opts["dense"] else
+                    ", stored as VL_h = (W_O^h)^T (d x d_k) and VR_h = (W_V^{g(h)})^T "
+                    "(d_k x d), V_h = VL_h VR_h"))
             if opts["names"] is not None:
                 a["names"] = fixed(opts["names"])
             if cfg_path:

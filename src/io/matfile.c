@@ -276,24 +276,65 @@ cleanup:
   return st;
 }
 
-as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
+/* Shape of the value matrices: /triples/V [k][(H)][d][d], or its factors /triples/VL
+ * [k][(H)][d][r] and /triples/VR [k][(H)][r][d] (V = VL VR, import-weights' compact layout). */
+static as_status v_shape(hid_t fid, const char *path, int *k, int *h, int *d) {
   as_status st = AS_OK;
-  hid_t fid = -1;
-  AS_TRY(open_file(path, &fid));
-  int k, r, c;
-  AS_TRY(shape(fid, path, "/triples/V", &k, &r, &c));
-  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
-  *count = k;
-  *d = r;
-  *m = r;
-  if (exists(fid, "/triples/Q")) {
-    int kq, rq, cq;
-    AS_TRY(shape(fid, path, "/triples/Q", &kq, &rq, &cq));
-    *m = rq;
+  int r, c;
+  if (!exists(fid, "/triples/V") && exists(fid, "/triples/VL")) {
+    int kr, hr, rr, cr;
+    AS_TRY(shape_h(fid, path, "/triples/VL", k, h, &r, &c));
+    AS_TRY(shape_h(fid, path, "/triples/VR", &kr, &hr, &rr, &cr));
+    AS_CHECK(kr == *k && hr == *h && rr == c && cr == r && c >= 1, AS_ERR_DATA,
+             "%s: /triples/VL items are %d x %d and /triples/VR items %d x %d (%d and %d of "
+             "them): V = VL VR needs d x r and r x d, as many of each",
+             path, r, c, rr, cr, *k, kr);
+    *d = r;
+    goto cleanup;
   }
+  AS_TRY(shape_h(fid, path, "/triples/V", k, h, &r, &c));
+  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  *d = r;
 cleanup:
-  if (fid >= 0) H5Fclose(fid);
-  return name_damage(st, path);
+  return st;
+}
+
+/* Item `index` of the factored V (heads > 1: its heads stacked) expanded into a new buffer
+ * V = VL VR, summed over the rank in a fixed order (the same bits on every rank). */
+static as_status read_factored_v(hid_t fid, const char *path, int index, int heads, int d,
+                                 double **out) {
+  as_status st = AS_OK;
+  double *L = NULL, *R = NULL, *V = NULL;
+  int k, h, r, c;
+  AS_TRY(shape_h(fid, path, "/triples/VL", &k, &h, &r, &c));
+  AS_TRY(read_item(fid, path, "/triples/VL", index, heads, d, c, "VL (d x r)", &L));
+  AS_TRY(read_item(fid, path, "/triples/VR", index, heads, c, d, "VR (r x d)", &R));
+  const int nh = heads > 1 ? heads : 1;
+  const size_t dd = (size_t)d * d, dr = (size_t)d * c;
+  V = calloc((size_t)nh * dd, sizeof *V);
+  AS_CHECK_ALLOC(V);
+  for (int g = 0; g < nh; g++) {
+    const double *Lg = L + g * dr, *Rg = R + g * dr;
+    double *Vg = V + g * dd;
+    for (int i = 0; i < d; i++)
+      for (int q = 0; q < c; q++) {
+        const double a = Lg[(size_t)i * c + q];
+        const double *row = Rg + (size_t)q * d;
+        double *vi = Vg + (size_t)i * d;
+        for (int j = 0; j < d; j++) vi[j] += a * row[j];
+      }
+  }
+  for (size_t e = 0; e < (size_t)nh * dd; e++)
+    AS_CHECK(isfinite(V[e]), AS_ERR_DATA,
+             "%s: item %d: V = VL VR overflows at head %zu, entry (%zu, %zu)", path, index, e / dd,
+             (e % dd) / d, e % d);
+  *out = V;
+  V = NULL;
+cleanup:
+  free(L);
+  free(R);
+  free(V);
+  return st;
 }
 
 as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int *m) {
@@ -301,9 +342,8 @@ as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int
   hid_t fid = -1;
   AS_CHECK(count && heads && d && m, AS_ERR_ARG, "matfile shape: NULL argument");
   AS_TRY(open_file(path, &fid));
-  int k, h, r, c;
-  AS_TRY(shape_h(fid, path, "/triples/V", &k, &h, &r, &c));
-  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  int k, h, r;
+  AS_TRY(v_shape(fid, path, &k, &h, &r));
   AS_CHECK(h != 1, AS_ERR_DATA, "%s: /triples/V has a head axis of length 1", path);
   *count = k;
   *heads = h;
@@ -316,6 +356,28 @@ as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int
              "%s: /triples/Q is [%d][%d][%d][%d] (heads 0: no head axis); /triples/V needs "
              "[%d][%d][m][%d]",
              path, kq, hq, rq, cq, k, h, r);
+    *m = rq;
+  }
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  return name_damage(st, path);
+}
+
+as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
+  as_status st = AS_OK;
+  hid_t fid = -1;
+  AS_TRY(open_file(path, &fid));
+  int k, h, r;
+  AS_TRY(v_shape(fid, path, &k, &h, &r));
+  AS_CHECK(h == 0, AS_ERR_DATA,
+           "%s: /triples/V has a head axis ([k][H][rows][cols], H = %d): sweep it with heads: %d",
+           path, h, h);
+  *count = k;
+  *d = r;
+  *m = r;
+  if (exists(fid, "/triples/Q")) {
+    int kq, rq, cq;
+    AS_TRY(shape(fid, path, "/triples/Q", &kq, &rq, &cq));
     *m = rq;
   }
 cleanup:
@@ -412,7 +474,10 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
     AS_TRY(open_file(path, &fid));
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
-      AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
+      if (!exists(fid, "/triples/V") && exists(fid, "/triples/VL"))
+        AS_TRY(read_factored_v(fid, path, idx, H, d, &mf->V));
+      else
+        AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
       ts->V.data = mf->V;
       ts->V.rows = H * d;
       ts->V.cols = d;

@@ -199,6 +199,13 @@ def model_attention(qkv, proj, X, heads):
 
 # ---------------------------------------------------------------- running the importer
 
+def value_matrices(g):
+    """V of a triples group, dense or stored as its factors (V = VL VR), in float64."""
+    if "V" in g:
+        return g["V"][...].astype(np.float64)
+    return np.matmul(g["VL"][...].astype(np.float64), g["VR"][...].astype(np.float64))
+
+
 def run_import(args):
     cmd = [BIN, "import-weights"] if BIN else [sys.executable, SCRIPT]
     r = subprocess.run(cmd + list(args), capture_output=True, text=True)
@@ -221,7 +228,8 @@ class ImportCase(unittest.TestCase):
         with h5py.File(out, "r") as f:
             g = f["triples"]
             attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in g.attrs.items()}
-            return (g["Q"][...], g["K"][...], g["V"][...], float(g.attrs["mscale"]),
+            return (g["Q"][...].astype(np.float64), g["K"][...].astype(np.float64),
+                    value_matrices(g), float(g.attrs["mscale"]),
                     g["layer"][...], g["head"][...], attrs,
                     [[x.decode() if isinstance(x, bytes) else x for x in row]
                      for row in g["tensors"][...]])
@@ -603,7 +611,8 @@ class TestLayouts(ImportCase):
     def check_refs(self, out, refs, heads, d, dk, mscale, labels=None, stacked=False):
         with h5py.File(out, "r") as f:
             g = f["triples"]
-            Q, K, V = g["Q"][...], g["K"][...], g["V"][...]
+            Q, K, V = g["Q"][...].astype(np.float64), g["K"][...].astype(np.float64), \
+                value_matrices(g)
             self.assertAlmostEqual(float(g.attrs["mscale"]), mscale, places=15)
             lay = g["layer"][...]
         if stacked:
@@ -745,7 +754,7 @@ class TestLayouts(ImportCase):
         self.assertEqual(rc, 0, msg)
         self.assertIn("heads: 4", msg)
         with h5py.File(flat, "r") as a, h5py.File(stacked, "r") as b:
-            for n in ("Q", "K", "V"):
+            for n in ("Q", "K", "VL", "VR"):
                 self.assertEqual(b["triples"][n].shape[:2], (L, H))
                 self.assertTrue(np.array_equal(a["triples"][n][...].reshape(
                     b["triples"][n].shape), b["triples"][n][...]))
@@ -778,6 +787,36 @@ class TestLayouts(ImportCase):
         self.assertEqual(r.returncode, 4, "the per-head file has no head axis: trials fail")
         with h5py.File(res + "2", "r") as f:
             self.assertIn(b"has no head axis", f["trials"]["message"][0])
+
+
+class TestCompact(ImportCase):
+    def test_factored_in_checkpoint_precision(self):
+        # V_h as VL_h VR_h and Q, K, VL, VR in the checkpoint's dtype: the data of the file is
+        # exactly the attention weights' bytes (GPT-2: c_attn and c_proj), and --dense (V in
+        # float64) holds the same triples.
+        for dtype, npt, item in (("F32", "<f4", 4), ("F16", "<f2", 2), ("BF16", "<f4", 4)):
+            w = write_safetensors(self.path("model.safetensors"), gpt2_like(self.rng, "", d=D),
+                                  dtype=dtype)
+            write_config(self.dir, n_head=H)
+            out, dense = self.path("c.h5"), self.path("d.h5")
+            self.assertEqual(run_import([self.dir, "-o", out])[0], 0)
+            self.assertEqual(run_import([self.dir, "-o", dense, "--dense"])[0], 0)
+            with h5py.File(out, "r") as f:
+                g = f["triples"]
+                self.assertNotIn("V", g)
+                self.assertEqual(g["VL"].shape, (L * H, D, DK))
+                self.assertEqual(g["VR"].shape, (L * H, DK, D))
+                data = 0
+                for n in ("Q", "K", "VL", "VR"):
+                    self.assertEqual(g[n].dtype, np.dtype(npt), "%s %s" % (dtype, n))
+                    data += g[n].id.get_storage_size()
+            share = L * (D * 3 * D + D * D) * item
+            self.assertEqual(data, share, "%s: data bytes = the attention weights' bytes" % dtype)
+            self.assertLess(os.path.getsize(out), share + 64 * 1024)
+            a, b = self.imported(out), self.imported(dense)
+            for x, y in zip(a[:3], b[:3]):
+                self.assertLess(np.abs(x - y).max(), 1e-15 * np.abs(y).max() + 1e-300)
+            self.check_against_model("gpt2", w, "", ["0", "1"], out)
 
 
 class TestHardening(ImportCase):
@@ -944,8 +983,9 @@ class TestFuzz(ImportCase):
             self.assertIn(rc, (0, 2), err.getvalue())
             if rc == 0:
                 with h5py.File(out, "r") as f:
-                    for name in ("Q", "K", "V"):
-                        self.assertTrue(np.isfinite(f["triples"][name][...]).all())
+                    for a in (f["triples/Q"][...], f["triples/K"][...],
+                              value_matrices(f["triples"])):
+                        self.assertTrue(np.isfinite(a).all())
                 os.unlink(out)
             codes[rc] = codes.get(rc, 0) + 1
             runs += 1
