@@ -322,11 +322,55 @@ static int choose_distributed(const census_opts *o, int n, int d, int nranks) {
 /* One analysed triple as rank 0 prints it: the row's text, its counts, or a stop. */
 #define CENSUS_ROW_MAX 4096
 typedef struct census_out {
-  int code;    /* 0, or the exit code of a bad file (the rank printed the message) */
-  int good;    /* 1: a good triple */
-  int theorem; /* the theorem, -1 for a failed analysis */
+  int code;       /* 0, or the exit code of a bad file (the rank printed the message) */
+  int good;       /* 1: a good triple */
+  int theorem;    /* the theorem, -1 for a failed analysis */
+  uint32_t flags; /* AS_FLAG_* of the analysis */
+  double gap_rel; /* (lambda_1 - abs lambda_2) / abs lambda_1 (NaN unless lambda_1 is real) */
+  double margin;  /* <Q phi_1, K phi_1> (NaN where undefined) */
   char text[CENSUS_ROW_MAX];
 } census_out;
+
+/* The summary fields of a successful analysis. */
+static void census_fill(census_out *r, const as_spectral *sp) {
+  double s = hypot(sp->lambda1_re, sp->lambda1_im);
+  r->good = (sp->flags & AS_FLAG_GOOD) != 0;
+  r->theorem = (int)sp->theorem;
+  r->flags = sp->flags;
+  r->gap_rel = (sp->flags & AS_FLAG_LEAD_REAL) && s > 0 ? sp->gap / s : NAN;
+  r->margin = sp->margin;
+}
+
+/* The summary of the hypotheses over the analysed triples (docs/weights.md "census"). */
+typedef struct census_stats {
+  int n, real_dominant, good, margin_pos, m_sym, m_spd;
+  double *gap, *margin; /* the defined values, n_gap and n_margin of them */
+  int n_gap, n_margin;
+} census_stats;
+
+static void stats_add(census_stats *a, const census_out *r) {
+  if (r->theorem < 0) return;
+  a->n++;
+  a->real_dominant += (r->flags & AS_FLAG_LEAD_REAL) && (r->flags & AS_FLAG_LEAD_DOMINANT) ? 1 : 0;
+  a->good += r->good;
+  a->margin_pos += (r->flags & AS_FLAG_MARGIN_POSITIVE) ? 1 : 0;
+  a->m_sym += (r->flags & AS_FLAG_M_SYMMETRIC) ? 1 : 0;
+  a->m_spd += (r->flags & AS_FLAG_M_SPD) ? 1 : 0;
+  if (a->gap && !isnan(r->gap_rel)) a->gap[a->n_gap++] = r->gap_rel;
+  if (a->margin && !isnan(r->margin)) a->margin[a->n_margin++] = r->margin;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Median of v (n values, sorted in place); NaN for none. */
+static double median(double *v, int n) {
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 /* Analyse triple j (item j / H, head j % H) on this rank alone (LAPACK) into *res. */
 static void analyse_local(const census_opts *o, int j, int heads, int d, int m, const int *layer,
@@ -360,8 +404,7 @@ static void analyse_local(const census_opts *o, int j, int heads, int d, int m, 
       sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
     row.m_norm = sqrt(nm);
     row.sep = sep;
-    res->good = (sp->flags & AS_FLAG_GOOD) != 0;
-    res->theorem = (int)sp->theorem;
+    census_fill(res, sp);
   }
   FILE *f = fmemopen(res->text, sizeof res->text - 1, "w");
   if (!f) {
@@ -405,6 +448,8 @@ int as_cmd_census(int argc, char **argv) {
   FILE *out = NULL;
   census_out *mine = NULL, *all = NULL;
   int n_good = 0, n_failed = 0, thm_count[AS_THM_COUNT] = {0};
+  census_stats stats;
+  memset(&stats, 0, sizeof stats);
 
   census_shape sh = {AS_OK, 0, 0, 0, 0};
   if (rank == 0) {
@@ -462,7 +507,12 @@ int as_cmd_census(int argc, char **argv) {
   if (st == AS_OK) st = as_spectral_create(d, &sp);
   mine = calloc(1, sizeof *mine);
   all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-  if (st == AS_OK && (!mine || (rank == 0 && !all))) st = AS_ERR_NOMEM;
+  if (rank == 0) {
+    stats.gap = malloc(((size_t)n + 1) * sizeof *stats.gap);
+    stats.margin = malloc(((size_t)n + 1) * sizeof *stats.margin);
+  }
+  if (st == AS_OK && (!mine || (rank == 0 && (!all || !stats.gap || !stats.margin))))
+    st = AS_ERR_NOMEM;
   if (st == AS_OK && distributed) {
     /* One grid over as many ranks as a supported shape can use (pdhseqr refuses 1-D grids
      * of 3 or more): 1x1, 1x2, then the squarest P x Q with P, Q >= 2. */
@@ -538,8 +588,7 @@ int as_cmd_census(int argc, char **argv) {
           sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
         row.m_norm = sqrt(nm);
         row.sep = sep;
-        r->good = (sp->flags & AS_FLAG_GOOD) != 0;
-        r->theorem = (int)sp->theorem;
+        census_fill(r, sp);
       }
       FILE *f = out ? out : stdout;
       if (o.csv)
@@ -547,6 +596,7 @@ int as_cmd_census(int argc, char **argv) {
       else
         md_row(f, &row, st == AS_OK ? sp : NULL);
       n_good += r->good;
+      stats_add(&stats, r);
       if (r->theorem >= 0 && r->theorem < AS_THM_COUNT)
         thm_count[r->theorem]++;
       else
@@ -578,6 +628,7 @@ int as_cmd_census(int argc, char **argv) {
     for (int p = 0; p < size && first + p < n; p++) {
       fputs(all[p].text, f);
       n_good += all[p].good;
+      stats_add(&stats, &all[p]);
       if (all[p].theorem >= 0 && all[p].theorem < AS_THM_COUNT)
         thm_count[all[p].theorem]++;
       else
@@ -599,6 +650,12 @@ int as_cmd_census(int argc, char **argv) {
     }
     if (n_failed) fprintf(sf, "%s failed %d", first ? "" : ",", n_failed);
     fprintf(sf, "\n");
+    fprintf(sf,
+            "hypotheses: real dominant lambda_1 %d, good %d, <Q phi_1, K phi_1> > 0 %d, M "
+            "symmetric %d, M positive definite %d (of %d analysed); median gap / abs lambda_1 "
+            "%.4g, median <Q phi_1, K phi_1> %.4g\n",
+            stats.real_dominant, stats.good, stats.margin_pos, stats.m_sym, stats.m_spd, stats.n,
+            median(stats.gap, stats.n_gap), median(stats.margin, stats.n_margin));
     if (o.csv && position[0]) fprintf(sf, "positions: %s%s\n", position, position_note(position));
     if (fflush(f) != 0 || (out && ferror(out))) {
       fprintf(stderr, "attnsweep census: %s: write failed\n", o.out ? o.out : "stdout");
@@ -612,6 +669,8 @@ cleanup:
   as_triple_destroy(&tr);
   free(mine);
   free(all);
+  free(stats.gap);
+  free(stats.margin);
   free(layer);
   free(head);
   if (out) fclose(out);

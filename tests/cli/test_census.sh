@@ -123,6 +123,33 @@ sys.exit(fail)
 PY
 check "census columns and numbers match the construction and numpy" test $? -eq 0
 
+# The hypotheses line: counts by construction (Perron, K = -I and the good one have a real
+# dominant lambda_1; M = I/2 in five, -I/2 in one, I/2 + skew in one), medians from the CSV.
+"$py" - "$tmp/known.csv" "$tmp/csv.err" <<'PY'
+import csv, math, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+line = [l for l in open(sys.argv[2]) if l.startswith("hypotheses:")]
+fail = int(len(line) != 1)
+m = re.match(r"hypotheses: real dominant lambda_1 (\d+), good (\d+), <Q phi_1, K phi_1> > 0 (\d+), "
+             r"M symmetric (\d+), M positive definite (\d+) \(of (\d+) analysed\); median gap / "
+             r"abs lambda_1 (\S+), median <Q phi_1, K phi_1> (\S+)$", line[0].strip() if line else "")
+if not m:
+    print("FAIL: hypotheses line %r" % line); sys.exit(1)
+got = tuple(int(x) for x in m.groups()[:6])
+if got != (3, 2, 2, 6, 5, 7):
+    print("FAIL: hypotheses counts %s, constructed (3, 2, 2, 6, 5, 7)" % (got,)); fail = 1
+def med(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+gaps = [float(r["gap_rel"]) for r in rows if r["lead_real"] == "1"]
+margins = [float(r["margin"]) for r in rows if r["margin"] != "nan"]
+for what, want, text in (("gap", med(gaps), m.group(7)), ("margin", med(margins), m.group(8))):
+    if abs(float(text) - want) > 1e-3 * abs(want) + 1e-12:
+        print("FAIL: median %s %s, from the CSV %g" % (what, text, want)); fail = 1
+sys.exit(fail)
+PY
+check "hypotheses line: counts as constructed, medians of the CSV's columns" test $? -eq 0
+
 # ---------------------------------------------------------------- ScaLAPACK path = LAPACK path
 "$py" - "$tmp/big.h5" <<'PY' || { echo "FAIL: writing big.h5"; exit 1; }
 import sys, h5py, numpy as np
