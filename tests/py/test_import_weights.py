@@ -819,6 +819,20 @@ class TestCompact(ImportCase):
             self.check_against_model("gpt2", w, "", ["0", "1"], out)
 
 
+class TestExample(ImportCase):
+    def test_train_tiny_albert_without_torch(self):
+        # The example (jobs/examples/train_tiny_albert.py) needs PyTorch; without it, it says
+        # how to install it and writes nothing (torch hidden here: tests never need it).
+        script = os.path.join(SRC, "jobs", "examples", "train_tiny_albert.py")
+        code = ("import sys; sys.modules['torch'] = None; sys.argv = [%r, %r]; "
+                "exec(compile(open(%r).read(), %r, 'exec'), {'__name__': '__main__'})"
+                % (script, self.path("out"), script, script))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("apt-get install python3-torch", r.stderr)
+        self.assertFalse(os.path.exists(self.path("out")))
+
+
 class TestHardening(ImportCase):
     """Issue 36 item 7, 10 and point 5: bad values, shapes, ranges, names and JSON -> exit 2."""
 
