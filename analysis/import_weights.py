@@ -728,6 +728,45 @@ def num_heads(opts, cfg, cfg_path, ck):
     raise BadInput("%s: none of %s is set; give --heads H" % (cfg_path, ", ".join(HEAD_KEYS)))
 
 
+ROTARY_OFFSETS = 64  # relative positions -64..64 for the spread of a rotary M
+
+
+def rotary_setup(cfg, dk):
+    """(base, rotated dims) of rotary embeddings: rope_theta or rotary_emb_base (default
+    10000); partial_rotary_factor or rotary_pct (default 1) of d_k, an even number."""
+    base = cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
+    pct = cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 1.0))
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 1 < base < 1e12:
+        base = 10000.0
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 1:
+        pct = 1.0
+    return float(base), 2 * (int(dk * pct) // 2)
+
+
+def rotary_spread(q, k, base, rot):
+    """max over 0 < |r| <= ROTARY_OFFSETS of ||Q^T (R(r) - I) K||_F / ||Q^T K||_F: how far
+    the score matrix at relative position r is from the position-free one. R(r) rotates the
+    pairs (j, j + rot/2), j < rot/2, by r base^(-2j/rot) (the rotate-half form of Hugging
+    Face's LLaMA and GPT-NeoX). Computed from the d_k x d_k Gram matrices."""
+    G, H = q @ q.T, k @ k.T
+    m0 = float(np.sum(G * H))  # ||Q^T K||_F^2 = trace(G H), G and H symmetric
+    if rot < 2 or not m0 > 0:
+        return 0.0
+    half = rot // 2
+    freq = base ** (-2.0 * np.arange(half) / rot)
+    worst = 0.0
+    for r in range(-ROTARY_OFFSETS, ROTARY_OFFSETS + 1):
+        if r == 0:
+            continue
+        A = np.zeros_like(G)  # R(r) - I
+        c, s_ = np.cos(r * freq) - 1.0, np.sin(r * freq)
+        j = np.arange(half)
+        A[j, j], A[j + half, j + half] = c, c
+        A[j, j + half], A[j + half, j] = -s_, s_
+        worst = max(worst, float(np.sum((A.T @ G @ A) * H)) / m0)
+    return math.sqrt(max(worst, 0.0))
+
+
 def same_file(a, b):
     try:
         sa, sb = os.stat(a), os.stat(b)
@@ -813,6 +852,10 @@ def run(opts):
             else:
                 dvl = g.create_dataset("VL", lead + (d, dk), dtype=prec)
                 dvr = g.create_dataset("VR", lead + (dk, d), dtype=prec)
+            rotary = layout.get("position") == "rotary"
+            if rotary:
+                rbase, rdims = rotary_setup(cfg, dk)
+                spread = np.zeros(k)
             lay = np.empty(k, dtype=np.int32)
             hd = np.empty(k, dtype=np.int32)
             tens = []
@@ -835,6 +878,8 @@ def run(opts):
                     else:
                         dvl[at], dvr[at] = wo[s, :].T, wv[:, sg].T
                     lay[t], hd[t] = li, h
+                    if rotary:
+                        spread[t] = rotary_spread(q, kk, rbase, rdims)
                     tens.append([slice_desc(layout, plan, r, h, heads) for r in "qkvo"])
                     t += 1
             if stack:
@@ -842,6 +887,15 @@ def run(opts):
             else:
                 g["layer"] = lay
                 g["head"] = hd
+            if rotary:
+                ds = g.create_dataset("rotary_spread", data=spread.reshape(lead))
+                ds.attrs["offsets"] = ROTARY_OFFSETS
+                ds.attrs["base"] = rbase
+                ds.attrs["dims"] = rdims
+                ds.attrs["meaning"] = fixed(
+                    "max over 0 < |r| <= offsets of ||M(r) - M(0)||_F / ||M(0)||_F, M(r) = "
+                    "mscale W_Q^h R(r) (W_K^h)^T, R(r) rotating the pairs (j, j + dims/2) of "
+                    "the head's features by r base^(-2j/dims)")
             tarr = np.array([[x.encode("utf-8") for x in row] for row in tens], dtype="S")
             ts = g.create_dataset("tensors", data=tarr.reshape(lead + (4,)))
             ts.attrs["columns"] = fixed("query key value output")

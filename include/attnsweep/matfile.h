@@ -56,4 +56,10 @@ as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int
 as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
                             size_t cap, char *position, size_t pcap);
 
+/* The optional /triples/rotary_spread of a file of import-weights for a rotary model
+ * (docs/weights.md "Positions"): count numbers (one per triple, any shape) into spread, *have
+ * set to 1; *have 0 when absent. Another count, a non-float type, a negative or non-finite
+ * value is AS_ERR_DATA naming the dataset. Not collective. */
+as_status as_matfile_rotary(const char *path, int count, double *spread, int *have);
+
 #endif

@@ -440,7 +440,8 @@ int as_cmd_census(int argc, char **argv) {
   as_status st = as_par_setup(MPI_COMM_WORLD);
   if (st != AS_OK) return as_cli_report("census", st);
 
-  int *layer = NULL, *head = NULL;
+  int *layer = NULL, *head = NULL, have_spread = 0;
+  double *spread = NULL;
   char model[64] = "", position[64] = "";
   as_triple *tr = NULL;
   as_spectral *sp = NULL;
@@ -465,6 +466,11 @@ int as_cmd_census(int argc, char **argv) {
         st = layer && head ? as_matfile_labels(o.path, sh.count, layer, head, model, sizeof model,
                                                position, sizeof position)
                            : AS_ERR_NOMEM;
+      }
+      const long ntrip = (long)sh.count * (sh.heads > 1 ? sh.heads : 1);
+      if (st == AS_OK && ntrip < INT_MAX / 2) {
+        spread = malloc(((size_t)ntrip + 1) * sizeof *spread);
+        st = spread ? as_matfile_rotary(o.path, (int)ntrip, spread, &have_spread) : AS_ERR_NOMEM;
       }
       guard_end();
     }
@@ -657,6 +663,15 @@ int as_cmd_census(int argc, char **argv) {
             stats.real_dominant, stats.good, stats.margin_pos, stats.m_sym, stats.m_spd, stats.n,
             median(stats.gap, stats.n_gap), median(stats.margin, stats.n_margin));
     if (o.csv && position[0]) fprintf(sf, "positions: %s%s\n", position, position_note(position));
+    if (have_spread) {
+      double mx = 0;
+      for (int i = 0; i < n; i++) mx = fmax(mx, spread[i]);
+      double med = median(spread, n);
+      fprintf(sf,
+              "rotary: norm(M(r) - M(0))_F / norm(M(0))_F over 0 < |r| <= 64 (import-weights): "
+              "median %.4g, max %.4g; the rows above are r = 0\n",
+              med, mx);
+    }
     if (fflush(f) != 0 || (out && ferror(out))) {
       fprintf(stderr, "attnsweep census: %s: write failed\n", o.out ? o.out : "stdout");
       code = 3;
@@ -671,6 +686,7 @@ cleanup:
   free(all);
   free(stats.gap);
   free(stats.margin);
+  free(spread);
   free(layer);
   free(head);
   if (out) fclose(out);

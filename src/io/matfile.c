@@ -408,6 +408,34 @@ cleanup:
   return st;
 }
 
+as_status as_matfile_rotary(const char *path, int count, double *spread, int *have) {
+  as_status st = AS_OK;
+  hid_t fid = -1, ds = -1, sp = -1, ty = -1;
+  const char *name = "/triples/rotary_spread";
+  AS_CHECK(count >= 0 && spread && have, AS_ERR_ARG, "matfile rotary: bad arguments");
+  *have = 0;
+  AS_TRY(open_file(path, &fid));
+  if (!exists(fid, name)) goto cleanup;
+  AS_TRY(want_dataset(fid, path, name));
+  AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Dget_type(ds));
+  AS_H5_ID(sp, H5Dget_space(ds));
+  const hssize_t np = H5Sget_simple_extent_npoints(sp);
+  AS_CHECK(H5Tget_class(ty) == H5T_FLOAT && np == (hssize_t)count, AS_ERR_DATA,
+           "%s: dataset %s must hold %d numbers, one per triple", path, name, count);
+  if (count > 0) AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, spread));
+  for (int i = 0; i < count; i++)
+    AS_CHECK(isfinite(spread[i]) && spread[i] >= 0, AS_ERR_DATA,
+             "%s: dataset %s, entry %d is %g, not a finite number >= 0", path, name, i, spread[i]);
+  *have = 1;
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (ty >= 0) H5Tclose(ty);
+  if (ds >= 0) H5Dclose(ds);
+  if (fid >= 0) H5Fclose(fid);
+  return name_damage(st, path);
+}
+
 /* The optional string attribute name of /triples into out (cap bytes; "" when absent). */
 static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t cap) {
   as_status st = AS_OK;

@@ -212,6 +212,7 @@ with h5py.File(t + "/stacked.h5", "w") as f:
     g["layer"] = np.array([4, 7], dtype=np.int32)
     g.attrs["mscale"] = 0.5
     g.attrs["position"] = np.bytes_(b"rotary")
+    g["rotary_spread"] = np.array([[0.5, 0.1, 0.2], [0.9, 0.3, 0.4]])
     g.attrs["model"] = "vlen strings are not read"
 PY
 out=$("$bin" census "$tmp/stacked.h5" --csv 2>"$tmp/st.err"); rc=$?
@@ -221,6 +222,8 @@ check "stacked heads: 6 rows with the per-triple analysis" \
 check "stacked heads: layer and head labels" \
   bash -c "[ \"\$(cut -d, -f2,3 <<<\"\$0\" | tail -6 | tr '\n' ' ')\" = '4,0 4,1 4,2 7,0 7,1 7,2 ' ]" "$out"
 check "rotary positions are stated (position-free M)" grep -q "positions: rotary.*r = 0" "$tmp/st.err"
+check "rotary spread: median and max of /triples/rotary_spread" \
+  grep -q "^rotary: .* median 0.35, max 0.9; the rows above are r = 0$" "$tmp/st.err"
 out=$("$bin" census "$tmp/stacked.h5" 2>&1)
 check "a variable-length model label is not read" bash -c "! grep -q 'vlen' <<<\"\$0\"" "$out"
 

@@ -638,6 +638,30 @@ class TestLayouts(ImportCase):
             self.assertLess(np.abs(total - whole).max(), 1e-12 * np.abs(whole).max(),
                             "layer %d: attention output" % li)
 
+    def check_rotary_spread(self, out, w, heads, kvh, dk, base):
+        """/triples/rotary_spread against RoPE applied to the tokens' q and k as Hugging Face's
+        apply_rotary_pos_emb does (rotate_half, inv_freq = base^(-arange(0, dk, 2) / dk)),
+        the scores of positions i and i + r turned back into M(r) by least squares."""
+        with h5py.File(out, "r") as f:
+            spread = f["triples/rotary_spread"][...]
+        X = self.rng.standard_normal((60, w["model.layers.0.self_attn.q_proj.weight"].shape[1]))
+        Xp = np.linalg.pinv(X)
+        inv = base ** (-np.arange(0, dk, 2) / dk)
+
+        def rope(v, pos):  # v: n x dk
+            ang = np.concatenate([pos * inv, pos * inv])
+            half = np.concatenate([-v[:, dk // 2:], v[:, :dk // 2]], axis=1)
+            return v * np.cos(ang) + half * np.sin(ang)
+        for t in range(spread.size):
+            l, h = divmod(t, heads)
+            p = "model.layers.%d.self_attn." % l
+            g = h // (heads // kvh)
+            q = X @ w[p + "q_proj.weight"][h * dk:(h + 1) * dk].T
+            k = X @ w[p + "k_proj.weight"][g * dk:(g + 1) * dk].T
+            M = [Xp @ (rope(q, 7.0) @ rope(k, 7.0 + r).T) @ Xp.T for r in range(-64, 65)]
+            want = max(np.linalg.norm(m - M[64]) for m in M) / np.linalg.norm(M[64])
+            self.assertLess(abs(spread.flat[t] - want), 1e-9 * want, "head %d" % t)
+
     def test_llama_grouped_query_sharded(self):
         # 4 query heads sharing 2 key/value heads; d_k = 12 (head_dim != d / heads), two
         # shards and their index, named by the index file itself.
@@ -652,7 +676,7 @@ class TestLayouts(ImportCase):
         with open(self.path("model.safetensors.index.json"), "w") as f:
             json.dump({"metadata": {"total_size": 0}, "weight_map": wm}, f)
         write_config(self.dir, model_type="llama", num_attention_heads=heads,
-                     num_key_value_heads=kvh, head_dim=dk, hidden_size=d)
+                     num_key_value_heads=kvh, head_dim=dk, hidden_size=d, rope_theta=500.0)
         out = self.path("w.h5")
         rc, msg = run_import([self.path("model.safetensors.index.json"), "-o", out])
         self.assertEqual(rc, 0, msg)
@@ -664,6 +688,7 @@ class TestLayouts(ImportCase):
         self.assertEqual((attrs["model"], attrs["prefix"], attrs["position"]),
                          ("llama", "model.", "rotary"))
         self.assertEqual(int(attrs["num_kv_heads"]), kvh)
+        self.check_rotary_spread(out, w, heads, kvh, dk, 500.0)
         self.assertIn("k_proj.weight[0:12, :]", self.imported(out)[7][1][1])  # head 1 -> kv 0
         self.assertIn("k_proj.weight[12:24, :]", self.imported(out)[7][2][1])
         # an index naming a missing shard
