@@ -1,30 +1,42 @@
 #!/usr/bin/python3
 """attnsweep import-weights: the attention heads of a checkpoint -> an attnsweep matrix file.
 
-usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model albert|bert|gpt2|vit]
-                                [--heads H] [--config CONFIG.json] [--prefix P] [--layers LIST]
+usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [--model NAME] [--heads H]
+           [--config CONFIG.json] [--prefix P] [--layers LIST] [--stack-heads]
+           [--names ROLE=TEMPLATE,...] [--orient linear|conv1d] [--fused blocks|heads]
+           [--scale sqrt|none] [--rotary] [--dense]
 
 CHECKPOINT is a safetensors file, a directory holding model.safetensors (or a sharded
 model.safetensors.index.json), or such an index file. Tensors are read with numpy only (the
 safetensors format: an 8-byte little-endian header length, a JSON header giving each tensor's
 dtype, shape and byte range, then the raw little-endian data); F64, F32, F16 and BF16 are read.
+Pickle checkpoints (pytorch_model.bin, *.pt) are never unpickled: exit 2 with a conversion hint.
 
 For every layer l and head h it writes one triple (index l * H + h) in the row-vector
 convention of the model (q = x W_Q, W_Q^h the d x d_k columns of head h):
     Q_h = (W_Q^h)^T, K_h = (W_K^h)^T   (d_k x d)      M_h = mscale Q_h^T K_h, mscale = 1/sqrt(d_k)
     V_h = (W_V^h W_O^h)^T              (d x d, rank <= d_k; W_O^h the d_k rows of head h)
-Biases are ignored. The layout (docs/matrices.md) is the one `vfamily: file` / `mfamily: file`
-read; docs/weights.md lists the tensor names read per model.
+(grouped-query attention: head h reads key/value head h // (H / H_kv); T5: mscale = 1).
+V_h is stored as its factors VL_h = (W_O^h)^T and VR_h = (W_V^h)^T, and Q, K, VL, VR keep the
+checkpoint's precision (the file is no larger than the attention's share of the checkpoint);
+readers expand V = VL VR. --dense stores V itself in float64 (the older layout).
+With --stack-heads one item per layer holds its H heads ([k][H][...]), which `heads: H` sweeps
+as one multi-head trial. Biases are ignored. docs/weights.md lists the tensor names per model.
 
---model      the naming convention; omitted: detected from the tensor names (exactly one
-             convention must match)
---heads      number of heads; default: num_attention_heads (or n_head) of CONFIG.json, by
-             default config.json beside the checkpoint
+--model      bert, vit, albert, distilbert, gpt2, neox, llama, t5; omitted: detected from the
+             tensor names (exactly one convention must match)
+--heads      number of (query) heads; default: num_attention_heads, n_head, n_heads or num_heads
+             of CONFIG.json, by default config.json beside the checkpoint
 --prefix     the name prefix before the convention's names (e.g. "bert."); default: found
 --layers     stored layers to import, e.g. 0,3,5-7 (default all)
+--names      any other layout: q=T,k=T,v=T,o=T or qkv=T,o=T, T a tensor name with {l} for the
+             layer (e.g. q=blocks.{l}.attn.wq.weight); --orient (default linear: nn.Linear
+             [out, in]), --fused (qkv split: blocks = q|k|v, heads = per head q,k,v),
+             --scale (default sqrt: 1/sqrt(d_k)), --rotary (the model rotates q and k)
 
 Exit codes: 0 done; 2 bad input (arguments, unreadable layout, a missing tensor, a shape that
-does not divide into heads; the message names the tensor); 3 I/O failure or missing modules.
+does not divide into heads; the message names the file and tensor); 3 I/O failure or missing
+modules.
 """
 
 import json
@@ -32,6 +44,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 
 try:
     import numpy as np
@@ -42,6 +55,12 @@ except ImportError as e:  # pragma: no cover - environment problem
 
 PROG = "attnsweep import-weights"
 MAX_HEADER = 100 << 20  # bytes of JSON header accepted (real headers are a few MB at most)
+MAX_JSON_DEPTH = 32     # nesting of any JSON read (a safetensors header needs 3, a config 4)
+MAX_DIM = 1 << 20       # largest d or head width accepted (the matrix file's own bound)
+MAX_LAYERS = 1 << 16    # stored layers accepted
+# Largest weight magnitude accepted: trained weights are O(1); a product of two weights summed
+# over d_k <= 2^20 terms then stays below 1e66, and M's quadratic forms far from overflow.
+WMAX = 1e30
 
 
 class BadInput(Exception):
@@ -52,6 +71,60 @@ class IOFailure(Exception):
     """An I/O failure on valid input: exit 3 with the message."""
 
 
+# ---------------------------------------------------------------- JSON with bounds
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def json_depth(raw):
+    """Largest nesting of arrays and objects in the JSON text raw (bytes), strings skipped."""
+    body = _STRING.sub(b"", raw)
+    if not body:
+        return 0
+    a = np.frombuffer(body, dtype=np.uint8)
+    step = (np.isin(a, (ord("{"), ord("["))).astype(np.int64)
+            - np.isin(a, (ord("}"), ord("]"))).astype(np.int64))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise BadInput("the key %r appears twice" % k)
+        out[k] = v
+    return out
+
+
+def load_json(raw, where):
+    """raw (bytes) as JSON: depth bounded, duplicate keys refused, messages naming where."""
+    depth = json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise BadInput("%s: JSON nested %d deep (more than %d): not a checkpoint's JSON"
+                       % (where, depth, MAX_JSON_DEPTH))
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except BadInput as e:
+        raise BadInput("%s: %s" % (where, e))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise BadInput("%s: not valid JSON (%s)" % (where, e))
+
+
+def read_json_file(path, what):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_HEADER + 1)
+    except OSError as e:
+        raise IOFailure("%s: cannot read %s: %s" % (path, what, e.strerror or e))
+    if len(raw) > MAX_HEADER:
+        raise BadInput("%s: %s larger than %d bytes" % (path, what, MAX_HEADER))
+    return load_json(raw, path)
+
+
+def is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 # ---------------------------------------------------------------- safetensors
 
 # Item sizes of the safetensors dtypes (for the byte-range checks), and the numpy little-endian
@@ -60,13 +133,26 @@ ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "
             "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
 FLOATS = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}
 
+PICKLE_HINT = ("import-weights reads safetensors only and never unpickles a file (unpickling "
+               "runs code). Convert once where PyTorch is installed: python3 -c \"import torch; "
+               "from safetensors.torch import save_file; sd = torch.load('pytorch_model.bin', "
+               "map_location='cpu', weights_only=True); save_file({k: v.contiguous() for k, v "
+               "in sd.items()}, 'model.safetensors')\" (or download the repository's "
+               "model.safetensors)")
 
-class Entry:
-    """One tensor of a safetensors file: where its bytes are and how to read them."""
 
-    def __init__(self, path, name, dtype, shape, start, end):
-        self.path, self.name, self.dtype, self.shape = path, name, dtype, tuple(shape)
-        self.start, self.end = start, end  # absolute byte offsets in the file
+def sniff_foreign(path, head):
+    """A message for a file that is a known non-safetensors checkpoint, else None."""
+    if head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
+        return "%s: a pickle file (a PyTorch checkpoint such as pytorch_model.bin). %s" % (
+            path, PICKLE_HINT)
+    if head[:4] == b"PK\x03\x04":
+        return ("%s: a zip archive (torch.save's format of pytorch_model.bin / *.pt). %s"
+                % (path, PICKLE_HINT))
+    if head[:8] == b"\x89HDF\r\n\x1a\n":
+        return ("%s: an HDF5 file (a TensorFlow/Keras checkpoint, or already a matrix file): "
+                "import-weights reads safetensors checkpoints" % path)
+    return None
 
 
 def read_header(path):
@@ -75,6 +161,9 @@ def read_header(path):
         size = os.path.getsize(path)
         with open(path, "rb") as f:
             head = f.read(8)
+            foreign = sniff_foreign(path, head)
+            if foreign:
+                raise BadInput(foreign)
             if len(head) < 8:
                 raise BadInput("%s: not a safetensors file (shorter than its 8-byte header length)"
                                % path)
@@ -87,25 +176,22 @@ def read_header(path):
         if not os.path.exists(path):
             raise BadInput("%s: no such checkpoint file" % path)
         raise IOFailure("%s: cannot read: %s" % (path, e.strerror or e))
-    try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise BadInput("%s: the safetensors header is not valid JSON (%s)" % (path, e))
+    header = load_json(raw, "%s: the safetensors header" % path)
     if not isinstance(header, dict):
         raise BadInput("%s: the safetensors header is not a JSON object" % path)
     base, data = 8 + n, size - 8 - n
-    out = {}
+    out, ranges = {}, []
     for name, info in header.items():
         if name == "__metadata__":
             continue
         ok = (isinstance(info, dict) and isinstance(info.get("dtype"), str)
-              and isinstance(info.get("shape"), list)
-              and all(isinstance(s, int) and s >= 0 for s in info["shape"])
+              and isinstance(info.get("shape"), list) and len(info["shape"]) <= 8
+              and all(is_int(s) and 0 <= s < 1 << 40 for s in info["shape"])
               and isinstance(info.get("data_offsets"), list) and len(info["data_offsets"]) == 2
-              and all(isinstance(o, int) for o in info["data_offsets"]))
+              and all(is_int(o) for o in info["data_offsets"]))
         if not ok:
-            raise BadInput("%s: tensor %s: header entry lacks dtype, shape or data_offsets"
-                           % (path, name))
+            raise BadInput("%s: tensor %s: header entry lacks dtype, shape (at most 8 sizes "
+                           "below 2^40) or data_offsets" % (path, name))
         lo, hi = info["data_offsets"]
         if not 0 <= lo <= hi <= data:
             raise BadInput("%s: tensor %s: data_offsets [%d, %d] outside the %d data bytes"
@@ -114,15 +200,30 @@ def read_header(path):
         if item is not None and hi - lo != item * math.prod(info["shape"]):
             raise BadInput("%s: tensor %s: %d bytes for %s of shape %s" % (
                 path, name, hi - lo, info["dtype"], info["shape"]))
+        if hi > lo:
+            ranges.append((lo, hi, name))
         out[name] = Entry(path, name, info["dtype"], info["shape"], base + lo, base + hi)
+    ranges.sort()
+    for (lo0, hi0, n0), (lo1, hi1, n1) in zip(ranges, ranges[1:]):
+        if lo1 < hi0:
+            raise BadInput("%s: tensors %s [%d, %d] and %s [%d, %d] overlap in the data"
+                           % (path, n0, lo0, hi0, n1, lo1, hi1))
     return out
+
+
+class Entry:
+    """One tensor of a safetensors file: where its bytes are and how to read them."""
+
+    def __init__(self, path, name, dtype, shape, start, end):
+        self.path, self.name, self.dtype, self.shape = path, name, dtype, tuple(shape)
+        self.start, self.end = start, end  # absolute byte offsets in the file
 
 
 class Checkpoint:
     """The tensors of a checkpoint: one safetensors file, or the shards of an index."""
 
     def __init__(self, arg):
-        self.arg, self.entries = arg, {}
+        self.arg, self.entries, self.files = arg, {}, []
         if os.path.isdir(arg):
             single = os.path.join(arg, "model.safetensors")
             index = os.path.join(arg, "model.safetensors.index.json")
@@ -131,6 +232,12 @@ class Checkpoint:
             elif os.path.exists(index):
                 files = self._shards(index)
             else:
+                pickles = [f for f in ("pytorch_model.bin", "pytorch_model.bin.index.json",
+                                       "model.pt", "tf_model.h5") if
+                           os.path.exists(os.path.join(arg, f))]
+                if pickles:
+                    raise BadInput("%s: holds %s but no model.safetensors. %s"
+                                   % (arg, pickles[0], PICKLE_HINT))
                 raise BadInput("%s: a directory without model.safetensors or "
                                "model.safetensors.index.json" % arg)
             self.dir = arg
@@ -141,24 +248,35 @@ class Checkpoint:
                 raise BadInput("%s: no such checkpoint file" % arg)
             files, self.dir = [arg], os.path.dirname(arg) or "."
         for path in files:
+            self.files.append(path)
             for name, e in read_header(path).items():
                 if name in self.entries:
                     raise BadInput("%s: tensor %s is also in %s" % (path, name,
                                                                     self.entries[name].path))
                 self.entries[name] = e
+        for name, shard in getattr(self, "weight_map", {}).items():
+            e = self.entries.get(name)
+            if e is not None and os.path.basename(e.path) != os.path.basename(shard):
+                raise BadInput("%s: the index puts tensor %s in %s, but it is in %s"
+                               % (self.index, name, shard, e.path))
 
-    @staticmethod
-    def _shards(index):
-        try:
-            with open(index, encoding="utf-8") as f:
-                wm = json.load(f).get("weight_map")
-        except OSError as e:
-            raise BadInput("%s: cannot read the index: %s" % (index, e.strerror or e))
-        except (ValueError, AttributeError) as e:
-            raise BadInput("%s: not a safetensors index (%s)" % (index, e))
-        if not isinstance(wm, dict) or not wm:
-            raise BadInput("%s: the index has no weight_map" % index)
+    def _shards(self, index):
+        if not os.path.exists(index):
+            raise BadInput("%s: no such index file" % index)
+        self.files.append(index)
+        doc = read_json_file(index, "the index")
+        wm = doc.get("weight_map") if isinstance(doc, dict) else None
+        if not isinstance(wm, dict) or not wm or not all(isinstance(v, str)
+                                                        for v in wm.values()):
+            raise BadInput("%s: not a safetensors index (no weight_map of tensor -> file)"
+                           % index)
         base = os.path.dirname(index) or "."
+        for s in set(wm.values()):
+            if os.path.isabs(s) or os.sep in s or s in (".", "..") or "\0" in s:
+                raise BadInput("%s: shard %r is not a file name beside the index" % (index, s))
+            if not os.path.exists(os.path.join(base, s)):
+                raise BadInput("%s: shard %s (named in the weight_map) is missing" % (index, s))
+        self.index, self.weight_map = index, wm
         return [os.path.join(base, s) for s in sorted(set(wm.values()))]
 
     def names(self):
@@ -185,49 +303,96 @@ class Checkpoint:
         if e.dtype == "BF16":  # the upper half of a float32
             a = (a.astype(np.uint32) << 16).view(np.float32)
         a = a.astype(np.float64).reshape(e.shape)
-        if not np.all(np.isfinite(a)):
-            bad = np.argwhere(~np.isfinite(a))[0]
-            raise BadInput("%s: tensor %s: entry %s is not finite" % (e.path, name,
-                                                                     tuple(int(i) for i in bad)))
+        bad = ~(np.abs(a) <= WMAX)  # NaN compares false
+        if bad.any():
+            i = tuple(int(x) for x in np.argwhere(bad)[0])
+            what = "not finite" if not np.isfinite(a[i]) else "%g, beyond %g in magnitude" % (
+                a[i], WMAX)
+            raise BadInput("%s: tensor %s: entry %s is %s" % (e.path, name, i, what))
         return a
+
+    def dtype(self, name):
+        return self.entries[name].dtype
 
 
 # ---------------------------------------------------------------- naming conventions
 #
 # One entry per model: the tensors of one stored layer ({l}: layer index; ALBERT: {g} group,
 # {i} layer inside the group) and their orientation. "linear": nn.Linear, stored [out, in],
-# y = x W^T. "conv1d": GPT-2's Conv1D, stored [in, out], y = x W. "fused": one [in, 3 A] tensor
-# holding query, key and value columns in that order.
+# y = x W^T. "conv1d": GPT-2's Conv1D, stored [in, out], y = x W. "qkv": one fused tensor;
+# fused "blocks": the query, key and value features in three blocks of A (GPT-2); "heads": per
+# head its query, key and value features in turn (GPT-NeoX: view [H, 3, d_k]). scale: "sqrt"
+# for scores q k^T / sqrt(d_k), "none" for q k^T (T5). position: how the model adds positions
+# (recorded, and said by the census): "absolute" (added to the tokens before layer 0),
+# "rotary" (q and k rotated by the position: M depends on the relative position),
+# "relative_bias" (a learned bias added to the scores, outside M).
 
 LAYOUTS = {
     "bert": {
-        "orient": "linear",
+        "orient": "linear", "position": "absolute",
         "q": "encoder.layer.{l}.attention.self.query.weight",
         "k": "encoder.layer.{l}.attention.self.key.weight",
         "v": "encoder.layer.{l}.attention.self.value.weight",
         "o": "encoder.layer.{l}.attention.output.dense.weight",
     },
     "vit": {
-        "orient": "linear",
+        "orient": "linear", "position": "absolute",
         "q": "encoder.layer.{l}.attention.attention.query.weight",
         "k": "encoder.layer.{l}.attention.attention.key.weight",
         "v": "encoder.layer.{l}.attention.attention.value.weight",
         "o": "encoder.layer.{l}.attention.output.dense.weight",
     },
     "albert": {
-        "orient": "linear",
+        "orient": "linear", "position": "absolute",
         "q": "encoder.albert_layer_groups.{g}.albert_layers.{i}.attention.query.weight",
         "k": "encoder.albert_layer_groups.{g}.albert_layers.{i}.attention.key.weight",
         "v": "encoder.albert_layer_groups.{g}.albert_layers.{i}.attention.value.weight",
         "o": "encoder.albert_layer_groups.{g}.albert_layers.{i}.attention.dense.weight",
     },
+    "distilbert": {
+        "orient": "linear", "position": "absolute",
+        "q": "transformer.layer.{l}.attention.q_lin.weight",
+        "k": "transformer.layer.{l}.attention.k_lin.weight",
+        "v": "transformer.layer.{l}.attention.v_lin.weight",
+        "o": "transformer.layer.{l}.attention.out_lin.weight",
+    },
     "gpt2": {
-        "orient": "conv1d",
+        "orient": "conv1d", "position": "absolute", "fused": "blocks",
         "qkv": "h.{l}.attn.c_attn.weight",
         "o": "h.{l}.attn.c_proj.weight",
     },
+    "neox": {
+        "orient": "linear", "position": "rotary", "fused": "heads",
+        "qkv": "layers.{l}.attention.query_key_value.weight",
+        "o": "layers.{l}.attention.dense.weight",
+    },
+    "llama": {  # also Mistral, Qwen2, Gemma: grouped-query attention
+        "orient": "linear", "position": "rotary",
+        "q": "layers.{l}.self_attn.q_proj.weight",
+        "k": "layers.{l}.self_attn.k_proj.weight",
+        "v": "layers.{l}.self_attn.v_proj.weight",
+        "o": "layers.{l}.self_attn.o_proj.weight",
+    },
+    "t5": {  # the encoder's self-attention (--prefix decoder. for the decoder's)
+        "orient": "linear", "position": "relative_bias", "scale": "none",
+        "prefer_prefix": "encoder.",
+        "q": "block.{l}.layer.0.SelfAttention.q.weight",
+        "k": "block.{l}.layer.0.SelfAttention.k.weight",
+        "v": "block.{l}.layer.0.SelfAttention.v.weight",
+        "o": "block.{l}.layer.0.SelfAttention.o.weight",
+    },
 }
 MODELS = sorted(LAYOUTS)
+HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
+POSITION_TEXT = {
+    "absolute": "absolute (added to the tokens before the first layer): M_h is the layer's",
+    "rotary": ("rotary: the model rotates q and k by their positions, so its score matrix is "
+               "W_Q^h R(j - i) (W_K^h)^T and depends on the relative position j - i; M_h here "
+               "is the position-free one (j - i = 0)"),
+    "relative_bias": ("relative bias: a learned bias of the relative position is added to the "
+                      "scores, outside M_h"),
+    "unknown": "not stated (--names)",
+}
 
 
 def key_template(layout):
@@ -238,13 +403,14 @@ def key_template(layout):
 def template_regex(template):
     """Regex for PREFIX + template; groups: the prefix, then the indices in template order."""
     parts = re.split(r"(\{[a-z]\})", template)
-    body = "".join(r"(\d+)" if re.fullmatch(r"\{[a-z]\}", p) else re.escape(p) for p in parts)
+    body = "".join(r"(\d+)" if re.fullmatch(r"\{[a-z]\}", p) else re.escape(p)
+                   for p in parts)
     return re.compile(r"^((?:.+\.)?)" + body + "$"), re.findall(r"\{([a-z])\}", template)
 
 
-def find_layers(ck, model, prefix):
-    """{prefix: sorted index tuples} of the layers named like the model's key template."""
-    rx, _ = template_regex(key_template(LAYOUTS[model]))
+def find_layers(ck, layout, prefix):
+    """{prefix: sorted index tuples} of the layers named like the layout's key template."""
+    rx, _ = template_regex(key_template(layout))
     found = {}
     for name in ck.names():
         m = rx.match(name)
@@ -255,7 +421,7 @@ def find_layers(ck, model, prefix):
 
 def detect(ck, prefix):
     """The one convention whose key tensors are present, or BadInput."""
-    hits = [m for m in MODELS if find_layers(ck, m, prefix)]
+    hits = [m for m in MODELS if find_layers(ck, LAYOUTS[m], prefix)]
     if len(hits) == 1:
         return hits[0]
     if hits:
@@ -263,29 +429,58 @@ def detect(ck, prefix):
                        % (ck.arg, ", ".join(hits)))
     sample = sorted(ck.names())[:5]
     raise BadInput("%s: unknown layout: no tensor is named like %s; the checkpoint holds e.g. %s "
-                   "(docs/weights.md lists the names read)" % (
+                   "(docs/weights.md lists the names read; --names names any other layout)" % (
                        ck.arg, " or ".join(key_template(LAYOUTS[m]) for m in MODELS),
                        ", ".join(sample) if sample else "no tensors"))
 
 
-def layer_grid(ck, model, prefix):
+def layer_grid(ck, layout, prefix, label):
     """(prefix, [index tuples of every stored layer]). The layers found must form a full grid
-    0..max in every index: a hole is a missing tensor, named."""
-    layout = LAYOUTS[model]
-    found = find_layers(ck, model, prefix)
+    0..max in every index: a hole is a missing tensor, named. The grid is bounded by the
+    tensors found (a name like layer.99999999 with no layers below it is a hole, not a grid
+    of 10^8 layers)."""
+    found = find_layers(ck, layout, prefix)
     if not found:
-        raise BadInput("%s: unknown layout for --model %s: no tensor is named like %s%s" % (
-            ck.arg, model, prefix or "", key_template(layout)))
+        raise BadInput("%s: unknown layout for %s: no tensor is named like %s%s" % (
+            ck.arg, label, prefix or "", key_template(layout)))
     if len(found) > 1:
-        raise BadInput("%s: the %s tensors appear under several prefixes (%s); choose one with "
-                       "--prefix" % (ck.arg, model, ", ".join(repr(p) for p in sorted(found))))
+        pre = layout.get("prefer_prefix")
+        if prefix is None and pre in found:
+            found = {pre: found[pre]}
+        else:
+            raise BadInput("%s: the %s tensors appear under several prefixes (%s); choose one "
+                           "with --prefix" % (ck.arg, label,
+                                              ", ".join(repr(p) for p in sorted(found))))
     (pre, idx), = found.items()
     _, keys = template_regex(key_template(layout))
-    tops = [max(t[j] for t in idx) + 1 for j in range(len(keys))]
+    present = set(idx)
+    tops = []
+    for j, key in enumerate(keys):
+        values = {t[j] for t in idx}
+        missing = next(v for v in range(len(values) + 1) if v not in values)
+        if missing < max(values):
+            example = next(t for t in idx if t[j] > missing)
+            hole = example[:j] + (missing,) + example[j + 1:]
+            raise BadInput("%s: tensor %s is missing (the checkpoint has %s; layer numbers "
+                           "must run from 0 without holes)" % (
+                               ck.arg, tensor_name(layout, key_role(layout), pre, keys, hole),
+                               tensor_name(layout, key_role(layout), pre, keys, example)))
+        tops.append(max(values) + 1)
+    if math.prod(tops) > MAX_LAYERS:
+        raise BadInput("%s: %d stored layers; at most %d are read" % (ck.arg, math.prod(tops),
+                                                                        MAX_LAYERS))
     grid = [()]
     for top in tops:
         grid = [g + (v,) for g in grid for v in range(top)]
+    for g in grid:
+        if g not in present:
+            raise BadInput("%s: tensor %s is missing" % (
+                ck.arg, tensor_name(layout, key_role(layout), pre, keys, g)))
     return pre, grid
+
+
+def key_role(layout):
+    return "q" if "q" in layout else "qkv"
 
 
 def tensor_name(layout, role, prefix, keys, idx):
@@ -295,77 +490,118 @@ def tensor_name(layout, role, prefix, keys, idx):
 def need(ck, name):
     if name not in ck.entries:
         raise BadInput("%s: tensor %s is missing" % (ck.arg, name))
-    return ck.shape(name)
+    s = ck.shape(name)
+    if len(s) == 2 and 0 in s:
+        raise BadInput("%s: tensor %s has shape %s: a zero dimension" % (ck.arg, name, list(s)))
+    return s
 
 
-def plan_layer(ck, model, prefix, keys, idx, heads):
-    """Names, shapes and the head split of one stored layer, from the header alone.
-    Returns (names dict, d, A) with A = all-head width (d_k = A / heads)."""
-    layout = LAYOUTS[model]
+class Plan:
+    """One stored layer: tensor names, d, the query width A (= H d_k) and key/value heads."""
+
+    def __init__(self, names, d, A, hkv):
+        self.names, self.d, self.A, self.hkv = names, d, A, hkv
+
+
+def plan_layer(ck, layout, prefix, keys, idx, heads):
+    """Names, shapes and the head split of one stored layer, from the header alone."""
     names = {r: tensor_name(layout, r, prefix, keys, idx) for r in ("q", "k", "v", "o", "qkv")
              if r in layout}
-    if "qkv" in names:  # Conv1D [d, 3 A]
+    conv = layout["orient"] == "conv1d"
+    if "qkv" in names:  # fused: q, k and v of the same width A
         s = need(ck, names["qkv"])
-        if len(s) != 2 or s[1] % 3 != 0:
-            raise BadInput("%s: tensor %s has shape %s; expected [d, 3 A] (query, key, value "
-                           "columns)" % (ck.arg, names["qkv"], list(s)))
-        d, A = s[0], s[1] // 3
-        fused = s[1]
-    else:  # nn.Linear [A, d] for q, k, v
+        want = "[d, 3 A]" if conv else "[3 A, d]"
+        if len(s) != 2 or s[1 if conv else 0] % 3 != 0:
+            raise BadInput("%s: tensor %s has shape %s; expected %s (query, key, value)"
+                           % (ck.arg, names["qkv"], list(s), want))
+        d, A = (s[0], s[1] // 3) if conv else (s[1], s[0] // 3)
+        akv = A
+    else:
         s = need(ck, names["q"])
         if len(s) != 2:
-            raise BadInput("%s: tensor %s has shape %s; expected [A, d]" % (ck.arg, names["q"],
-                                                                             list(s)))
-        A, d = s
-        for r in ("k", "v"):
-            t = need(ck, names[r])
-            if tuple(t) != (A, d):
-                raise BadInput("%s: tensor %s has shape %s; expected %s like %s" % (
-                    ck.arg, names[r], list(t), [A, d], names["q"]))
-        fused = None
+            raise BadInput("%s: tensor %s has shape %s; expected %s" % (
+                ck.arg, names["q"], list(s), "[d, A]" if conv else "[A, d]"))
+        d, A = (s[0], s[1]) if conv else (s[1], s[0])
+        sk = need(ck, names["k"])
+        akv = sk[1] if conv else sk[0]
+        want = (d, akv) if conv else (akv, d)
+        if len(sk) != 2 or tuple(sk) != want:
+            raise BadInput("%s: tensor %s has shape %s; expected its input size %d like %s"
+                           % (ck.arg, names["k"], list(sk), d, names["q"]))
+        sv = need(ck, names["v"])
+        if tuple(sv) != tuple(sk):
+            raise BadInput("%s: tensor %s has shape %s; expected %s like %s" % (
+                ck.arg, names["v"], list(sv), list(sk), names["k"]))
+    what = names.get("qkv", names.get("q"))
+    if d > MAX_DIM or A > MAX_DIM * 64:
+        raise BadInput("%s: tensor %s: d = %d, width %d: too large" % (ck.arg, what, d, A))
     if A % heads != 0 or A == 0:
-        what = names.get("qkv", names.get("q"))
-        raise BadInput("%s: tensor %s: its %d %s do not divide into %d heads" % (
-            ck.arg, what, A, "query features" if fused is None else "query columns (of %d)"
-            % fused, heads))
+        raise BadInput("%s: tensor %s: its %d query features do not divide into %d heads" % (
+            ck.arg, what, A, heads))
+    dk = A // heads
+    if akv % dk != 0 or heads % (akv // dk) != 0:
+        raise BadInput("%s: tensor %s: its %d key features are not a number of heads of d_k = "
+                       "%d that divides the %d query heads" % (ck.arg, names["k"], akv, dk,
+                                                               heads))
+    hkv = akv // dk
     o = need(ck, names["o"])
-    want = (A, d) if layout["orient"] == "conv1d" else (d, A)
+    want = (A, d) if conv else (d, A)
     if tuple(o) != want:
         raise BadInput("%s: tensor %s has shape %s; expected %s (%s of the %d head features)"
                        % (ck.arg, names["o"], list(o), list(want),
-                          "Conv1D [in, out]" if layout["orient"] == "conv1d"
-                          else "nn.Linear [out, in]", A))
-    return names, d, A
+                          "Conv1D [in, out]" if conv else "nn.Linear [out, in]", A))
+    return Plan(names, d, A, hkv)
 
 
-def row_form(ck, model, names, A):
-    """W_Q, W_K, W_V (d x A) and W_O (A x d) in the row-vector convention y = x W."""
+def row_form(ck, layout, plan, heads):
+    """W_Q (d x A), W_K, W_V (d x A_kv) and W_O (A x d) in the row-vector convention y = x W."""
+    names, A = plan.names, plan.A
+    conv = layout["orient"] == "conv1d"
     if "qkv" in names:
-        w = ck.read(names["qkv"])  # Conv1D: already y = x W
-        wq, wk, wv = w[:, :A], w[:, A:2 * A], w[:, 2 * A:]
-        wo = ck.read(names["o"])
-    else:  # nn.Linear [out, in]: y = x W^T
-        wq, wk, wv = (ck.read(names[r]).T for r in ("q", "k", "v"))
-        wo = ck.read(names["o"]).T
+        w = ck.read(names["qkv"])
+        w = w if conv else w.T  # d x 3A
+        if layout.get("fused", "blocks") == "blocks":
+            wq, wk, wv = w[:, :A], w[:, A:2 * A], w[:, 2 * A:]
+        else:  # per head: q, k, v of d_k columns each
+            dk = A // heads
+            w3 = w.reshape(w.shape[0], heads, 3, dk)
+            wq, wk, wv = (w3[:, :, p, :].reshape(w.shape[0], A) for p in range(3))
+    else:
+        wq, wk, wv = (ck.read(names[r]) if conv else ck.read(names[r]).T for r in "qkv")
+    wo = ck.read(names["o"])
+    wo = wo if conv else wo.T
     return wq, wk, wv, wo
 
 
-def slice_desc(model, names, role, h, dk, A):
+def slice_desc(layout, plan, role, h, heads):
     """Which part of which tensor head h's matrix comes from (stored orientation)."""
-    lo, hi = h * dk, (h + 1) * dk
-    if "qkv" in names and role in "qkv":
-        off = "qkv".index(role) * A
-        return "%s[:, %d:%d]" % (names["qkv"], off + lo, off + hi)
+    names, A = plan.names, plan.A
+    dk = A // heads
+    g = h // (heads // plan.hkv)  # the key/value head of query head h
+    conv = layout["orient"] == "conv1d"
     if role == "o":
-        if LAYOUTS[model]["orient"] == "conv1d":
-            return "%s[%d:%d, :]" % (names["o"], lo, hi)
-        return "%s[:, %d:%d]" % (names["o"], lo, hi)
-    return "%s[%d:%d, :]" % (names[role], lo, hi)
+        lo, hi = h * dk, (h + 1) * dk
+        return "%s[%d:%d, :]" % (names["o"], lo, hi) if conv else "%s[:, %d:%d]" % (
+            names["o"], lo, hi)
+    if "qkv" in names:
+        p = "qkv".index(role)
+        if layout.get("fused", "blocks") == "blocks":
+            lo = p * A + h * dk
+        else:
+            lo = h * 3 * dk + p * dk
+        hi = lo + dk
+        return "%s[:, %d:%d]" % (names["qkv"], lo, hi) if conv else "%s[%d:%d, :]" % (
+            names["qkv"], lo, hi)
+    lo = (h if role == "q" else g) * dk
+    hi = lo + dk
+    return "%s[:, %d:%d]" % (names[role], lo, hi) if conv else "%s[%d:%d, :]" % (
+        names[role], lo, hi)
 
 
 # ---------------------------------------------------------------- command line
 
-def parse_layers(text):
+def parse_layers(text, count):
+    """The layer list text (e.g. 0,3,5-7), every layer below count."""
     out = set()
     for part in text.split(","):
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
@@ -374,25 +610,65 @@ def parse_layers(text):
         a, b = int(m.group(1)), int(m.group(2) or m.group(1))
         if b < a:
             raise BadInput("--layers %s: range %d-%d is empty" % (text, a, b))
+        if b >= count:
+            raise BadInput("--layers: layer %d does not exist (the checkpoint stores %d)"
+                           % (b if a < count else a, count))
         out.update(range(a, b + 1))
     return sorted(out)
 
 
+def parse_names(text, orient, fused):
+    """--names q=T,k=T,v=T,o=T | qkv=T,o=T -> a layout."""
+    layout = {"orient": orient, "fused": fused, "position": "unknown"}
+    for part in text.split(","):
+        role, eq, tmpl = part.partition("=")
+        role, tmpl = role.strip(), tmpl.strip()
+        if not eq or role not in ("q", "k", "v", "o", "qkv") or not tmpl:
+            raise BadInput("--names %s: expected q=T,k=T,v=T,o=T or qkv=T,o=T (T a tensor name "
+                           "with {l} for the layer), not '%s'" % (text, part))
+        if role in layout:
+            raise BadInput("--names %s: %s is named twice" % (text, role))
+        if re.sub(r"\{[a-z]\}", "", tmpl).count("{") or re.sub(r"\{[a-z]\}", "",
+                                                               tmpl).count("}"):
+            raise BadInput("--names %s: %s: only {l} (or another single letter) may stand in "
+                           "braces" % (text, tmpl))
+        layout[role] = tmpl
+    roles = {r for r in ("q", "k", "v", "o", "qkv") if r in layout}
+    if roles not in ({"q", "k", "v", "o"}, {"qkv", "o"}):
+        raise BadInput("--names %s: name q, k, v and o, or qkv and o (named: %s)"
+                       % (text, ", ".join(sorted(roles))))
+    keys = {r: re.findall(r"\{([a-z])\}", layout[r]) for r in roles}
+    first = keys[key_role(layout)]
+    if not first or any(sorted(k) != sorted(first) for k in keys.values()):
+        raise BadInput("--names %s: every template needs the same layer field, e.g. {l}" % text)
+    return layout
+
+
+OPTS = ("-o", "--output", "--model", "--heads", "--config", "--prefix", "--layers", "--names",
+        "--orient", "--fused", "--scale")
+FLAGS = ("--stack-heads", "--rotary", "--dense")
+
+
 def parse_args(argv):
     opts = {"out": None, "model": None, "heads": None, "config": None, "prefix": None,
-            "layers": None, "ckpt": None}
+            "layers": None, "ckpt": None, "names": None, "orient": None, "fused": None,
+            "scale": None, "stack-heads": False, "rotary": False, "dense": False}
     args = list(argv)
     while args:
         a = args.pop(0)
         if a in ("-h", "--help"):
             print(__doc__.strip())
             sys.exit(0)
-        if a in ("-o", "--output", "--model", "--heads", "--config", "--prefix", "--layers"):
+        if a in OPTS:
             if not args:
                 raise BadInput("%s needs a value" % a)
             v = args.pop(0)
             key = "out" if a in ("-o", "--output") else a[2:]
+            if opts[key] is not None:
+                raise BadInput("%s is given twice" % a)
             opts[key] = v
+        elif a in FLAGS:
+            opts[a[2:]] = True
         elif a.startswith("-") and a != "-":
             raise BadInput("unknown option '%s'" % a)
         elif opts["ckpt"] is None:
@@ -404,13 +680,22 @@ def parse_args(argv):
     if opts["out"] is None:
         raise BadInput("missing -o OUT.h5")
     if opts["model"] is not None and opts["model"] not in LAYOUTS:
-        raise BadInput("--model %s: expected one of %s" % (opts["model"], ", ".join(MODELS)))
+        raise BadInput("--model %s: expected one of %s (or --names for another layout)"
+                       % (opts["model"], ", ".join(MODELS)))
+    if opts["names"] is not None and opts["model"] is not None:
+        raise BadInput("--names and --model exclude each other")
+    for key, allowed in (("orient", ("linear", "conv1d")), ("fused", ("blocks", "heads")),
+                         ("scale", ("sqrt", "none"))):
+        if opts[key] is not None and opts[key] not in allowed:
+            raise BadInput("--%s %s: expected %s" % (key, opts[key], " or ".join(allowed)))
+        if opts[key] is not None and opts["names"] is None and key != "scale":
+            raise BadInput("--%s goes with --names" % key)
+    if opts["rotary"] and opts["names"] is None:
+        raise BadInput("--rotary goes with --names")
     if opts["heads"] is not None:
-        if not re.fullmatch(r"[1-9][0-9]*", opts["heads"]):
+        if not re.fullmatch(r"[1-9][0-9]{0,5}", opts["heads"]):
             raise BadInput("--heads %s: expected a positive integer" % opts["heads"])
         opts["heads"] = int(opts["heads"])
-    if opts["layers"] is not None:
-        opts["layers"] = parse_layers(opts["layers"])
     return opts
 
 
@@ -421,13 +706,7 @@ def read_config(opts, ck):
         if opts["config"]:
             raise BadInput("--config %s: no such file" % path)
         return {}, None
-    try:
-        with open(path, encoding="utf-8") as f:
-            cfg = json.load(f)
-    except OSError as e:
-        raise IOFailure("%s: cannot read: %s" % (path, e.strerror or e))
-    except ValueError as e:
-        raise BadInput("%s: not valid JSON (%s)" % (path, e))
+    cfg = read_json_file(path, "the config")
     if not isinstance(cfg, dict):
         raise BadInput("%s: not a JSON object" % path)
     return cfg, path
@@ -440,93 +719,219 @@ def num_heads(opts, cfg, cfg_path, ck):
         raise BadInput("the number of heads is unknown: give --heads H, or put config.json "
                        "beside the checkpoint (looked for %s)" % os.path.join(ck.dir,
                                                                              "config.json"))
-    for key in ("num_attention_heads", "n_head"):
+    for key in HEAD_KEYS:
         v = cfg.get(key)
         if v is not None:
-            if not isinstance(v, int) or v < 1:
+            if not is_int(v) or not 1 <= v <= 1 << 16:
                 raise BadInput("%s: %s = %r is not a positive integer" % (cfg_path, key, v))
             return v
-    raise BadInput("%s: neither num_attention_heads nor n_head is set; give --heads H"
-                   % cfg_path)
+    raise BadInput("%s: none of %s is set; give --heads H" % (cfg_path, ", ".join(HEAD_KEYS)))
+
+
+ROTARY_OFFSETS = 64  # relative positions -64..64 for the spread of a rotary M
+
+
+def rotary_setup(cfg, dk):
+    """(base, rotated dims) of rotary embeddings: rope_theta or rotary_emb_base (default
+    10000); partial_rotary_factor or rotary_pct (default 1) of d_k, an even number."""
+    base = cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
+    pct = cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 1.0))
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 1 < base < 1e12:
+        base = 10000.0
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 1:
+        pct = 1.0
+    return float(base), 2 * (int(dk * pct) // 2)
+
+
+def rotary_spread(q, k, base, rot):
+    """max over 0 < |r| <= ROTARY_OFFSETS of ||Q^T (R(r) - I) K||_F / ||Q^T K||_F: how far
+    the score matrix at relative position r is from the position-free one. R(r) rotates the
+    pairs (j, j + rot/2), j < rot/2, by r base^(-2j/rot) (the rotate-half form of Hugging
+    Face's LLaMA and GPT-NeoX). Computed from the d_k x d_k Gram matrices."""
+    G, H = q @ q.T, k @ k.T
+    m0 = float(np.sum(G * H))  # ||Q^T K||_F^2 = trace(G H), G and H symmetric
+    if rot < 2 or not m0 > 0:
+        return 0.0
+    half = rot // 2
+    freq = base ** (-2.0 * np.arange(half) / rot)
+    worst = 0.0
+    for r in range(-ROTARY_OFFSETS, ROTARY_OFFSETS + 1):
+        if r == 0:
+            continue
+        A = np.zeros_like(G)  # R(r) - I
+        c, s_ = np.cos(r * freq) - 1.0, np.sin(r * freq)
+        j = np.arange(half)
+        A[j, j], A[j + half, j + half] = c, c
+        A[j, j + half], A[j + half, j] = -s_, s_
+        worst = max(worst, float(np.sum((A.T @ G @ A) * H)) / m0)
+    return math.sqrt(max(worst, 0.0))
+
+
+def same_file(a, b):
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def fixed(s):
+    """A fixed-length HDF5 string (no global heap: census reads it with a bounded read)."""
+    return np.bytes_(s.encode("utf-8"))
 
 
 def run(opts):
     ck = Checkpoint(opts["ckpt"])
+    out = opts["out"]
     cfg, cfg_path = read_config(opts, ck)
+    for inp in ck.files + ([cfg_path] if cfg_path else []):
+        if same_file(out, inp):
+            raise BadInput("-o %s is the input %s: an output never replaces an input" % (out,
+                                                                                      inp))
     heads = num_heads(opts, cfg, cfg_path, ck)
-    model = opts["model"] or detect(ck, opts["prefix"])
-    prefix, grid = layer_grid(ck, model, opts["prefix"])
-    _, keys = template_regex(key_template(LAYOUTS[model]))
+    if opts["names"] is not None:
+        layout = parse_names(opts["names"], opts["orient"] or "linear", opts["fused"] or "blocks")
+        if opts["rotary"]:
+            layout["position"] = "rotary"
+        model, label = "custom", "--names"
+    else:
+        model = opts["model"] or detect(ck, opts["prefix"])
+        layout, label = dict(LAYOUTS[model]), "--model " + model
+    if opts["scale"] is not None:
+        layout["scale"] = opts["scale"]
+    prefix, grid = layer_grid(ck, layout, opts["prefix"], label)
+    _, keys = template_regex(key_template(layout))
     # Plan every layer from the header first: a bad tensor stops before anything is written.
-    plans = [plan_layer(ck, model, prefix, keys, idx, heads) for idx in grid]
-    d0, a0 = plans[0][1], plans[0][2]
-    for names, d, A in plans:
-        if (d, A) != (d0, a0):
-            first = names.get("qkv", names.get("q"))
-            raise BadInput("%s: tensor %s: d = %d, %d head features; layer 0 has d = %d, %d"
-                           % (ck.arg, first, d, A, d0, a0))
+    plans = [plan_layer(ck, layout, prefix, keys, idx, heads) for idx in grid]
+    p0 = plans[0]
+    for p in plans:
+        if (p.d, p.A, p.hkv) != (p0.d, p0.A, p0.hkv):
+            first = p.names.get("qkv", p.names.get("q"))
+            raise BadInput("%s: tensor %s: d = %d, %d head features, %d key/value heads; "
+                           "layer 0 has %d, %d, %d" % (ck.arg, first, p.d, p.A, p.hkv, p0.d,
+                                                       p0.A, p0.hkv))
     layers = list(range(len(grid)))
     if opts["layers"] is not None:
-        bad = [x for x in opts["layers"] if x >= len(grid)]
-        if bad:
-            raise BadInput("--layers: layer %d does not exist (the checkpoint stores %d)"
-                           % (bad[0], len(grid)))
-        layers = opts["layers"]
-    d, A = d0, a0
+        layers = parse_layers(opts["layers"], len(grid))
+    d, A, hkv = p0.d, p0.A, p0.hkv
     dk = A // heads
+    group = heads // hkv
+    mscale = 1.0 if layout.get("scale", "sqrt") == "none" else 1.0 / math.sqrt(dk)
     try:
         import h5py
     except ImportError as e:
         raise IOFailure("h5py is not available (%s); install python3-h5py" % e)
 
+    stack = opts["stack-heads"]
     k = len(layers) * heads
-    out = opts["out"]
-    tmp = out + ".tmp%d" % os.getpid()
+    # Compact (default): Q, K and V's factors VL = (W_O^h)^T, VR = (W_V^h)^T in the
+    # checkpoint's precision (the widest of the tensors read); --dense: V itself, float64.
+    order = ["F16", "BF16", "F32", "F64"]
+    widest = max((ck.dtype(n) for li in layers for n in plans[li].names.values()),
+                 key=lambda t: order.index(t) if t in order else 3)
+    prec = "f8" if opts["dense"] else {"F16": "<f2", "BF16": "<f4", "F32": "<f4"}.get(widest,
+                                                                                     "<f8")
+    outdir = os.path.dirname(os.path.abspath(out))
+    try:  # O_EXCL in the output's directory: a planted link is never followed
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp",
+                                   dir=outdir)
+        os.close(fd)
+        mask = os.umask(0o22)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 -> what a plain create would give
+    except OSError as e:
+        raise IOFailure("%s: cannot create a file in %s: %s" % (out, outdir, e.strerror or e))
     try:
-        with h5py.File(tmp, "w") as f:
+        with h5py.File(tmp, "w", libver="latest") as f:  # checksummed metadata
             g = f.create_group("triples")
-            dq = g.create_dataset("Q", (k, dk, d), dtype="f8")
-            dkk = g.create_dataset("K", (k, dk, d), dtype="f8")
-            dv = g.create_dataset("V", (k, d, d), dtype="f8")
+            lead = (len(layers), heads) if stack else (k,)
+            dq = g.create_dataset("Q", lead + (dk, d), dtype=prec)
+            dkk = g.create_dataset("K", lead + (dk, d), dtype=prec)
+            if opts["dense"]:
+                dv = g.create_dataset("V", lead + (d, d), dtype="f8")
+            else:
+                dvl = g.create_dataset("VL", lead + (d, dk), dtype=prec)
+                dvr = g.create_dataset("VR", lead + (dk, d), dtype=prec)
+            rotary = layout.get("position") == "rotary"
+            if rotary:
+                rbase, rdims = rotary_setup(cfg, dk)
+                spread = np.zeros(k)
             lay = np.empty(k, dtype=np.int32)
             hd = np.empty(k, dtype=np.int32)
-            tens = np.empty((k, 4), dtype=object)
+            tens = []
             t = 0
-            for li in layers:
-                names = plans[li][0]
-                wq, wk, wv, wo = row_form(ck, model, names, A)
+            for pos, li in enumerate(layers):
+                plan = plans[li]
+                wq, wk, wv, wo = row_form(ck, layout, plan, heads)
                 for h in range(heads):
                     s = slice(h * dk, (h + 1) * dk)
-                    dq[t] = wq[:, s].T
-                    dkk[t] = wk[:, s].T
-                    dv[t] = (wv[:, s] @ wo[s, :]).T
+                    sg = slice((h // group) * dk, (h // group + 1) * dk)
+                    q, kk, v = wq[:, s].T, wk[:, sg].T, (wv[:, sg] @ wo[s, :]).T
+                    for what, a in (("V", v), ("M", mscale * (q.T @ kk))):
+                        if not np.all(np.isfinite(a)):
+                            raise BadInput("%s: layer %d head %d: %s is not finite (weights "
+                                           "too large)" % (ck.arg, li, h, what))
+                    at = (pos, h) if stack else t
+                    dq[at], dkk[at] = q, kk
+                    if opts["dense"]:
+                        dv[at] = v
+                    else:
+                        dvl[at], dvr[at] = wo[s, :].T, wv[:, sg].T
                     lay[t], hd[t] = li, h
-                    tens[t] = [slice_desc(model, names, r, h, dk, A) for r in "qkvo"]
+                    if rotary:
+                        spread[t] = rotary_spread(q, kk, rbase, rdims)
+                    tens.append([slice_desc(layout, plan, r, h, heads) for r in "qkvo"])
                     t += 1
-            g["layer"] = lay
-            g["head"] = hd
-            ts = g.create_dataset("tensors", data=tens.astype(str).tolist(),
-                                  dtype=h5py.string_dtype())
-            ts.attrs["columns"] = "query key value output"
+            if stack:
+                g["layer"] = np.asarray(layers, dtype=np.int32)  # heads: 0..H-1 in order
+            else:
+                g["layer"] = lay
+                g["head"] = hd
+            if rotary:
+                ds = g.create_dataset("rotary_spread", data=spread.reshape(lead))
+                ds.attrs["offsets"] = ROTARY_OFFSETS
+                ds.attrs["base"] = rbase
+                ds.attrs["dims"] = rdims
+                ds.attrs["meaning"] = fixed(
+                    "max over 0 < |r| <= offsets of ||M(r) - M(0)||_F / ||M(0)||_F, M(r) = "
+                    "mscale W_Q^h R(r) (W_K^h)^T, R(r) rotating the pairs (j, j + dims/2) of "
+                    "the head's features by r base^(-2j/dims)")
+            tarr = np.array([[x.encode("utf-8") for x in row] for row in tens], dtype="S")
+            ts = g.create_dataset("tensors", data=tarr.reshape(lead + (4,)))
+            ts.attrs["columns"] = fixed("query key value output")
             a = g.attrs
-            a["mscale"] = 1.0 / math.sqrt(dk)
-            a["model"] = model
-            a["checkpoint"] = os.path.abspath(opts["ckpt"])
-            a["prefix"] = prefix
+            a["mscale"] = mscale
+            a["model"] = fixed(model)
+            a["checkpoint"] = fixed(os.path.abspath(opts["ckpt"]))
+            a["prefix"] = fixed(prefix)
             a["num_heads"] = heads
+            a["num_kv_heads"] = hkv
             a["num_layers"] = len(grid)
             a["d"] = d
             a["d_k"] = dk
-            a["biases"] = "ignored"
-            a["convention"] = ("row vectors q = x W_Q; Q_h = (W_Q^h)^T, K_h = (W_K^h)^T (d_k x d); "
-                               "M_h = mscale Q_h^T K_h, mscale = 1/sqrt(d_k); "
-                               "V_h = (W_V^h W_O^h)^T (d x d)")
+            a["stacked"] = int(stack)
+            a["storage"] = fixed("dense" if opts["dense"] else "factored")
+            a["position"] = fixed(layout.get("position", "unknown"))
+            a["position_note"] = fixed(POSITION_TEXT[layout.get("position", "unknown")])
+            a["biases"] = fixed("ignored")
+            a["convention"] = fixed(
+                "row vectors q = x W_Q; Q_h = (W_Q^h)^T, K_h = (W_K^{g(h)})^T (d_k x d), g(h) = "
+                "h // (num_heads / num_kv_heads); M_h = mscale Q_h^T K_h, mscale = %s; "
+                "V_h = (W_V^{g(h)} W_O^h)^T (d x d)%s" % (
+                    "1" if mscale == 1.0 else "1/sqrt(d_k)", "" if opts["dense"] else
+                    ", stored as VL_h = (W_O^h)^T (d x d_k) and VR_h = (W_V^{g(h)})^T "
+                    "(d_k x d), V_h = VL_h VR_h"))
+            if opts["names"] is not None:
+                a["names"] = fixed(opts["names"])
             if cfg_path:
-                a["config"] = os.path.abspath(cfg_path)
+                a["config"] = fixed(os.path.abspath(cfg_path))
                 for key in ("model_type", "num_hidden_layers", "num_hidden_groups",
                             "inner_group_num", "embedding_size", "hidden_size"):
-                    if isinstance(cfg.get(key), (int, str)) and not isinstance(cfg[key], bool):
-                        a["config_" + key] = cfg[key]
+                    v = cfg.get(key)
+                    if is_int(v) and abs(v) < 1 << 62:
+                        a["config_" + key] = v
+                    elif isinstance(v, str) and len(v) < 256:
+                        a["config_" + key] = fixed(v)
             if model == "albert":
                 a["albert_inner_group_num"] = max(i for _, i in grid) + 1
         os.replace(tmp, out)
@@ -542,9 +947,16 @@ def run(opts):
         except OSError:
             pass
         raise
-    print("%s: %s, %d layer%s x %d heads (d = %d, d_k = %d, mscale = 1/sqrt(%d)) -> %s: %d "
-          "triples" % (PROG, model, len(layers), "" if len(layers) == 1 else "s", heads, d, dk,
-                       dk, out, k), file=sys.stderr)
+    kv = "" if hkv == heads else " (%d key/value heads)" % hkv
+    print("%s: %s, %d layer%s x %d heads%s (d = %d, d_k = %d, mscale = %s) -> %s: %d %s" % (
+        PROG, model, len(layers), "" if len(layers) == 1 else "s", heads, kv, d, dk,
+        "1" if mscale == 1.0 else "1/sqrt(%d)" % dk, out,
+        len(layers) if stack else k, "layers of %d heads (sweep with heads: %d)" % (heads, heads)
+        if stack else "triples"), file=sys.stderr)
+    if layout.get("position") == "rotary":
+        print("%s: positions are rotary: M_h written is the position-free one (relative "
+              "position 0); the model's scores at relative position r use W_Q R(r) W_K^T"
+              % PROG, file=sys.stderr)
 
 
 def main(argv):
@@ -555,6 +967,9 @@ def main(argv):
         return 2
     except IOFailure as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
+        return 3
+    except MemoryError:
+        print("%s: out of memory" % PROG, file=sys.stderr)
         return 3
     return 0
 

@@ -41,12 +41,25 @@ void as_matfile_destroy(as_matfile **p);
  * the file holds M). For planning and validation. Not collective. */
 as_status as_matfile_info(const char *path, int *count, int *d, int *m);
 
+/* Shape of a triples file that may hold a head axis (import-weights --stack-heads): k items,
+ * heads H per item (0: no head axis, one triple per item), d, and m rows of Q and K (m = d when
+ * the file holds M). Q's shape must agree with V's. Not collective. */
+as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int *m);
+
 /* Labels of the triples of a file written by `attnsweep import-weights` (docs/weights.md):
  * layer[i] and head[i] (count entries each) from the integer datasets /triples/layer and
- * /triples/head, -1 where the file has none; model (cap bytes, may be NULL) gets the string
- * attribute /triples model ("" when absent). A dataset of another length or type is
- * AS_ERR_DATA naming it. Not collective. */
+ * /triples/head, -1 where the file has none; model (cap bytes) and position (pcap bytes; either
+ * may be NULL) get the string attributes /triples model and position ("" when absent). Only
+ * fixed-length strings are read: a variable-length one lives in HDF5's global heap, whose
+ * damage can make the library loop or crash, and reads as "". Control characters read as '?'.
+ * A dataset of another length or type is AS_ERR_DATA naming it. Not collective. */
 as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
-                            size_t cap);
+                            size_t cap, char *position, size_t pcap);
+
+/* The optional /triples/rotary_spread of a file of import-weights for a rotary model
+ * (docs/weights.md "Positions"): count numbers (one per triple, any shape) into spread, *have
+ * set to 1; *have 0 when absent. Another count, a non-float type, a negative or non-finite
+ * value is AS_ERR_DATA naming the dataset. Not collective. */
+as_status as_matfile_rotary(const char *path, int count, double *spread, int *have);
 
 #endif

@@ -1,20 +1,26 @@
 /* cmd_census.c: attnsweep census WEIGHTS.h5: the theorems' hypotheses, triple by triple.
  *
  * Every triple of a matrix file (docs/matrices.md; per layer and head after import-weights,
- * docs/weights.md) is read the way a sweep reads it (as_matfile_load + as_triple_build with
- * vfamily and mfamily file, so M = mscale Q^T K) and analysed with the sweep's spectral
- * functions and tolerance: LAPACK on rank 0 below the threshold, ScaLAPACK on every rank of
- * MPI_COMM_WORLD from it on (the same split as `attnsweep run`, whose flags and theorem the
- * census therefore reproduces). Rank 0 reads the file and prints; a bad file stops every rank
- * with exit 2. A triple whose analysis fails (LAPACK convergence: an outcome, not an error)
- * is a row marked failed and counted in the summary; the exit code stays 0.
+ * docs/weights.md; a file with a head axis gives each item's heads in turn) is read the way a
+ * sweep reads it (as_matfile_load + as_triple_build with vfamily and mfamily file, so M =
+ * mscale Q^T K) and analysed with the sweep's spectral functions and tolerance, on the
+ * cheaper path (choose_distributed): LAPACK with one triple per rank at a time, or ScaLAPACK
+ * on every rank of MPI_COMM_WORLD (forced from d >= --threshold, the split of `attnsweep run`).
+ * Rank 0 prints the rows in order; a bad file stops every rank with exit 2, and every read of
+ * the file runs under a time bound and a crash guard (a damaged file is exit 2, never a hang or
+ * a crash). A triple whose analysis fails (LAPACK convergence: an outcome, not an error) is a
+ * row marked failed and counted in the summary; the exit code stays 0.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnsweep/matfile.h"
 #include "attnsweep/par.h"
@@ -26,13 +32,16 @@
 
 /* The relative tolerance of the sweep's spectral tests (pipeline.c, sweep.c). */
 #define CENSUS_TOL 1e-10
+/* Default time bound of one read of the file, seconds (--read-seconds). */
+#define CENSUS_READ_SECONDS 60.0
 
 typedef struct census_opts {
-  const char *path; /* the matrix file */
-  const char *out;  /* -o FILE, NULL: stdout */
-  int csv;          /* 1: CSV instead of markdown */
-  double tol;       /* relative tolerance of the spectral tests */
-  int threshold;    /* d from which ScaLAPACK is used */
+  const char *path;    /* the matrix file */
+  const char *out;     /* -o FILE, NULL: stdout */
+  int csv;             /* 1: CSV instead of markdown */
+  double tol;          /* relative tolerance of the spectral tests */
+  int threshold;       /* d from which ScaLAPACK is used; 0: the path is chosen by cost */
+  double read_seconds; /* time bound of one read of the file */
 } census_opts;
 
 /* One triple's row: its labels and analysis (sp NULL when it failed). */
@@ -42,6 +51,18 @@ typedef struct census_row {
   double sep;    /* min_{i>1} |lambda_i - lambda_1| (simplicity margin); inf for d = 1 */
   char failed[AS_ERRMSG_MAX];
 } census_row;
+
+/* What the file's position attribute (import-weights) means for the table. */
+static const char *position_note(const char *position) {
+  if (strcmp(position, "rotary") == 0)
+    return ": the model rotates q and k by their positions, so its score matrix at relative "
+           "position r is W_Q R(r) W_K^T; M here is the position-free one (r = 0)";
+  if (strcmp(position, "relative_bias") == 0)
+    return ": a learned bias of the relative position is added to the scores, outside M";
+  if (strcmp(position, "absolute") == 0)
+    return ": added to the tokens before the first layer; M is the layer's own";
+  return "";
+}
 
 static const char *yn(uint32_t flags, uint32_t bit) {
   return (flags & bit) ? "yes" : "no";
@@ -151,10 +172,11 @@ static void csv_row(FILE *f, const census_row *r, int d, int m, const as_spectra
 
 /* The arguments of `attnsweep census`; its options land here (census_opts_table). */
 typedef struct census_args {
-  const char *out; /* -o FILE */
-  int csv;         /* --csv */
-  double tol;      /* --tol */
-  long threshold;  /* --threshold */
+  const char *out;     /* -o FILE */
+  int csv;             /* --csv */
+  double tol;          /* --tol */
+  long threshold;      /* --threshold (0: the path is chosen by cost) */
+  double read_seconds; /* --read-seconds */
 } census_args;
 
 /* Every option of `attnsweep census`, once. */
@@ -164,13 +186,16 @@ static const as_opt census_opts_table[] = {
     AS_OPT_RANGE("tol", 0, "T", census_args, tol, 0, 1, AS_OPEN_LO | AS_OPEN_HI,
                  "relative tolerance of the spectral tests (default 1e-10, the sweep's)"),
     AS_OPT_WHOLE("threshold", 0, "D", census_args, threshold, 1, 1 << 20,
-                 "d from which ScaLAPACK on all ranks is used (default 512)"),
+                 "d from which ScaLAPACK on all ranks is used (default: the cheaper path)"),
+    AS_OPT_RANGE("read-seconds", 0, "S", census_args, read_seconds, 0, 86400, AS_OPEN_LO,
+                 "time bound of each read of the file (default 60): a damaged file that makes "
+                 "HDF5 loop stops with exit 2"),
 };
 const as_optset as_opts_census = AS_OPTSET(census_opts_table, "WEIGHTS.h5");
 
 /* Parses the options; 0 on success, else the exit code (rank 0 printed the message). */
 static int parse(int argc, char **argv, int rank, census_opts *o) {
-  census_args a = {NULL, 0, CENSUS_TOL, AS_SPECTRAL_THRESHOLD_DEFAULT};
+  census_args a = {NULL, 0, CENSUS_TOL, 0, CENSUS_READ_SECONDS};
   memset(o, 0, sizeof *o);
   int npos = 0, code = 0;
   if (as_opts_parse("census", &as_opts_census, argc, argv, &a, rank == 0, &npos, &code))
@@ -185,11 +210,60 @@ static int parse(int argc, char **argv, int rank, census_opts *o) {
   o->csv = a.csv;
   o->tol = a.tol;
   o->threshold = (int)a.threshold;
+  o->read_seconds = a.read_seconds;
   return 0;
 }
 
-/* Rank 0: triple `index` of the file into tr (created for d, m). */
-static as_status load_triple(const census_opts *o, int index, int d, int m, as_triple *tr) {
+/* ---------------------------------------------------------------- the read guard
+ *
+ * HDF5 reads whatever a damaged file's metadata says; some damage makes it loop or crash
+ * (issue 36 item 9). Every read of the file runs under a guard: an alarm after
+ * --read-seconds, and handlers for the signals of a crash, each of which prints one line
+ * naming the file and leaves with exit 2 (bad input). The messages are built before the read
+ * (a handler only calls write and _exit). */
+static char guard_slow[768], guard_crash[768];
+static size_t guard_slow_len, guard_crash_len;
+static struct sigaction guard_saved[5];
+static const int guard_signals[5] = {SIGALRM, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+static void guard_handler(int sig) {
+  if (sig == SIGALRM) {
+    if (write(STDERR_FILENO, guard_slow, guard_slow_len) < 0) _exit(2);
+  } else if (write(STDERR_FILENO, guard_crash, guard_crash_len) < 0) {
+    _exit(2);
+  }
+  _exit(2);
+}
+
+static void guard_begin(const census_opts *o) {
+  snprintf(guard_slow, sizeof guard_slow,
+           "attnsweep census: %s: reading the file took more than %g s (--read-seconds): it is "
+           "damaged (HDF5 loops on it) or its disk hangs; the census stopped\n",
+           o->path, o->read_seconds);
+  snprintf(guard_crash, sizeof guard_crash,
+           "attnsweep census: %s: the HDF5 library crashed reading the file: it is damaged "
+           "(rewrite it with attnsweep import-weights); the census stopped\n",
+           o->path);
+  guard_slow_len = strlen(guard_slow);
+  guard_crash_len = strlen(guard_crash);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = guard_handler;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 5; i++) sigaction(guard_signals[i], &sa, &guard_saved[i]);
+  double s = ceil(o->read_seconds);
+  alarm(s >= 1 ? (unsigned)s : 1u);
+}
+
+static void guard_end(void) {
+  alarm(0);
+  for (int i = 0; i < 5; i++) sigaction(guard_signals[i], &guard_saved[i], NULL);
+}
+
+/* Triple (item, head) of the file into tr (created for d, m); heads 0: no head axis. Any rank;
+ * under the read guard. */
+static as_status load_triple(const census_opts *o, int item, int heads, int head, int d, int m,
+                             as_triple *tr) {
   as_status st = AS_OK;
   as_matfile *mf = NULL;
   as_trial t;
@@ -199,19 +273,161 @@ static as_status load_triple(const census_opts *o, int index, int d, int m, as_t
   t.triple.mfamily = AS_M_FILE;
   t.triple.m_rows = m;
   t.triple.file.text = o->path;
-  t.triple.file_index = index;
+  t.triple.file_index = item;
   t.triple.file_mscale = 1.0;
-  AS_TRY(as_matfile_load(&t, &mf));
+  t.blocks.heads = heads > 1 ? heads : 1;
+  guard_begin(o);
+  st = as_matfile_load(&t, &mf);
+  guard_end();
+  AS_TRY(st);
+  if (heads > 1) { /* head `head` of the item: one triple of the base model */
+    const size_t dd = (size_t)d * d, md = (size_t)m * d;
+    t.blocks.heads = 1;
+    if (t.triple.V.data) t.triple.V.data += dd * head;
+    if (t.triple.Q.data) t.triple.Q.data += md * head;
+    if (t.triple.K.data) t.triple.K.data += md * head;
+    if (t.triple.M.data) t.triple.M.data += dd * head;
+    t.triple.V.rows = d;
+    t.triple.Q.rows = t.triple.K.rows = m;
+    t.triple.M.rows = d;
+  }
   AS_TRY(as_triple_build(&t, tr));
 cleanup:
   as_matfile_destroy(&mf);
   return st;
 }
 
-/* Rank 0's file facts, broadcast: st, count, d, m. */
+/* ---------------------------------------------------------------- the path, by cost
+ *
+ * LAPACK analyses whole triples, one per rank at a time: ceil(n / P) analyses in a row on P
+ * ranks. ScaLAPACK analyses each triple on all P ranks; on this machine one rank's ScaLAPACK
+ * analysis of a d = 768 head costs what LAPACK's does (11.2 s and 12.5 s CPU for 12 heads) and
+ * the distributed eigensolver's parallel efficiency on small grids is at best about one half,
+ * so n triples cost about n / (P / 2). ScaLAPACK is chosen when that is smaller (a few triples
+ * on many ranks), or when LAPACK's workspace, about 12 d^2 doubles, would not fit in a rank's
+ * share of the memory. */
+#define CENSUS_PAR_EFFICIENCY 0.5
+
+static int choose_distributed(const census_opts *o, int n, int d, int nranks) {
+  if (o->threshold > 0) return d >= o->threshold; /* the sweep's split, as asked */
+  if (nranks < 2) return 0;
+  double lapack = ceil((double)n / nranks);
+  double scalapack = n / (nranks * CENSUS_PAR_EFFICIENCY);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  double share = pages > 0 && page > 0 ? (double)pages * (double)page / nranks : 0;
+  if (share > 0 && 12.0 * d * (double)d * sizeof(double) > 0.5 * share) return 1;
+  return scalapack < lapack;
+}
+
+/* One analysed triple as rank 0 prints it: the row's text, its counts, or a stop. */
+#define CENSUS_ROW_MAX 4096
+typedef struct census_out {
+  int code;       /* 0, or the exit code of a bad file (the rank printed the message) */
+  int good;       /* 1: a good triple */
+  int theorem;    /* the theorem, -1 for a failed analysis */
+  uint32_t flags; /* AS_FLAG_* of the analysis */
+  double gap_rel; /* (lambda_1 - abs lambda_2) / abs lambda_1 (NaN unless lambda_1 is real) */
+  double margin;  /* <Q phi_1, K phi_1> (NaN where undefined) */
+  char text[CENSUS_ROW_MAX];
+} census_out;
+
+/* The summary fields of a successful analysis. */
+static void census_fill(census_out *r, const as_spectral *sp) {
+  double s = hypot(sp->lambda1_re, sp->lambda1_im);
+  r->good = (sp->flags & AS_FLAG_GOOD) != 0;
+  r->theorem = (int)sp->theorem;
+  r->flags = sp->flags;
+  r->gap_rel = (sp->flags & AS_FLAG_LEAD_REAL) && s > 0 ? sp->gap / s : NAN;
+  r->margin = sp->margin;
+}
+
+/* The summary of the hypotheses over the analysed triples (docs/weights.md "census"). */
+typedef struct census_stats {
+  int n, real_dominant, good, margin_pos, m_sym, m_spd;
+  double *gap, *margin; /* the defined values, n_gap and n_margin of them */
+  int n_gap, n_margin;
+} census_stats;
+
+static void stats_add(census_stats *a, const census_out *r) {
+  if (r->theorem < 0) return;
+  a->n++;
+  a->real_dominant += (r->flags & AS_FLAG_LEAD_REAL) && (r->flags & AS_FLAG_LEAD_DOMINANT) ? 1 : 0;
+  a->good += r->good;
+  a->margin_pos += (r->flags & AS_FLAG_MARGIN_POSITIVE) ? 1 : 0;
+  a->m_sym += (r->flags & AS_FLAG_M_SYMMETRIC) ? 1 : 0;
+  a->m_spd += (r->flags & AS_FLAG_M_SPD) ? 1 : 0;
+  if (a->gap && !isnan(r->gap_rel)) a->gap[a->n_gap++] = r->gap_rel;
+  if (a->margin && !isnan(r->margin)) a->margin[a->n_margin++] = r->margin;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Median of v (n values, sorted in place); NaN for none. */
+static double median(double *v, int n) {
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Analyse triple j (item j / H, head j % H) on this rank alone (LAPACK) into *res. */
+static void analyse_local(const census_opts *o, int j, int heads, int d, int m, const int *layer,
+                          const int *head, as_triple *tr, as_spectral *sp, census_out *res) {
+  const int H = heads > 1 ? heads : 1, item = j / H, h = j % H;
+  memset(res, 0, sizeof *res);
+  res->theorem = -1;
+  as_error_clear();
+  as_status st = load_triple(o, item, heads, h, d, m, tr);
+  if (st != AS_OK) {
+    res->code = as_cli_report("census", st);
+    return;
+  }
+  as_error_clear();
+  st = as_spectral_analyze(tr, o->tol, sp);
+  if (st == AS_ERR_NOMEM) {
+    res->code = as_cli_report("census", st);
+    return;
+  }
+  census_row row;
+  memset(&row, 0, sizeof row);
+  row.index = j;
+  row.layer = layer ? layer[item] : -1;
+  row.head = heads > 1 ? h : (head ? head[item] : -1);
+  if (st != AS_OK) {
+    snprintf(row.failed, sizeof row.failed, "%s", as_error_get()->message);
+  } else {
+    double nm = 0, sep = INFINITY;
+    for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
+    for (int i = 1; i < d; i++)
+      sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
+    row.m_norm = sqrt(nm);
+    row.sep = sep;
+    census_fill(res, sp);
+  }
+  FILE *f = fmemopen(res->text, sizeof res->text - 1, "w");
+  if (!f) {
+    snprintf(res->text, sizeof res->text, "(row %d: no memory to format it)\n", j);
+    return;
+  }
+  if (o->csv)
+    csv_row(f, &row, d, m, st == AS_OK ? sp : NULL);
+  else
+    md_row(f, &row, st == AS_OK ? sp : NULL);
+  fclose(f);
+}
+
+/* Rank 0's file facts, broadcast: st, count, heads, d, m. */
 typedef struct census_shape {
-  int st, count, d, m;
+  int st, count, heads, d, m;
 } census_shape;
+
+/* Is `out` the same file as `in` (device and inode, links followed)? */
+static int same_file(const char *in, const char *out) {
+  struct stat a, b;
+  return stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 int as_cmd_census(int argc, char **argv) {
   int rank = 0, size = 1;
@@ -224,24 +440,42 @@ int as_cmd_census(int argc, char **argv) {
   as_status st = as_par_setup(MPI_COMM_WORLD);
   if (st != AS_OK) return as_cli_report("census", st);
 
-  int *layer = NULL, *head = NULL;
-  char model[64] = "";
+  int *layer = NULL, *head = NULL, have_spread = 0;
+  double *spread = NULL;
+  char model[64] = "", position[64] = "";
   as_triple *tr = NULL;
   as_spectral *sp = NULL;
   as_pspectral *ps = NULL;
   FILE *out = NULL;
-  census_row *row = NULL;
+  census_out *mine = NULL, *all = NULL;
   int n_good = 0, n_failed = 0, thm_count[AS_THM_COUNT] = {0};
+  census_stats stats;
+  memset(&stats, 0, sizeof stats);
 
-  census_shape sh = {AS_OK, 0, 0, 0};
+  census_shape sh = {AS_OK, 0, 0, 0, 0};
   if (rank == 0) {
-    st = as_matfile_info(o.path, &sh.count, &sh.d, &sh.m);
-    if (st == AS_OK) {
-      layer = malloc(((size_t)sh.count + 1) * sizeof *layer);
-      head = malloc(((size_t)sh.count + 1) * sizeof *head);
-      st = layer && head ? as_matfile_labels(o.path, sh.count, layer, head, model, sizeof model)
-                         : AS_ERR_NOMEM;
+    if (o.out && same_file(o.path, o.out)) {
+      st = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                        "-o %s is the input %s: an output never replaces an input", o.out, o.path);
+    } else {
+      guard_begin(&o);
+      st = as_matfile_shape(o.path, &sh.count, &sh.heads, &sh.d, &sh.m);
+      if (st == AS_OK) {
+        layer = malloc(((size_t)sh.count + 1) * sizeof *layer);
+        head = malloc(((size_t)sh.count + 1) * sizeof *head);
+        st = layer && head ? as_matfile_labels(o.path, sh.count, layer, head, model, sizeof model,
+                                               position, sizeof position)
+                           : AS_ERR_NOMEM;
+      }
+      const long ntrip = (long)sh.count * (sh.heads > 1 ? sh.heads : 1);
+      if (st == AS_OK && ntrip < INT_MAX / 2) {
+        spread = malloc(((size_t)ntrip + 1) * sizeof *spread);
+        st = spread ? as_matfile_rotary(o.path, (int)ntrip, spread, &have_spread) : AS_ERR_NOMEM;
+      }
+      guard_end();
     }
+    if (st == AS_OK && (long)sh.count * (sh.heads > 1 ? sh.heads : 1) > INT_MAX / 2)
+      st = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__, "%s: too many triples", o.path);
     if (st == AS_OK && o.out) {
       out = fopen(o.out, "w");
       if (!out)
@@ -250,7 +484,7 @@ int as_cmd_census(int argc, char **argv) {
     }
     sh.st = st;
   }
-  if (MPI_Bcast(&sh, 4, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+  if (MPI_Bcast(&sh, 5, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
     code = 3;
     goto cleanup;
   }
@@ -258,26 +492,49 @@ int as_cmd_census(int argc, char **argv) {
     code = rank == 0 ? as_cli_report("census", (as_status)sh.st) : as_status_exit_code(sh.st);
     goto cleanup;
   }
-  const int d = sh.d, m = sh.m, distributed = d >= o.threshold;
+  /* Every rank needs the labels when LAPACK runs everywhere. */
+  if (rank != 0) {
+    layer = malloc(((size_t)sh.count + 1) * sizeof *layer);
+    head = malloc(((size_t)sh.count + 1) * sizeof *head);
+  }
+  int have = layer && head, every = 0;
+  MPI_Allreduce(&have, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!every) {
+    code = rank == 0 ? as_cli_report("census", AS_ERR_NOMEM) : 3;
+    goto cleanup;
+  }
+  if (sh.count > 0) {
+    MPI_Bcast(layer, sh.count, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(head, sh.count, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  const int d = sh.d, m = sh.m, H = sh.heads > 1 ? sh.heads : 1, n = sh.count * H;
+  const int distributed = choose_distributed(&o, n, d, size);
   st = as_triple_create(d, m, &tr);
   if (st == AS_OK) st = as_spectral_create(d, &sp);
-  row = calloc(1, sizeof *row);
-  if (st == AS_OK && !row) st = AS_ERR_NOMEM;
+  mine = calloc(1, sizeof *mine);
+  all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+  if (rank == 0) {
+    stats.gap = malloc(((size_t)n + 1) * sizeof *stats.gap);
+    stats.margin = malloc(((size_t)n + 1) * sizeof *stats.margin);
+  }
+  if (st == AS_OK && (!mine || (rank == 0 && (!all || !stats.gap || !stats.margin))))
+    st = AS_ERR_NOMEM;
   if (st == AS_OK && distributed) {
     /* One grid over as many ranks as a supported shape can use (pdhseqr refuses 1-D grids
      * of 3 or more): 1x1, 1x2, then the squarest P x Q with P, Q >= 2. */
-    int np = 1, gp = 1, gq = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    if (np >= 2) gq = 2;
-    for (int p = 2; p * p <= np; p++)
-      if (as_pspectral_grid_ok(p, np / p, NULL, 0)) {
+    int gp = 1, gq = 1;
+    if (size >= 2) gq = 2;
+    for (int p = 2; p * p <= size; p++)
+      if (as_pspectral_grid_ok(p, size / p, NULL, 0)) {
         gp = p;
-        gq = np / p;
+        gq = size / p;
       }
-    st = as_pspectral_create(MPI_COMM_WORLD, o.threshold, gp, gq, &ps);
+    st = as_pspectral_create(MPI_COMM_WORLD, o.threshold > 0 ? o.threshold : 1, gp, gq, &ps);
   }
-  if (st != AS_OK) {
-    code = rank == 0 ? as_cli_report("census", st) : as_status_exit_code(st);
+  int ok = st == AS_OK, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    code = st != AS_OK ? as_cli_report("census", st) : 3;
     goto cleanup;
   }
   if (rank == 0) {
@@ -285,68 +542,111 @@ int as_cmd_census(int argc, char **argv) {
     if (o.csv) {
       fprintf(f, "%s\n", csv_columns);
     } else {
-      fprintf(f, "census of %s: %d triple%s, d = %d, Q and K %d x %d%s%s; tol %g; %s\n\n", o.path,
-              sh.count, sh.count == 1 ? "" : "s", d, m, d, model[0] ? ", model " : "", model, o.tol,
-              distributed ? "ScaLAPACK (d >= threshold)" : "LAPACK (d below the threshold)");
+      fprintf(f, "census of %s: %d triple%s%s, d = %d, Q and K %d x %d%s%s; tol %g; %s\n", o.path,
+              n, n == 1 ? "" : "s", sh.heads > 1 ? " (layers of stacked heads)" : "", d, m, d,
+              model[0] ? ", model " : "", model, o.tol,
+              distributed ? "ScaLAPACK on every rank" : "LAPACK, one triple per rank");
+      if (position[0]) fprintf(f, "positions: %s%s\n", position, position_note(position));
+      fprintf(f, "\n");
       md_header(f);
     }
   }
 
-  for (int i = 0; i < sh.count; i++) {
-    /* Rank 0 reads the triple; a bad one stops everybody before a collective call. */
-    int ok = 1;
-    if (rank == 0) {
+  const int per_round = distributed ? 1 : size;
+  for (int first = 0; first < n; first += per_round) {
+    if (distributed) {
+      /* Rank 0 reads the triple; a bad one stops everybody before a collective call. */
+      int lok = 1;
+      if (rank == 0) {
+        as_error_clear();
+        st = load_triple(&o, first / H, sh.heads, first % H, d, m, tr);
+        lok = st == AS_OK;
+      }
+      if (MPI_Bcast(&lok, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        code = 3;
+        goto cleanup;
+      }
+      if (!lok) {
+        code = rank == 0 ? as_cli_report("census", st) : 2;
+        goto cleanup;
+      }
       as_error_clear();
-      st = load_triple(&o, i, d, m, tr);
-      ok = st == AS_OK;
+      st = as_pspectral_analyze(ps, tr, o.tol, sp); /* collective; same status everywhere */
+      if (st == AS_ERR_NOMEM || st == AS_ERR_MPI) {
+        code = rank == 0 ? as_cli_report("census", st) : as_status_exit_code(st);
+        goto cleanup;
+      }
+      if (rank != 0) continue;
+      census_out *r = all;
+      memset(r, 0, sizeof *r);
+      r->theorem = -1;
+      census_row row;
+      memset(&row, 0, sizeof row);
+      row.index = first;
+      row.layer = layer[first / H];
+      row.head = sh.heads > 1 ? first % H : head[first / H];
+      if (st != AS_OK) {
+        snprintf(row.failed, sizeof row.failed, "%s", as_error_get()->message);
+      } else {
+        double nm = 0, sep = INFINITY;
+        for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
+        for (int i = 1; i < d; i++)
+          sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
+        row.m_norm = sqrt(nm);
+        row.sep = sep;
+        census_fill(r, sp);
+      }
+      FILE *f = out ? out : stdout;
+      if (o.csv)
+        csv_row(f, &row, d, m, st == AS_OK ? sp : NULL);
+      else
+        md_row(f, &row, st == AS_OK ? sp : NULL);
+      n_good += r->good;
+      stats_add(&stats, r);
+      if (r->theorem >= 0 && r->theorem < AS_THM_COUNT)
+        thm_count[r->theorem]++;
+      else
+        n_failed++;
+      continue;
     }
-    if (MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    /* LAPACK: triple first + rank on each rank, the rows gathered to rank 0 in order. */
+    const int j = first + rank;
+    if (j < n)
+      analyse_local(&o, j, sh.heads, d, m, layer, head, tr, sp, mine);
+    else
+      memset(mine, 0, sizeof *mine);
+    if (MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0,
+                   MPI_COMM_WORLD) != MPI_SUCCESS) {
       code = 3;
       goto cleanup;
     }
-    if (!ok) {
-      code = rank == 0 ? as_cli_report("census", st) : 2;
-      goto cleanup;
-    }
-    as_error_clear();
-    if (distributed)
-      st = as_pspectral_analyze(ps, tr, o.tol, sp); /* collective; same status everywhere */
-    else if (rank == 0)
-      st = as_spectral_analyze(tr, o.tol, sp);
-    if (st == AS_ERR_NOMEM || st == AS_ERR_MPI) {
-      code = rank == 0 ? as_cli_report("census", st) : as_status_exit_code(st);
+    int stop = 0;
+    if (rank == 0)
+      for (int p = 0; p < size && first + p < n; p++)
+        if (all[p].code && !stop) stop = all[p].code;
+    MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (stop) {
+      code = stop;
       goto cleanup;
     }
     if (rank != 0) continue;
-    memset(row, 0, sizeof *row);
-    row->index = i;
-    row->layer = layer[i];
-    row->head = head[i];
-    if (st != AS_OK) {
-      snprintf(row->failed, sizeof row->failed, "%s", as_error_get()->message);
-      n_failed++;
-    } else {
-      double nm = 0, sep = INFINITY;
-      for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
-      for (int j = 1; j < d; j++)
-        sep = fmin(sep, hypot(sp->wr[j] - sp->wr[0], sp->wi[j] - sp->wi[0]));
-      row->m_norm = sqrt(nm);
-      row->sep = sep;
-      if (sp->flags & AS_FLAG_GOOD) n_good++;
-      if ((int)sp->theorem >= 0 && (int)sp->theorem < AS_THM_COUNT) thm_count[sp->theorem]++;
-    }
     FILE *f = out ? out : stdout;
-    if (o.csv)
-      csv_row(f, row, d, m, st == AS_OK ? sp : NULL);
-    else
-      md_row(f, row, st == AS_OK ? sp : NULL);
+    for (int p = 0; p < size && first + p < n; p++) {
+      fputs(all[p].text, f);
+      n_good += all[p].good;
+      stats_add(&stats, &all[p]);
+      if (all[p].theorem >= 0 && all[p].theorem < AS_THM_COUNT)
+        thm_count[all[p].theorem]++;
+      else
+        n_failed++;
+    }
   }
 
   if (rank == 0) {
     FILE *f = out ? out : stdout;
     /* In CSV the summary goes to stderr, so the table stays one CSV document. */
     FILE *sf = o.csv ? stderr : f;
-    fprintf(sf, "%sgood triples: %d of %d heads\n", o.csv ? "" : "\n", n_good, sh.count);
+    fprintf(sf, "%sgood triples: %d of %d heads\n", o.csv ? "" : "\n", n_good, n);
     fprintf(sf, "theorems:");
     int first = 1;
     for (int t = 0; t < AS_THM_COUNT; t++) {
@@ -356,6 +656,22 @@ int as_cmd_census(int argc, char **argv) {
     }
     if (n_failed) fprintf(sf, "%s failed %d", first ? "" : ",", n_failed);
     fprintf(sf, "\n");
+    fprintf(sf,
+            "hypotheses: real dominant lambda_1 %d, good %d, <Q phi_1, K phi_1> > 0 %d, M "
+            "symmetric %d, M positive definite %d (of %d analysed); median gap / abs lambda_1 "
+            "%.4g, median <Q phi_1, K phi_1> %.4g\n",
+            stats.real_dominant, stats.good, stats.margin_pos, stats.m_sym, stats.m_spd, stats.n,
+            median(stats.gap, stats.n_gap), median(stats.margin, stats.n_margin));
+    if (o.csv && position[0]) fprintf(sf, "positions: %s%s\n", position, position_note(position));
+    if (have_spread) {
+      double mx = 0;
+      for (int i = 0; i < n; i++) mx = fmax(mx, spread[i]);
+      double med = median(spread, n);
+      fprintf(sf,
+              "rotary: norm(M(r) - M(0))_F / norm(M(0))_F over 0 < |r| <= 64 (import-weights): "
+              "median %.4g, max %.4g; the rows above are r = 0\n",
+              med, mx);
+    }
     if (fflush(f) != 0 || (out && ferror(out))) {
       fprintf(stderr, "attnsweep census: %s: write failed\n", o.out ? o.out : "stdout");
       code = 3;
@@ -366,12 +682,16 @@ cleanup:
   as_pspectral_destroy(&ps);
   as_spectral_destroy(&sp);
   as_triple_destroy(&tr);
-  free(row);
+  free(mine);
+  free(all);
+  free(stats.gap);
+  free(stats.margin);
+  free(spread);
   free(layer);
   free(head);
   if (out) fclose(out);
   /* Every rank leaves with the same code. */
-  int all = code;
-  MPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return all;
+  int worst = code;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
 }

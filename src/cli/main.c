@@ -76,8 +76,9 @@ static const as_command commands[] = {
      "attention heads of a checkpoint (safetensors) -> a matrix file",
      "usage: attnsweep import-weights CHECKPOINT -o OUT.h5 [OPTIONS]\n\n"
      "Writes every (layer, head) of CHECKPOINT (a safetensors file, or a directory with\n"
-     "model.safetensors or its sharded index) as a triple Q_h, K_h (d_k x d), V_h (d x d)\n"
-     "with mscale = 1/sqrt(d_k), in the layout `vfamily: file` and `mfamily: file` read.\n"
+     "model.safetensors or its sharded index) as a triple Q_h, K_h (d_k x d), V_h (d x d,\n"
+     "stored as factors in the checkpoint's precision) with mscale = 1/sqrt(d_k), in the\n"
+     "layout `vfamily: file` and `mfamily: file` read (--stack-heads: one item per layer).\n"
      "The model is detected from the tensor names unless --model is given; the heads come\n"
      "from --heads or config.json beside the checkpoint. Biases are ignored. Exit 2 names\n"
      "a missing or misshapen tensor. Runs analysis/import_weights.py (docs/weights.md),\n"
@@ -89,8 +90,9 @@ static const as_command commands[] = {
      "analysis of the sweep (eigenvalues of V, the good-triple checks with their margins,\n"
      "<Q phi_1, K phi_1>, the asymmetry and smallest symmetric eigenvalue of M, k positive\n"
      "eigenvalues, paranormal structure) and the theorem whose hypotheses hold, as a\n"
-     "markdown table (--csv: CSV), then \"good triples: a of b heads\". d >= D (default 512)\n"
-     "is analysed with ScaLAPACK on all ranks (docs/weights.md).\n",
+     "markdown table (--csv: CSV), then \"good triples: a of b heads\". LAPACK takes one\n"
+     "triple per rank, ScaLAPACK all ranks per triple, whichever is cheaper (--threshold D:\n"
+     "ScaLAPACK from d >= D); a damaged file is exit 2 (docs/weights.md).\n",
      &as_opts_census, NULL, NULL},
     {"bench", as_cmd_bench, 0, "benchmarks of the numerical core (prints figures)",
      "usage: attnsweep bench [NAME]\n\nRuns the benchmark NAME (default all) on one core and "

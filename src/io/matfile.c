@@ -80,6 +80,19 @@ void as_matfile_destroy(as_matfile **p) {
   *p = NULL;
 }
 
+/* An HDF5 failure while reading an existing HDF5 file means its metadata is damaged or cut
+ * short (a checksum, a header that does not load): bad input, and the message names the file
+ * (the HDF5 stack alone does not). Other statuses pass unchanged. */
+static as_status name_damage(as_status st, const char *path) {
+  if (st != AS_ERR_HDF5) return st;
+  char old[AS_ERRMSG_MAX];
+  snprintf(old, sizeof old, "%s", as_error_get()->message);
+  as_error_clear();
+  return as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                      "%s: HDF5 cannot read the file: it is damaged or truncated (%s)",
+                      path ? path : "(no file)", old);
+}
+
 /* Open a file for reading; a missing or non-HDF5 file is bad input. */
 static as_status open_file(const char *path, hid_t *fid) {
   as_status st = AS_OK;
@@ -263,13 +276,102 @@ cleanup:
   return st;
 }
 
+/* Shape of the value matrices: /triples/V [k][(H)][d][d], or its factors /triples/VL
+ * [k][(H)][d][r] and /triples/VR [k][(H)][r][d] (V = VL VR, import-weights' compact layout). */
+static as_status v_shape(hid_t fid, const char *path, int *k, int *h, int *d) {
+  as_status st = AS_OK;
+  int r, c;
+  if (!exists(fid, "/triples/V") && exists(fid, "/triples/VL")) {
+    int kr, hr, rr, cr;
+    AS_TRY(shape_h(fid, path, "/triples/VL", k, h, &r, &c));
+    AS_TRY(shape_h(fid, path, "/triples/VR", &kr, &hr, &rr, &cr));
+    AS_CHECK(kr == *k && hr == *h && rr == c && cr == r && c >= 1, AS_ERR_DATA,
+             "%s: /triples/VL items are %d x %d and /triples/VR items %d x %d (%d and %d of "
+             "them): V = VL VR needs d x r and r x d, as many of each",
+             path, r, c, rr, cr, *k, kr);
+    *d = r;
+    goto cleanup;
+  }
+  AS_TRY(shape_h(fid, path, "/triples/V", k, h, &r, &c));
+  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  *d = r;
+cleanup:
+  return st;
+}
+
+/* Item `index` of the factored V (heads > 1: its heads stacked) expanded into a new buffer
+ * V = VL VR, summed over the rank in a fixed order (the same bits on every rank). */
+static as_status read_factored_v(hid_t fid, const char *path, int index, int heads, int d,
+                                 double **out) {
+  as_status st = AS_OK;
+  double *L = NULL, *R = NULL, *V = NULL;
+  int k, h, r, c;
+  AS_TRY(shape_h(fid, path, "/triples/VL", &k, &h, &r, &c));
+  AS_TRY(read_item(fid, path, "/triples/VL", index, heads, d, c, "VL (d x r)", &L));
+  AS_TRY(read_item(fid, path, "/triples/VR", index, heads, c, d, "VR (r x d)", &R));
+  const int nh = heads > 1 ? heads : 1;
+  const size_t dd = (size_t)d * d, dr = (size_t)d * c;
+  V = calloc((size_t)nh * dd, sizeof *V);
+  AS_CHECK_ALLOC(V);
+  for (int g = 0; g < nh; g++) {
+    const double *Lg = L + g * dr, *Rg = R + g * dr;
+    double *Vg = V + g * dd;
+    for (int i = 0; i < d; i++)
+      for (int q = 0; q < c; q++) {
+        const double a = Lg[(size_t)i * c + q];
+        const double *row = Rg + (size_t)q * d;
+        double *vi = Vg + (size_t)i * d;
+        for (int j = 0; j < d; j++) vi[j] += a * row[j];
+      }
+  }
+  for (size_t e = 0; e < (size_t)nh * dd; e++)
+    AS_CHECK(isfinite(V[e]), AS_ERR_DATA,
+             "%s: item %d: V = VL VR overflows at head %zu, entry (%zu, %zu)", path, index, e / dd,
+             (e % dd) / d, e % d);
+  *out = V;
+  V = NULL;
+cleanup:
+  free(L);
+  free(R);
+  free(V);
+  return st;
+}
+
+as_status as_matfile_shape(const char *path, int *count, int *heads, int *d, int *m) {
+  as_status st = AS_OK;
+  hid_t fid = -1;
+  AS_CHECK(count && heads && d && m, AS_ERR_ARG, "matfile shape: NULL argument");
+  AS_TRY(open_file(path, &fid));
+  int k, h, r;
+  AS_TRY(v_shape(fid, path, &k, &h, &r));
+  AS_CHECK(h != 1, AS_ERR_DATA, "%s: /triples/V has a head axis of length 1", path);
+  *count = k;
+  *heads = h;
+  *d = r;
+  *m = r;
+  if (exists(fid, "/triples/Q")) {
+    int kq, hq, rq, cq;
+    AS_TRY(shape_h(fid, path, "/triples/Q", &kq, &hq, &rq, &cq));
+    AS_CHECK(kq == k && hq == h && cq == r, AS_ERR_DATA,
+             "%s: /triples/Q is [%d][%d][%d][%d] (heads 0: no head axis); /triples/V needs "
+             "[%d][%d][m][%d]",
+             path, kq, hq, rq, cq, k, h, r);
+    *m = rq;
+  }
+cleanup:
+  if (fid >= 0) H5Fclose(fid);
+  return name_damage(st, path);
+}
+
 as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
   as_status st = AS_OK;
   hid_t fid = -1;
   AS_TRY(open_file(path, &fid));
-  int k, r, c;
-  AS_TRY(shape(fid, path, "/triples/V", &k, &r, &c));
-  AS_CHECK(r == c, AS_ERR_DATA, "%s: /triples/V items are %d x %d, not square", path, r, c);
+  int k, h, r;
+  AS_TRY(v_shape(fid, path, &k, &h, &r));
+  AS_CHECK(h == 0, AS_ERR_DATA,
+           "%s: /triples/V has a head axis ([k][H][rows][cols], H = %d): sweep it with heads: %d",
+           path, h, h);
   *count = k;
   *d = r;
   *m = r;
@@ -280,7 +382,7 @@ as_status as_matfile_info(const char *path, int *count, int *d, int *m) {
   }
 cleanup:
   if (fid >= 0) H5Fclose(fid);
-  return st;
+  return name_damage(st, path);
 }
 
 /* The optional integer dataset name ([count]) into out; -1 everywhere when absent. */
@@ -306,23 +408,50 @@ cleanup:
   return st;
 }
 
+as_status as_matfile_rotary(const char *path, int count, double *spread, int *have) {
+  as_status st = AS_OK;
+  hid_t fid = -1, ds = -1, sp = -1, ty = -1;
+  const char *name = "/triples/rotary_spread";
+  AS_CHECK(count >= 0 && spread && have, AS_ERR_ARG, "matfile rotary: bad arguments");
+  *have = 0;
+  AS_TRY(open_file(path, &fid));
+  if (!exists(fid, name)) goto cleanup;
+  AS_TRY(want_dataset(fid, path, name));
+  AS_H5_ID(ds, H5Dopen2(fid, name, H5P_DEFAULT));
+  AS_H5_ID(ty, H5Dget_type(ds));
+  AS_H5_ID(sp, H5Dget_space(ds));
+  const hssize_t np = H5Sget_simple_extent_npoints(sp);
+  AS_CHECK(H5Tget_class(ty) == H5T_FLOAT && np == (hssize_t)count, AS_ERR_DATA,
+           "%s: dataset %s must hold %d numbers, one per triple", path, name, count);
+  if (count > 0) AS_H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, spread));
+  for (int i = 0; i < count; i++)
+    AS_CHECK(isfinite(spread[i]) && spread[i] >= 0, AS_ERR_DATA,
+             "%s: dataset %s, entry %d is %g, not a finite number >= 0", path, name, i, spread[i]);
+  *have = 1;
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (ty >= 0) H5Tclose(ty);
+  if (ds >= 0) H5Dclose(ds);
+  if (fid >= 0) H5Fclose(fid);
+  return name_damage(st, path);
+}
+
 /* The optional string attribute name of /triples into out (cap bytes; "" when absent). */
 static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t cap) {
   as_status st = AS_OK;
   hid_t at = -1, ty = -1, mt = -1;
-  char *vs = NULL, *fs = NULL;
+  char *fs = NULL;
   out[0] = '\0';
   if (H5Aexists_by_name(fid, "/triples", name, H5P_DEFAULT) <= 0) goto cleanup;
   AS_H5_ID(at, H5Aopen_by_name(fid, "/triples", name, H5P_DEFAULT, H5P_DEFAULT));
   AS_H5_ID(ty, H5Aget_type(at));
   if (H5Tget_class(ty) != H5T_STRING) goto cleanup; /* not a label: ignored */
+  /* A variable-length string lives in the global heap, whose damage makes HDF5 loop or crash
+   * (issue 36 item 9): only fixed-length strings, stored in the attribute itself, are read. */
+  if (H5Tis_variable_str(ty) != 0) goto cleanup;
   AS_H5_ID(mt, H5Tcopy(H5T_C_S1));
   AS_H5_CHECK(H5Tset_cset(mt, H5Tget_cset(ty))); /* h5py writes UTF-8: no conversion path */
-  if (H5Tis_variable_str(ty) > 0) {
-    AS_H5_CHECK(H5Tset_size(mt, H5T_VARIABLE));
-    AS_H5_CHECK(H5Aread(at, mt, &vs));
-    snprintf(out, cap, "%s", vs ? vs : "");
-  } else {
+  {
     size_t n = H5Tget_size(ty);
     AS_CHECK(n > 0 && n < 1u << 20, AS_ERR_DATA, "attribute /triples %s: bad string size", name);
     fs = calloc(n + 1, 1);
@@ -330,9 +459,10 @@ static as_status read_string_attr(hid_t fid, const char *name, char *out, size_t
     AS_H5_CHECK(H5Tset_size(mt, n + 1));
     AS_H5_CHECK(H5Aread(at, mt, fs));
     snprintf(out, cap, "%s", fs);
+    for (char *p = out; *p; p++) /* a label is printed: no control characters */
+      if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   }
 cleanup:
-  if (vs) H5free_memory(vs);
   free(fs);
   if (mt >= 0) H5Tclose(mt);
   if (ty >= 0) H5Tclose(ty);
@@ -341,7 +471,7 @@ cleanup:
 }
 
 as_status as_matfile_labels(const char *path, int count, int *layer, int *head, char *model,
-                            size_t cap) {
+                            size_t cap, char *position, size_t pcap) {
   as_status st = AS_OK;
   hid_t fid = -1;
   AS_CHECK(count >= 0 && layer && head, AS_ERR_ARG, "matfile labels: bad arguments");
@@ -349,14 +479,16 @@ as_status as_matfile_labels(const char *path, int count, int *layer, int *head, 
   AS_TRY(read_labels(fid, path, "/triples/layer", count, layer));
   AS_TRY(read_labels(fid, path, "/triples/head", count, head));
   if (model && cap > 0) AS_TRY(read_string_attr(fid, "model", model, cap));
+  if (position && pcap > 0) AS_TRY(read_string_attr(fid, "position", position, pcap));
 cleanup:
   if (fid >= 0) H5Fclose(fid);
-  return st;
+  return name_damage(st, path);
 }
 
 as_status as_matfile_load(as_trial *t, as_matfile **out) {
   as_status st = AS_OK;
   as_matfile *mf = NULL;
+  const char *cur = NULL; /* the file being read, for name_damage */
   hid_t fid = -1;
   AS_CHECK(t != NULL && out != NULL, AS_ERR_ARG, "matfile: NULL argument");
   mf = calloc(1, sizeof *mf);
@@ -366,10 +498,14 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   const int H = t->blocks.heads > 1 ? t->blocks.heads : 1;
   if (ts->vfamily == AS_V_FILE || ts->mfamily == AS_M_FILE) {
     const char *path = ts->file.text;
+    cur = path;
     AS_TRY(open_file(path, &fid));
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
-      AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
+      if (!exists(fid, "/triples/V") && exists(fid, "/triples/VL"))
+        AS_TRY(read_factored_v(fid, path, idx, H, d, &mf->V));
+      else
+        AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
       ts->V.data = mf->V;
       ts->V.rows = H * d;
       ts->V.cols = d;
@@ -405,6 +541,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
   }
   if (t->init.kind == AS_INIT_FILE) {
     const char *path = t->init.file.text, *name = t->init.dataset.text;
+    cur = path;
     AS_CHECK(name != NULL && name[0] != '\0', AS_ERR_DATA, "%s: no tokens dataset was named",
              path ? path : "(no file)");
     char full[512];
@@ -439,5 +576,5 @@ cleanup:
     if (mf->X && t->init.data.data == mf->X) t->init.data.data = NULL;
   }
   as_matfile_destroy(&mf);
-  return st;
+  return name_damage(st, cur);
 }

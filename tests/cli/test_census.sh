@@ -36,7 +36,7 @@ with h5py.File(sys.argv[1], "w") as f:
     g["layer"] = np.array([0, 0, 0, 0, 1, 1, 1], dtype=np.int32)
     g["head"] = np.array([0, 1, 2, 3, 0, 1, 2], dtype=np.int32)
     g.attrs["mscale"] = 0.5
-    g.attrs["model"] = "known"
+    g.attrs["model"] = np.bytes_(b"known")  # fixed-length: what census reads
 PY
 
 out=$("$bin" census "$tmp/known.h5" 2>&1); rc=$?
@@ -44,6 +44,7 @@ echo "$out"
 check "census exits 0" test $rc -eq 0
 check "header names the file, d, Q and K shape, model and path" \
   grep -q "census of $tmp/known.h5: 7 triples, d = 6, Q and K 6 x 6, model known; tol 1e-10; LAPACK" <<<"$out"
+check "one rank: LAPACK (the cheaper path)" grep -q "LAPACK, one triple per rank" <<<"$out"
 check "summary line" grep -qx "good triples: 2 of 7 heads" <<<"$out"
 check "theorem counts" grep -qx "theorems: identity 1, good 2, paranormal 1, minus_identity 1, codim_k 1, complex 1" <<<"$out"
 "$bin" census "$tmp/known.h5" -o "$tmp/known.md" >"$tmp/o.txt" 2>&1
@@ -122,6 +123,33 @@ sys.exit(fail)
 PY
 check "census columns and numbers match the construction and numpy" test $? -eq 0
 
+# The hypotheses line: counts by construction (Perron, K = -I and the good one have a real
+# dominant lambda_1; M = I/2 in five, -I/2 in one, I/2 + skew in one), medians from the CSV.
+"$py" - "$tmp/known.csv" "$tmp/csv.err" <<'PY'
+import csv, math, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+line = [l for l in open(sys.argv[2]) if l.startswith("hypotheses:")]
+fail = int(len(line) != 1)
+m = re.match(r"hypotheses: real dominant lambda_1 (\d+), good (\d+), <Q phi_1, K phi_1> > 0 (\d+), "
+             r"M symmetric (\d+), M positive definite (\d+) \(of (\d+) analysed\); median gap / "
+             r"abs lambda_1 (\S+), median <Q phi_1, K phi_1> (\S+)$", line[0].strip() if line else "")
+if not m:
+    print("FAIL: hypotheses line %r" % line); sys.exit(1)
+got = tuple(int(x) for x in m.groups()[:6])
+if got != (3, 2, 2, 6, 5, 7):
+    print("FAIL: hypotheses counts %s, constructed (3, 2, 2, 6, 5, 7)" % (got,)); fail = 1
+def med(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+gaps = [float(r["gap_rel"]) for r in rows if r["lead_real"] == "1"]
+margins = [float(r["margin"]) for r in rows if r["margin"] != "nan"]
+for what, want, text in (("gap", med(gaps), m.group(7)), ("margin", med(margins), m.group(8))):
+    if abs(float(text) - want) > 1e-3 * abs(want) + 1e-12:
+        print("FAIL: median %s %s, from the CSV %g" % (what, text, want)); fail = 1
+sys.exit(fail)
+PY
+check "hypotheses line: counts as constructed, medians of the CSV's columns" test $? -eq 0
+
 # ---------------------------------------------------------------- ScaLAPACK path = LAPACK path
 "$py" - "$tmp/big.h5" <<'PY' || { echo "FAIL: writing big.h5"; exit 1; }
 import sys, h5py, numpy as np
@@ -165,6 +193,63 @@ print("compared %d triples" % len(a))
 sys.exit(fail)
 PY
 check "ScaLAPACK and LAPACK census agree (flags, theorem; numbers to 1e-9)" test $? -eq 0
+
+# LAPACK on two ranks (one triple per rank): the same rows, in order.
+"$mpiexec" -n 2 "$bin" census "$tmp/big.h5" --csv -o "$tmp/lapack2.csv" 2>/dev/null
+check "LAPACK on 2 ranks: the rows of one rank, byte for byte" cmp "$tmp/lapack.csv" "$tmp/lapack2.csv"
+
+# ---------------------------------------------------------------- stacked heads, positions
+# A file with a head axis ([k][H][...], import-weights --stack-heads) gives each item's heads
+# in turn: the rows of the same triples stored one per item, with head labels 0..H-1.
+"$py" - "$tmp" <<'PY' || { echo "FAIL: writing stacked.h5"; exit 1; }
+import sys, h5py, numpy as np
+t = sys.argv[1]
+with h5py.File(t + "/known.h5", "r") as f:
+    V, Q, K = (f["triples"][n][:6] for n in "VQK")
+with h5py.File(t + "/stacked.h5", "w") as f:
+    g = f.create_group("triples")
+    g["V"], g["Q"], g["K"] = (a.reshape((2, 3) + a.shape[1:]) for a in (V, Q, K))
+    g["layer"] = np.array([4, 7], dtype=np.int32)
+    g.attrs["mscale"] = 0.5
+    g.attrs["position"] = np.bytes_(b"rotary")
+    g["rotary_spread"] = np.array([[0.5, 0.1, 0.2], [0.9, 0.3, 0.4]])
+    g.attrs["model"] = "vlen strings are not read"
+PY
+out=$("$bin" census "$tmp/stacked.h5" --csv 2>"$tmp/st.err"); rc=$?
+check "stacked heads: exit 0" test $rc -eq 0
+check "stacked heads: 6 rows with the per-triple analysis" \
+  bash -c "diff <(cut -d, -f4- <<<\"\$0\") <(head -7 '$tmp/known.csv' | cut -d, -f4-)" "$out"
+check "stacked heads: layer and head labels" \
+  bash -c "[ \"\$(cut -d, -f2,3 <<<\"\$0\" | tail -6 | tr '\n' ' ')\" = '4,0 4,1 4,2 7,0 7,1 7,2 ' ]" "$out"
+check "rotary positions are stated (position-free M)" grep -q "positions: rotary.*r = 0" "$tmp/st.err"
+check "rotary spread: median and max of /triples/rotary_spread" \
+  grep -q "^rotary: .* median 0.35, max 0.9; the rows above are r = 0$" "$tmp/st.err"
+out=$("$bin" census "$tmp/stacked.h5" 2>&1)
+check "a variable-length model label is not read" bash -c "! grep -q 'vlen' <<<\"\$0\"" "$out"
+
+# ---------------------------------------------------------------- never a hang, crash or loss
+cp "$tmp/known.h5" "$tmp/keep.h5"
+err=$("$bin" census "$tmp/keep.h5" -o "$tmp/keep.h5" 2>&1); rc=$?
+check "-o naming the input: exit 2 ($err)" bash -c "[ $rc -eq 2 ] && grep -q 'is the input' <<<\"\$0\"" "$err"
+ln -s "$tmp/keep.h5" "$tmp/link.md"
+err=$("$bin" census "$tmp/keep.h5" -o "$tmp/link.md" 2>&1); rc=$?
+check "-o a link to the input: exit 2, the input intact" \
+  bash -c "[ $rc -eq 2 ] && cmp -s '$tmp/known.h5' '$tmp/keep.h5'"
+mkfifo "$tmp/fifo.h5"
+start=$SECONDS
+err=$(timeout 60 "$bin" census "$tmp/fifo.h5" --read-seconds 1 2>&1); rc=$?
+check "a read that never ends stops at --read-seconds: exit 2 ($err)" \
+  bash -c "[ $rc -eq 2 ] && [ $((SECONDS - start)) -lt 30 ] && grep -q 'more than 1 s' <<<\"\$0\"" "$err"
+"$bin" census "$tmp/fifo.h5" 2>"$tmp/segv.err" &
+pid=$!
+for _ in $(seq 300); do  # until it waits inside the guarded read (the FIFO's open)
+  grep -q wait_for_partner "/proc/$pid/wchan" 2>/dev/null && break
+  sleep 0.1
+done
+kill -SEGV $pid
+wait $pid; rc=$?
+check "a crash inside a read is exit 2 naming the file" \
+  bash -c "[ $rc -eq 2 ] && grep -q 'fifo.h5: the HDF5 library crashed' '$tmp/segv.err'"
 
 # ---------------------------------------------------------------- bad input: exit 2, named
 err=$("$bin" census "$tmp/none.h5" 2>&1); rc=$?
