@@ -47,6 +47,10 @@ typedef struct as_sn {
   size_t len;           /* scalar: its length in bytes */
   int n;                /* seq: items; map: pairs */
   struct as_sn **items; /* seq: n items; map: 2n nodes, key then value */
+  /* Validation (spec.c) of the keys that do not apply: key_id + 1 of the sweep key this
+   * value set at some checked point (0: none), and whether one of those points applies it. */
+  int given_key;
+  int applied;
 } as_sn;
 
 /* Parse text into a tree in cx->arena. Syntax problems become diagnostics; *root is NULL when
