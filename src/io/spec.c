@@ -62,8 +62,9 @@ enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_
 #define F_COUNT AS_PARAM_COUNT
 
 static const char *const top_keys[] = {
-    "name",           "description", "seed",     "replicates",    "spectral_threshold", "output",
-    "flush_interval", "sweep",       "defaults", "spectral_grid", "memory_limit",       NULL};
+    "name",         "description",    "seed",  "replicates", "spectral_threshold",
+    "output",       "flush_interval", "sweep", "defaults",   "spectral_grid",
+    "memory_limit", "common",         NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
@@ -155,6 +156,10 @@ struct as_spec {
    * label id of key i resolved against base (as written when absolute or base is NULL). */
   const char *base; /* absolute directory of the spec file, NULL: the working directory */
   const char **paths[F_COUNT];
+  /* `common:` (docs/spec.md, "Enumeration and seeds"): keys left out of the random-stream
+   * keys, so trials that differ only in them share their triple and initial tokens. */
+  int common[F_COUNT];
+  char common_text[F_COUNT * 24]; /* their names in table order, comma separated ("": none) */
 };
 
 #define MAX_CASES 10000
@@ -1151,6 +1156,99 @@ static void parse_grid(as_spec_cx *cx, const as_sn *v, int grid[2]) {
   }
 }
 
+/* `common: [T, attention]` (or one key): sweep keys whose axes do not enter the random-stream
+ * keys. */
+static void parse_common(as_spec_cx *cx, as_spec *s, const as_sn *v) {
+  int n = v->kind == AS_SN_SEQ ? v->n : 1;
+  if (v->kind == AS_SN_MAP) {
+    as_spec_note(cx, v->line, v->col, "common: expected a list of sweep keys, got a mapping");
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const as_sn *k = v->kind == AS_SN_SEQ ? v->items[i] : v;
+    if (k->kind != AS_SN_SCALAR) {
+      as_spec_note(cx, k->line, k->col, "common: expected a sweep key, got %s", kind_name(k));
+      continue;
+    }
+    const keydef *kd = find_key(k->text);
+    if (!kd) {
+      static const char *const none[] = {NULL};
+      unknown_key(cx, k, "common", none, 1);
+      continue;
+    }
+    if (s->common[key_id(kd)]) {
+      as_spec_note(cx, k->line, k->col, "common: '%s' is listed twice", kd->key);
+      continue;
+    }
+    s->common[key_id(kd)] = 1;
+  }
+  size_t used = 0;
+  for (int i = 0; i < F_COUNT; i++)
+    if (s->common[i]) {
+      int w = snprintf(s->common_text + used, sizeof s->common_text - used, "%s%s", used ? "," : "",
+                       as_params[i].key);
+      if (w > 0) used += (size_t)w;
+    }
+}
+
+/* Axes of several values in t: how many are common keys and the first of each sort. */
+static void zip_axes(const as_spec *s, const term *t, int *nc, int *nn, const axis **c,
+                     const axis **o) {
+  if (t->kind == T_AXIS) {
+    if (t->ax->n < 2) return;
+    if (s->common[key_id(t->ax->key)]) {
+      if ((*nc)++ == 0) *c = t->ax;
+    } else if ((*nn)++ == 0) {
+      *o = t->ax;
+    }
+    return;
+  }
+  for (int i = 0; i < t->n; i++) zip_axes(s, t->kids[i], nc, nn, c, o);
+}
+
+/* A zip walks its axes together: a common key zipped with a key that is not common would
+ * share the draws of trials that differ in the latter. */
+static void check_common_zips(as_spec_cx *cx, const as_spec *s, const term *t) {
+  if (t->kind == T_AXIS) return;
+  if (t->kind == T_ZIP) {
+    int nc = 0, nn = 0;
+    const axis *c = NULL, *o = NULL;
+    zip_axes(s, t, &nc, &nn, &c, &o);
+    if (nc > 0 && nn > 0)
+      as_spec_note(cx, c->knode->line, c->knode->col,
+                   "common: '%s' is zipped with '%s' (at %d:%d), which is not common: list both "
+                   "in common, or neither",
+                   c->key->key, o->key->key, o->knode->line, o->knode->col);
+    return;
+  }
+  for (int i = 0; i < t->n; i++) check_common_zips(cx, s, t->kids[i]);
+}
+
+/* Point q of term t with the digits of the common axes set to 0 (the key of its draws). */
+static uint64_t common_point(const as_spec *s, const term *t, uint64_t q) {
+  switch (t->kind) {
+  case T_AXIS:
+    return s->common[key_id(t->ax->key)] ? 0 : q;
+  case T_ZIP: { /* all common or none (check_common_zips) */
+    int nc = 0, nn = 0;
+    const axis *c = NULL, *o = NULL;
+    zip_axes(s, t, &nc, &nn, &c, &o);
+    return nc > 0 ? 0 : q;
+  }
+  case T_PROD: {
+    uint64_t out = 0, mul = 1;
+    for (int i = t->n - 1; i >= 0; i--) {
+      uint64_t len = t->kids[i]->len;
+      out += common_point(s, t->kids[i], q % len) * mul;
+      q /= len;
+      mul *= len;
+    }
+    return out;
+  }
+  }
+  return q;
+}
+
 static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn **sweep,
                       const as_sn **reps_node) {
   for (int i = 0; i < root->n; i++) {
@@ -1203,6 +1301,8 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       *sweep = v;
     } else if (strcmp(key, "defaults") == 0) {
       parse_defaults(cx, s, v);
+    } else if (strcmp(key, "common") == 0) {
+      parse_common(cx, s, v);
     } else {
       const char *cands[F_COUNT + 16];
       int n = 0;
@@ -1348,6 +1448,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
           for (int c = 0; c < cl.n; c++) {
             const as_sn *seen[F_COUNT] = {0};
             collect_axes(&cx, s, cl.c[c].t, c, seen, cl.c[c].name);
+            check_common_zips(&cx, s, cl.c[c].t);
           }
           /* Labels: TEXT values in order of first appearance; case names must be unique
            * (they are the labels of the record's case_name). */
@@ -1558,6 +1659,10 @@ const char *as_spec_text(const as_spec *s, size_t *len) {
   return s->text;
 }
 
+const char *as_spec_common_keys(const as_spec *s) {
+  return s->common_text;
+}
+
 const char *as_spec_base_dir(const as_spec *s) {
   return s->base;
 }
@@ -1645,8 +1750,12 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   }
   out->index = index;
   out->replicate = (uint32_t)r;
-  out->token_key = index;
-  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? p : index;
+  /* The draws' keys: the point with its common axes at their first value (no common keys:
+   * the point itself, so index and p as always). */
+  const uint64_t cp =
+      s->cases[lo].offset + common_point(s, s->cases[lo].t, p - s->cases[lo].offset);
+  out->token_key = r * s->points + cp;
+  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : out->token_key;
   /* The defence of rules.h: validate checked every point (a bug when this fails). */
   const as_rule_env env = {s->spectral_threshold};
   AS_TRY(as_rules_check(out, &env));
