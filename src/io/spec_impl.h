@@ -65,6 +65,12 @@ void as_spec_tree_sha256(const as_sn *root, char out[AS_SHA256_HEX]);
  * for a string (buf untouched). */
 char as_spec_scalar_canon(const as_sn *s, char *buf, size_t len);
 
+/* For tests of run's defence (rules.h): as_spec_parse without the rules between keys and
+ * without the check of keys that do not apply, so that as_spec_trial meets a trial that
+ * breaks a rule. Never for input. */
+as_status as_spec_parse_unchecked(const char *text, size_t len, const char *name,
+                                  as_spec_diags *diags, as_spec **out);
+
 /* Levenshtein distance (bounded inputs), for did-you-mean suggestions. */
 int as_spec_edit_distance(const char *a, const char *b);
 
