@@ -477,17 +477,17 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
   AS_CHECK(am->attention >= 0 && am->attention < AS_ATTN_COUNT && am->mask >= 0 &&
                am->mask < AS_MASK_COUNT && am->norm >= 0 && am->norm < AS_NORM_COUNT &&
                am->norm_form >= 0 && am->norm_form < AS_NFORM_COUNT,
-           AS_ERR_SPEC, "unknown attention/mask/norm setting (%d, %d, %d, %d)", (int)am->attention,
-           (int)am->mask, (int)am->norm, (int)am->norm_form);
+           AS_ERR_INTERNAL, "unknown attention/mask/norm setting (%d, %d, %d, %d)",
+           (int)am->attention, (int)am->mask, (int)am->norm, (int)am->norm_form);
   AS_CHECK(am->attention != AS_ATTN_SINKHORN ||
                (am->sinkhorn_iters >= 1 && am->sinkhorn_tol >= 0.0 && !isnan(am->sinkhorn_tol)),
            AS_ERR_SPEC, "Sinkhorn needs sinkhorn_iters >= 1 and sinkhorn_tol >= 0 (got %d, %g)",
            am->sinkhorn_iters, am->sinkhorn_tol);
-  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_SPEC,
-           "a causal mask and Sinkhorn attention do not combine (a lower-triangular doubly "
-           "stochastic matrix is the identity)");
-  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_SPEC,
-           "norm_form usa needs a finite beta (its weights are e^{beta <Qx_i, Kx_j>} / n)");
+  /* Combinations of the rules of rules.h (validate refuses them): a caller's bug here. */
+  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_ARG,
+           "a causal mask with Sinkhorn attention breaks rule causal_sinkhorn");
+  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
+           "norm_form usa with hardmax breaks rule usa_beta");
   if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
     w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
     AS_CHECK_ALLOC(w->skw);
@@ -1097,9 +1097,9 @@ static as_status begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   w->ran = 0;
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
-  AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_SPEC, "unknown method %d",
+  AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_INTERNAL, "unknown method %d",
            (int)in->method);
-  AS_CHECK(in->vars == AS_VARS_Z || in->vars == AS_VARS_X, AS_ERR_SPEC, "unknown vars %d",
+  AS_CHECK(in->vars == AS_VARS_Z || in->vars == AS_VARS_X, AS_ERR_INTERNAL, "unknown vars %d",
            (int)in->vars);
   AS_CHECK(isfinite(in->T) && in->T > 0.0, AS_ERR_SPEC, "horizon T = %g must be > 0 and finite",
            in->T);
@@ -1117,9 +1117,10 @@ static as_status begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   AS_CHECK(n_snap >= 0 && (n_snap == 0 || snap_times != NULL), AS_ERR_ARG,
            "as_dyn_run: n_snap = %d", n_snap);
   for (int i = 0; i < n_snap; i++) {
-    AS_CHECK(isfinite(snap_times[i]) && snap_times[i] > 0.0 && snap_times[i] <= in->T, AS_ERR_SPEC,
+    /* validate refuses these (output.snapshots, rule snapshots_le_t): a caller's bug here */
+    AS_CHECK(isfinite(snap_times[i]) && snap_times[i] > 0.0 && snap_times[i] <= in->T, AS_ERR_ARG,
              "snapshot time %d = %g is outside (0, T = %g]", i, snap_times[i], in->T);
-    AS_CHECK(i == 0 || snap_times[i] >= snap_times[i - 1], AS_ERR_SPEC,
+    AS_CHECK(i == 0 || snap_times[i] >= snap_times[i - 1], AS_ERR_ARG,
              "snapshot times must be sorted (time %d = %g < %g)", i, snap_times[i],
              snap_times[i - 1]);
   }
@@ -1127,8 +1128,8 @@ static as_status begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
     AS_CHECK(isfinite(X0[i]), AS_ERR_DATA, "initial token %zu, coordinate %zu = %g is not finite",
              i / (size_t)d, i % (size_t)d, X0[i]);
 
-  AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_SPEC,
-           "norm: sphere integrates the tokens x themselves (vars: x)");
+  AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_ARG,
+           "norm: sphere with vars z breaks rule sphere_vars (it integrates the tokens x)");
   w->sk_dev = NAN;
   const int layers = in->method == AS_METHOD_LAYERS;
   w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)
