@@ -19,9 +19,7 @@
  * (V = M = I, one core, AVX-512): n = 20, d = 2: 1.9 us against 8.0 us for the general path;
  * n = 64: 1.4x to 1.5x faster for d = 2, 3, even for d = 8; n = 128: even for d = 2, slower
  * for d = 8 (0.7x); beyond, the general path wins (it walks P row by row, the kernel column by
- * column). */
-#define AS_DYN_SMALL_D 8
-#define AS_DYN_SMALL_N 64
+ * column). Hence its range AS_SMALL_NMAX x AS_SMALL_DMAX (batch.h, the one definition). */
 #if defined(__GNUC__) /* the kernel uses GNU C vector extensions (GCC, Clang) */
 #define AS_DYN_HAVE_SMALL 1
 #else
@@ -208,7 +206,7 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
   w->ipiv = calloc((size_t)d, sizeof(int));
   w->hot = calloc((size_t)n, sizeof(int));
   w->ld = (n + 7) / 8 * 8;
-  w->small = AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N;
+  w->small = AS_DYN_HAVE_SMALL && d <= AS_SMALL_DMAX && n <= AS_SMALL_NMAX;
   if (w->small) AS_TRY(small_buffers(w)); /* else only when a test forces the kernel */
   AS_CHECK_ALLOC(w->hot);
   AS_CHECK_ALLOC(w->bd);
@@ -229,7 +227,7 @@ double as_dyn_bytes(int n, int d) {
     b += 8.0 * (double)as_attention_stream_doubles(d) + 4.0 * 2.0 * AS_STREAM_TILE;
   else
     b += 8.0 * 2.0 * (double)n * n; /* S, P */
-  if (AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N)
+  if (AS_DYN_HAVE_SMALL && d <= AS_SMALL_DMAX && n <= AS_SMALL_NMAX)
     b += 8.0 * (ld * d + (double)n * ld);           /* AT, PT */
   b += 4.0 * n;                                     /* hot */
   b += 8.0 * (2.0 * d) + 4.0 * d + 8.0 * 16.0 * dd; /* bd, bo, ipiv, the e^{tV} plan */
@@ -585,7 +583,7 @@ static void small_output(as_dyn *w, int mode, const double *Y, double *F) {
   const int n = w->n, d = w->d;
   const int minus_y = mode == MODE_Z || mode == MODE_LZ;
   for (int i = 0; i < n; i++) {
-    double h[AS_DYN_SMALL_D];
+    double h[AS_SMALL_DMAX];
     for (int l = 0; l < d; l++)
       h[l] = minus_y ? w->H[(size_t)i * d + l] - Y[(size_t)i * d + l] : w->H[(size_t)i * d + l];
     double *f = F + (size_t)i * d;
@@ -654,13 +652,13 @@ cleanup:
 as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
   as_status st = AS_OK;
   AS_CHECK(w != NULL && kernel >= -1 && kernel <= 2 &&
-               !(kernel == 1 && (w->d > AS_DYN_SMALL_D || !AS_DYN_HAVE_SMALL)),
+               !(kernel == 1 && (w->d > AS_SMALL_DMAX || !AS_DYN_HAVE_SMALL)),
            AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", kernel);
   AS_CHECK(kernel != 0 || w->P != NULL, AS_ERR_ARG,
            "as_dyn_set_kernel: the dense kernel needs n <= %d (n = %d)", AS_ATTENTION_STREAM_N,
            w->n);
   const int small = kernel == -1
-                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
+                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_SMALL_DMAX && w->n <= AS_SMALL_NMAX)
                         : kernel == 1;
   const int stream = kernel == -1 ? w->n > AS_ATTENTION_STREAM_N : kernel == 2;
   if (small) AS_TRY(small_buffers(w));
@@ -1220,7 +1218,7 @@ cleanup:
 int as_dyn_batchable(const as_dyn *w, const as_integ_spec *in, int n_snap) {
   if (!w || !in || !AS_DYN_HAVE_SMALL) return 0;
   if (!w->small || w->stream || w->variant || w->bkind != AS_BLOCKS_OFF || w->step_cb ||
-      w->tb_force || n_snap != 0 || w->n > AS_BATCH_NMAX || w->d > AS_SMALL_DMAX)
+      w->tb_force || n_snap != 0 || w->n > AS_SMALL_NMAX || w->d > AS_SMALL_DMAX)
     return 0;
   if (in->method == AS_METHOD_LAYERS || in->method < 0 || in->method >= AS_METHOD_COUNT) return 0;
   const as_tableau *tb = as_tableau_of(in->method);
