@@ -41,45 +41,18 @@ JUDGED = ("consistent", "violated", "unresolved")
 #: verdicts whose end state was classified (cluster counts, rank P are read on these rows)
 CLASSIFIED = ("consistent", "violated", "unresolved", "no_prediction")
 
-#: The paper's Table 1 (docs/theory.md section 2), keyed by the theorem label of the file.
-TABLE1 = [
-    ("d1", "V > 0 (d = 1)", "QK > 0", "P Boolean, rank P <= 3", "Thm 2.1"),
-    ("identity", "V = I", "Q^T K SPD", "polytope (clusters at its vertices, 0, boundary)",
-     "Thm 3.1"),
-    ("good", "good: lambda_1 real > 0, simple, dominant", "<Q phi_1, K phi_1> > 0",
-     "<= 3 parallel hyperplanes l_1^T z in {a, 0, b}", "Thm 4.1"),
-    ("paranormal", "paranormal: lambda I on F, rho < lambda on G", "Q^T K SPD",
-     "polytope in F x subspace G", "Thm 5.1"),
-    ("minus_identity", "V = -I", "Q^T K = I", "collapse: x -> 0, P -> J/n", "Thm C.5"),
-    ("codim_k", "1 <= k < d eigenvalues with Re > 0", "any", "<= 3 parallel affine subspaces, codim k",
-     "conjecture"),
-    ("complex", "complex leading pair", "any", "no clustering expected", "-"),
-    ("sphere", "sphere (layer norm), V = I, d >= 3", "Q = K = I", "one cluster (metastable phases first)",
-     "GLPR 2023"),
-    ("causal", "sphere, causal mask, V = I", "any", "one cluster (at x_1(0))", "KPR 2024"),
-    ("none", "otherwise", "-", "no prediction", "-"),
-]
-#: The same rows typeset for LaTeX: (name, hypotheses on V and Q^T K, prediction).
-TABLE1_TEX = {
-    "d1": ("Thm~2.1", r"$d = 1$, $V > 0$; $QK > 0$", r"$P$ Boolean, $\mathrm{rank}\,P \le 3$"),
-    "identity": ("Thm~3.1", r"$V = I$; $Q^\top K$ SPD",
-                 r"polytope: clusters at its vertices, at $0$ or on its boundary"),
-    "good": ("Thm~4.1", r"good: $\lambda_1$ real, $> 0$, simple, dominant; "
-             r"$\langle Q\varphi_1,$ $K\varphi_1\rangle > 0$",
-             r"$\le 3$ parallel hyperplanes $l_1^\top z \in \{a, 0, b\}$"),
-    "paranormal": ("Thm~5.1", r"paranormal: $V = \lambda I$ on $F$, $\rho(V|_G) < \lambda$; "
-                   r"$Q^\top K$ SPD", r"$\pi_F z$ on a polytope in $F$ (or $0$); $G$ free"),
-    "minus_identity": ("Thm~C.5", r"$V = -I$; $Q^\top K = I$",
-                       r"collapse: $x \to 0$, $P \to J/n$"),
-    "codim_k": ("conjecture", r"$k$ eigenvalues of $V$ with $\mathrm{Re} > 0$",
-                r"$\le 3$ parallel affine subspaces of codimension $k$"),
-    "complex": ("complex", r"leading eigenvalues of $V$ a complex pair",
-                "no clustering expected"),
-    "sphere": ("GLPR~2023", r"tokens on the sphere, $d \ge 3$; $Q = K = V = I$",
-               r"one cluster (after metastable phases for large $\beta$)"),
-    "causal": ("KPR~2024", r"sphere, causal mask; $V = I$, any $Q, K$", r"one cluster at $x_1(0)$"),
-    "none": ("none", "otherwise", "no prediction"),
-}
+def table1_rows(rf):
+    """The paper's Table 1 as the file states it (/trials attribute theorem_table, written from
+    the C theorem table, docs/theory.md section 2): ([(label, V, QtK, prediction, reference)],
+    {label: (LaTeX name, LaTeX hypotheses, LaTeX prediction)}) in precedence order. A file
+    written before the attribute existed gives no rows: its theorems are then listed with "?"
+    texts."""
+    if rf.theorem_table is None:
+        return [], {}
+    rows = [(r["label"], r["hyp_v"], r["hyp_m"], r["prediction"], r["reference"])
+            for r in rf.theorem_table]
+    tex = {r["label"]: (r["tex_name"], r["tex_hyp"], r["tex_pred"]) for r in rf.theorem_table}
+    return rows, tex
 
 
 def hypotheses(rf):
@@ -823,7 +796,8 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
              "counts no_prediction, nonfinite and failed trials."]
     if table1:
         near = near_miss_stats(rf, cols, mask, axes[:-1]) if "near_theorem" in cols else None
-        return pre, table1_tables(axes, key_labels, s, notes, near, proved_theorems(rf)), None
+        return pre, table1_tables(axes, key_labels, s, notes, table1_rows(rf),
+                                  near, proved_theorems(rf)), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
     phase_data = None
@@ -1065,7 +1039,7 @@ def _near_cell(near, key):
                                     _g(st["near_dist_median"][i], 2))
 
 
-def table1_tables(axes, key_labels, s, notes, near=None, proved=()):
+def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
     """Table 1 of the paper with the measured columns, one table per combination of the
     outer axes (the --by axes; the last axis is the theorem); proved: the theorems that can
     have near misses."""
@@ -1100,13 +1074,14 @@ def table1_tables(axes, key_labels, s, notes, near=None, proved=()):
         [(h, c) for h, c, _ in _TEX_FRACS] + \
         [(r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
          (r"rank $P$:\newline count", _tex_num("3.4em"))]
-    known = [t[0] for t in TABLE1]
+    table1, table1_tex = theorems
+    known = [t[0] for t in table1]
     tables = []
     for ok, pos in groups.items():
         extra = [(k, "?", "?", "?", "?") for k in pos if k not in known]
         rows, crows, trows = [], [], []
-        for label, v, m, geom, ref in TABLE1 + extra:
-            name, hyp, pred = TABLE1_TEX.get(label, (latex_escape(label), "?", "?"))
+        for label, v, m, geom, ref in table1 + extra:
+            name, hyp, pred = table1_tex.get(label, (latex_escape(label), "?", "?"))
             hyp = r"\textbf{%s}\newline %s" % (name, hyp)
             i = pos.get(label)
             is_proved = label in proved

@@ -136,6 +136,22 @@ def text(v):
     return v.rstrip("\0") if isinstance(v, str) else v
 
 
+def parse_theorem_table(text):
+    """The /trials attribute theorem_table (src/core/theorem.c, as_theorem_table_text): one line
+    per theorem in precedence order, tab-separated fields label, model, hypotheses on V, on
+    Q^T K, prediction, reference, LaTeX name, LaTeX hypotheses, LaTeX prediction. Returns a list
+    of dicts with those keys. SchemaError when it does not parse."""
+    keys = ("label", "model", "hyp_v", "hyp_m", "prediction", "reference", "tex_name",
+            "tex_hyp", "tex_pred")
+    rows = []
+    for line in str(text).split("\n"):
+        cells = line.split("\t")
+        if len(cells) != len(keys):
+            raise SchemaError("/trials attribute theorem_table does not parse: %r" % line)
+        rows.append(dict(zip(keys, cells)))
+    return rows
+
+
 def parse_near_hypotheses(text):
     """The /trials attribute near_hypotheses, "d1: dist_gap dist_m_posdef; identity: ...", as
     [(theorem, [fields])] in its order. SchemaError when it does not parse."""
@@ -201,10 +217,16 @@ class Results:
             elif head == "flag" and isinstance(v, (int, np.integer)):
                 legend[tail] = int(v)
         #: [(theorem, [dist_ fields])] in the nearest-theorem precedence order, from the
-        #: /trials attribute near_hypotheses (AS_NEAR_THEOREMS); None in files without it
+        #: /trials attribute near_hypotheses (the theorem table's near column); None in files
+        #: without it
         self.near_hypotheses = None
         if "near_hypotheses" in ds.attrs:
             self.near_hypotheses = parse_near_hypotheses(_text(ds.attrs["near_hypotheses"]))
+        #: Table 1 of the file: [dict] in precedence order from the /trials attribute
+        #: theorem_table (the C theorem table); None in files written before it existed
+        self.theorem_table = None
+        if "theorem_table" in ds.attrs:
+            self.theorem_table = parse_theorem_table(_text(ds.attrs["theorem_table"]))
         #: flag name -> bit of `flags`: the file's legend when it has one
         self.flag_bits = legend or dict(FLAG_BITS)
         self.attrs = {}

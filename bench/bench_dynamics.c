@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnsweep/dynamics.h"
+#include "dyn_bench.h"
 
 static int want(int argc, char **argv, const char *name) {
   return argc < 2 || strcmp(argv[1], name) == 0 || strcmp(argv[1], "all") == 0;

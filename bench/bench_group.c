@@ -71,7 +71,7 @@ static int time_stages(MPI_Comm comm, int n, int d, int stages, int none, const 
   as_dyn_part_rows(n, rank, parts, &lo, &hi);
   if (none) lo = hi = 0; /* no attention rows: what every part does besides its own rows */
   if (as_dyn_create(n, d, &w) != AS_OK || as_dyn_set_triple(w, eye, eye, NULL) != AS_OK ||
-      as_dyn_set_kernel(w, 2) != AS_OK ||
+      as_dyn_set_kernel(w, AS_DYN_KERNEL_STREAM) != AS_OK ||
       as_dyn_set_rows(w, lo, hi,
                       none        ? no_exchange
                       : parts > 1 ? bench_exchange

@@ -104,6 +104,22 @@ const double *as_dyn_attention(const as_dyn *w);
  * formed. AS_ERR_ARG (no completed run), AS_ERR_NOMEM. */
 as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS);
 
+/* ---------------------------------------------------------------- the attention kernel
+ * Which kernel computes the attention of a workspace. AUTO (the default) chooses by shape: the
+ * small-shape kernel where d and n allow it, the general one (BLAS for large products, P
+ * formed) up to AS_ATTENTION_STREAM_N tokens, the streamed one (P never formed) above. A trial
+ * spread over a group of ranks needs the streamed kernel at any n (as_dyn_set_rows); tests
+ * choose the others to compare them. All give the same dynamics to rounding. */
+typedef enum as_dyn_kernel {
+  AS_DYN_KERNEL_AUTO = -1,   /* by shape (above) */
+  AS_DYN_KERNEL_GENERAL = 0, /* needs n <= AS_ATTENTION_STREAM_N (P is allocated) */
+  AS_DYN_KERNEL_SMALL = 1,   /* the small-shape kernel; needs d <= the kernel's largest d */
+  AS_DYN_KERNEL_STREAM = 2   /* streamed: P is not updated (as_dyn_attention is stale) */
+} as_dyn_kernel;
+/* Use kernel k from the next run on. AS_ERR_ARG for a kernel the shape does not allow,
+ * AS_ERR_NOMEM. Not collective. */
+as_status as_dyn_set_kernel(as_dyn *w, as_dyn_kernel k);
+
 /* ---------------------------------------------------------------- one trial over several ranks
  * The streamed kernel computes only rows [lo, hi) of H = P Y at every stage; exchange (called
  * right after, on every stage) must fill the other rows of H (n x d row-major) with the
@@ -112,7 +128,7 @@ as_status as_dyn_attention_apply(as_dyn *w, const double *S, double *PS);
  * integrator) runs on the whole n x d state, identically, on every part, so a run split into
  * whole tiles gives the bits of the one-part run (par/group.c does the exchange with MPI).
  * lo a multiple of AS_ATTENTION_STREAM_TILE, hi one too or n; a partial range needs fn and
- * the streamed kernel (as_dyn_set_kernel 2 below the threshold). (0, n, NULL): all rows, no
+ * the streamed kernel (AS_DYN_KERNEL_STREAM below the threshold). (0, n, NULL): all rows, no
  * exchange (the default; also set by choosing a non-streamed kernel). AS_ERR_ARG otherwise.
  * as_dyn_attention_apply always computes every row, without exchange. */
 typedef as_status (*as_dyn_exchange_fn)(double *H, int n, int d, int lo, int hi, void *ctx);
@@ -153,43 +169,5 @@ as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx);
 /* Velocity at the final state of the last run (n x d, owned by w): the derivative, or a
  * layer's increment / dt (tangent part on the sphere). */
 const double *as_dyn_velocity(const as_dyn *w);
-
-/* ---------------------------------------------------------------- benchmarks (dyn_bench.c)
- * Figures measured in this process on the calling thread (the caller sets BLAS threads). */
-
-typedef struct as_dyn_bench_stage {
-  int n, d;
-  double stage_gflops; /* useful flops of one z right-hand side (4 n^2 d + 6 n d^2) per second */
-  double dgemm_gflops; /* dgemm n x d x d products ... measured in the same run */
-  double stage_seconds;
-} as_dyn_bench_stage;
-/* (a) stage throughput at (n, d) against dgemm, each timed for about min_seconds. */
-as_status as_dyn_bench_stage_run(int n, int d, double min_seconds, as_dyn_bench_stage *out);
-
-/* (d) several heads (blocks.h) at (n, d, H): one z right-hand side of H Gaussian heads, its
- * useful flops H (4 n^2 d + 4 n d^2) per second, against dgemm in the same run. */
-as_status as_dyn_bench_heads(int n, int d, int heads, double min_seconds, as_dyn_bench_stage *out);
-
-/* (b) whole trials per second in the paper's setting (n = 20, d = 2, V = I, Q = K = I,
- * x0 uniform on [-5, 5]^2, T = 5, RK4 dt = 0.1), including set_triple per trial. */
-as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t *trials);
-
-/* (b') the same trials, AS_BATCH_LANES at a time through as_dyn_run_batch (batch.h). */
-as_status as_dyn_bench_trials_batch(double min_seconds, double *trials_per_s, int64_t *trials);
-
-/* (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with 65 positive and 63 negative
- * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
-as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);
-
-/* (d) model variants at (n, d): seconds per right-hand side of the plain model and of the
- * variant, measured in the same run on the same tokens. SPHERE: x variables, tokens on the
- * unit sphere, plain = the base model in x; SINKHORN: z variables, exactly 10 Sinkhorn
- * iterations, plain = the row softmax. */
-typedef enum as_dyn_bench_variant {
-  AS_DYN_BENCH_SPHERE,
-  AS_DYN_BENCH_SINKHORN
-} as_dyn_bench_variant;
-as_status as_dyn_bench_variant_run(int n, int d, as_dyn_bench_variant kind, double min_seconds,
-                                   double *plain_s, double *variant_s);
 
 #endif /* ATTNSWEEP_DYNAMICS_H */

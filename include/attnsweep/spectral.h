@@ -86,15 +86,9 @@ as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp);
  * cI))/2 by the scaled Newton iteration, c halfway between the two groups' real parts. dim_f = 0
  * and proj_f = 0 when the iteration fails (a clean split is impossible).
  *
- * Theorem precedence (the most specific that applies, first match wins):
- *   d = 1, V > 0, M > 0                      -> AS_THM_D1          (AS_GEOM_BOOLEAN)
- *   V_IDENTITY and M_SPD                     -> AS_THM_IDENTITY    (AS_GEOM_POLYTOPE)
- *   V_MINUS_IDENTITY and M_IDENTITY          -> AS_THM_MINUS_IDENTITY (AS_GEOM_COLLAPSE)
- *   PARANORMAL, M_SPD and dim_f >= 2         -> AS_THM_PARANORMAL  (AS_GEOM_POLYTOPE_SUBSPACE)
- *   GOOD                                     -> AS_THM_GOOD        (AS_GEOM_HYPERPLANES)
- *   COMPLEX_LEAD                             -> AS_THM_COMPLEX     (AS_GEOM_UNCLUSTERED)
- *   kpos >= 1                                -> AS_THM_CODIM       (AS_GEOM_SUBSPACES)
- *   otherwise                                -> AS_THM_NONE        (AS_GEOM_NONE)
+ * Theorem precedence: the rows of the theorem table (theorem.h, `attnsweep help theorems`) in
+ * their order, the first base-model row whose hypotheses hold wins (d1, identity,
+ * minus_identity, paranormal, good, complex, codim_k; none when no row holds).
  * V = I with M SPD is also paranormal (F = R^d) and, for d = 1, good: the identity theorem is
  * the more specific statement. A paranormal V with dim F = 1 and M SPD is always good (simple,
  * dominant, margin phi^T M phi > 0) and a polytope in a line is a segment, i.e. the levels
@@ -125,7 +119,11 @@ void as_spectral_set_vectors(const as_triple *tr, double tol, as_spectral *sp);
 int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal, double *shift,
                                int *dim);
 
-/* Flags MARGIN_POSITIVE, M_SPD, GOOD from the numbers, then theorem and predicted. Call last. */
+/* The scale of the spectrum: |lambda_1| (1 when it is 0). Pure. */
+double as_spectral_eig_scale(const as_spectral *sp);
+
+/* Flags MARGIN_POSITIVE, M_SPD, GOOD from the numbers, then theorem and predicted: the first
+ * base-model row of the theorem table (theorem.h) whose hypotheses hold. Call last. */
 void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp);
 
 /* Sign-function Newton iteration settings shared by both paths. */

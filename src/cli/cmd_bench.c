@@ -21,6 +21,7 @@
 #include "attnsweep/pipeline.h"
 #include "attnsweep/trial.h"
 #include "cli.h"
+#include "dyn_bench.h"
 
 static double cpu_now(void) {
   struct timespec ts;

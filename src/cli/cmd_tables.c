@@ -1,12 +1,16 @@
-/* cmd_tables.c: `attnsweep help keys` and `attnsweep help fields`: the sweep keys (params.h)
- * and the fields of /trials (record.h) as markdown tables. docs/spec.md and docs/results.md
- * hold these tables verbatim between markers; tests/cli/test_docs_tables.sh fails when they
- * differ, so the docs never drift from the one declaration. */
+/* cmd_tables.c: `attnsweep help keys`, `attnsweep help fields` and `attnsweep help theorems`:
+ * the sweep keys (params.h), the fields of /trials (record.h) and the theorem table (theorem.h)
+ * as markdown tables. docs/spec.md, docs/results.md and docs/theory.md hold these tables
+ * verbatim between markers; tests/cli/test_docs_tables.sh fails when they differ, so the docs
+ * never drift from the one declaration. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "attnsweep/near.h"
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
+#include "attnsweep/theorem.h"
 #include "cli.h"
 
 /* Markdown cell text: '|' escaped. */
@@ -90,7 +94,66 @@ static void print_fields(void) {
 #undef AS_X_ROW
 }
 
+/* The AS_FLAG_* names of the bits in flags, or "-". */
+static void print_flag_names(uint32_t flags) {
+  int any = 0;
+#define AS_X_FLAG_NAME(name, bit, doc)        \
+  if (flags & (1u << (bit))) {                \
+    printf("%s`%s`", any ? ", " : "", #name); \
+    any = 1;                                  \
+  }
+  AS_FLAG_LIST(AS_X_FLAG_NAME)
+#undef AS_X_FLAG_NAME
+  if (!any) printf("-");
+}
+
+static void print_theorems(void) {
+  printf("| theorem | model | hypotheses on V | on Q^T K | flags | near-miss distances | "
+         "prediction | read on | rate | separation | decided by | source |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  int n = 0;
+  const as_theorem_row *rows = as_theorem_rows(&n);
+  for (int i = 0; i < n; i++) {
+    const as_theorem_row *r = &rows[i];
+    printf("| `%s` | %s | ", as_enum_label(&as_theorem_table, (int)r->id),
+           as_enum_label(&as_thm_model_table, (int)r->model));
+    cell(r->hyp_v);
+    printf(" | ");
+    cell(r->hyp_m);
+    printf(" | ");
+    print_flag_names(r->flags);
+    printf(" | ");
+    int any = 0;
+    for (int h = 0; h < AS_NEAR_NHYP; h++)
+      if (r->near >> h & 1u) printf("%s`dist_%s`", any++ ? ", " : "", as_near_hypothesis_name(h));
+    if (!any) printf("-");
+    printf(" | ");
+    cell(r->prediction);
+    printf(" (`%s`) | ", as_enum_label(&as_geom_table, (int)r->predicted));
+    cell(as_enum_label(&as_thm_reading_table, (int)r->reading));
+    printf(" | ");
+    cell(as_enum_label(&as_thm_rate_table, (int)r->rate));
+    printf(" | ");
+    cell(as_enum_label(&as_thm_sep_table, (int)r->sep));
+    printf(" | ");
+    cell(r->decided_by);
+    printf(" | ");
+    cell(r->reference);
+    printf(" |\n");
+  }
+}
+
 int as_cli_help_table(const char *topic) {
+  if (strcmp(topic, "theorems") == 0) {
+    print_theorems();
+    return 0;
+  }
+  if (strcmp(topic, "theorem_table") == 0) { /* the /trials attribute, for tests and scripts */
+    char buf[4096];
+    if (as_theorem_table_text(buf, sizeof buf) >= sizeof buf) return -1;
+    printf("%s\n", buf);
+    return 0;
+  }
   if (strcmp(topic, "keys") == 0) {
     print_keys();
     return 0;

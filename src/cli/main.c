@@ -113,7 +113,7 @@ static void print_help(void) {
     printf("  %-14s %s\n", commands[i].name, commands[i].synopsis);
   printf("\n`attnsweep help COMMAND` describes one command and all its options; `attnsweep "
          "help keys` lists the sweep keys, `attnsweep help fields` the fields of /trials, "
-         "`attnsweep help help` the topics.\n"
+         "`attnsweep help theorems` the theorems, `attnsweep help help` the topics.\n"
          "Exit codes: 0 done, 2 bad input, 3 I/O failure, 4 done but some trials failed,\n"
          "70 internal error (a bug), "
          "99 stopped early (resumable).\n"
@@ -143,6 +143,8 @@ static const struct {
 } topics[] = {
     {"keys", "the sweep keys of a spec, as a markdown table (docs/spec.md)"},
     {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
+    {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
+    {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
     {"help", "this list of topics"},
 };
 

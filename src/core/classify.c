@@ -10,8 +10,11 @@
 #include "attnsweep/hull.h"
 #include "attnsweep/measure.h"
 #include "attnsweep/rng.h"
+#include "attnsweep/theorem.h"
 #include "attnsweep/trial.h"
 #include "linalg.h"
+#include "linkage.h"
+#include "verdict.h"
 
 struct as_classify_ws {
   int n, d;
@@ -229,35 +232,10 @@ static int all_finite(const double *x, size_t len) {
   return 1;
 }
 
-static double dist2(const double *a, const double *b, int k) {
-  double s = 0.0;
-  for (int c = 0; c < k; c++) s += (a[c] - b[c]) * (a[c] - b[c]);
-  return s;
-}
-
 static double norm(const double *a, int k) {
   double s = 0.0;
   for (int c = 0; c < k; c++) s += a[c] * a[c];
   return sqrt(s);
-}
-
-/* Returns early (a value the caller then discards) once the stop flag is set. */
-static double diameter(const as_classify_ws *ws, const double *Y, int n, int k) {
-  double best = 0.0;
-  for (int i = 0; i < n && !stopped(ws); i++)
-    for (int j = i + 1; j < n; j++) {
-      double s = dist2(Y + (size_t)i * k, Y + (size_t)j * k, k);
-      if (s > best) best = s;
-    }
-  return sqrt(best);
-}
-
-static int find_root(int *parent, int i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
 }
 
 /* C (n x k) = A (n x d) B (d x k), all row-major. */
@@ -301,45 +279,6 @@ static void reading_identity(as_classify_ws *ws, int d, int *k) {
   *k = d;
 }
 
-/* Smallest positive real part of the spectrum (0 if none). */
-static double min_positive_rate(const as_spectral *sp) {
-  double best = 0.0;
-  for (int i = 0; i < sp->d; i++)
-    if (sp->wr[i] > 0.0 && (best == 0.0 || sp->wr[i] < best)) best = sp->wr[i];
-  return best;
-}
-
-/* Spectral separation that sets how fast the theorem's geometry emerges (classify.h):
- * good: lambda_1 - max |other eigenvalues|; paranormal: lambda - spectral radius on G;
- * codim_k: min Re over F - max Re outside F (min Re over F when F = R^d). 0 if undefined. */
-static double separation(const as_spectral *sp, as_theorem thm) {
-  const int d = sp->d;
-  const double l1 = sp->lambda1_re;
-  if (thm == AS_THM_CODIM) {
-    double fmin_re = INFINITY, gmax_re = -INFINITY;
-    for (int i = 0; i < d; i++) {
-      if (sp->wr[i] > 0.0)
-        fmin_re = fmin(fmin_re, sp->wr[i]);
-      else
-        gmax_re = fmax(gmax_re, sp->wr[i]);
-    }
-    if (!isfinite(fmin_re)) return 0.0;
-    return isfinite(gmax_re) ? fmin_re - gmax_re : fmin_re;
-  }
-  /* good: skip one copy of lambda_1; paranormal: skip every copy (F is its eigenspace). */
-  double scale = fabs(l1) > 0.0 ? fabs(l1) : 1.0, other = 0.0;
-  int skipped = 0;
-  for (int i = 0; i < d; i++) {
-    int is_l1 = fabs(sp->wr[i] - l1) <= 1e-10 * scale && fabs(sp->wi[i]) <= 1e-10 * scale;
-    if (is_l1 && (thm == AS_THM_PARANORMAL || !skipped)) {
-      skipped = 1;
-      continue;
-    }
-    other = fmax(other, hypot(sp->wr[i], sp->wi[i]));
-  }
-  return l1 - other;
-}
-
 /* ------------------------------------------------------------------ clustering */
 
 typedef struct cl_result {
@@ -368,8 +307,8 @@ static void cluster(as_classify_ws *ws, int n, cl_result *cl) {
     if (!(ws->r[i] <= cl->tol)) continue;
     for (int j = i + 1; j < n; j++) {
       if (!(ws->r[j] <= cl->tol)) continue;
-      if (dist2(ws->Y + (size_t)i * k, ws->Y + (size_t)j * k, k) <= tol2) {
-        int a = find_root(ws->parent, i), b = find_root(ws->parent, j);
+      if (as_dist2(ws->Y + (size_t)i * k, ws->Y + (size_t)j * k, k) <= tol2) {
+        int a = as_find_root(ws->parent, i), b = as_find_root(ws->parent, j);
         if (a != b) ws->parent[a > b ? a : b] = a < b ? a : b;
       }
     }
@@ -379,11 +318,11 @@ static void cluster(as_classify_ws *ws, int n, cl_result *cl) {
   for (int i = 0; i < n; i++) ws->label[i] = -1;
   for (int i = 0; i < n; i++) {
     if (!(ws->r[i] <= cl->tol)) continue;
-    int root = find_root(ws->parent, i);
+    int root = as_find_root(ws->parent, i);
     if (root == i) ws->csize[nc] = 0, ws->label[i] = nc++;
   }
   for (int i = 0; i < n; i++)
-    if (ws->r[i] <= cl->tol) ws->label[i] = ws->label[find_root(ws->parent, i)];
+    if (ws->r[i] <= cl->tol) ws->label[i] = ws->label[as_find_root(ws->parent, i)];
   memset(ws->cent, 0, (size_t)nc * k * sizeof *ws->cent);
   for (int i = 0; i < n; i++) {
     int c = ws->label[i];
@@ -447,6 +386,27 @@ static as_status hull_of_centres(as_classify_ws *ws, const cl_result *cl, int wa
   }
 cleanup:
   return st;
+}
+
+/* The helpers of verdict.h, for the theorems' verdict functions. */
+as_status as_verdict_hull(as_verdict_ctx *c, int want_depth, int *n_vertices, double *worst) {
+  cl_result cl = {0};
+  cl.k = c->k;
+  cl.tol = c->cluster_tol;
+  cl.n_clusters = c->n_clusters;
+  return hull_of_centres(c->ws, &cl, want_depth, n_vertices, worst);
+}
+
+as_geom as_verdict_generic(const as_verdict_ctx *c) {
+  cl_result cl = {0};
+  cl.n_clusters = c->n_clusters;
+  cl.n_unresolved = c->n_unresolved;
+  cl.max_size = c->max_size;
+  return generic_label(&cl, c->n);
+}
+
+void as_verdict_clear_labels(as_verdict_ctx *c) {
+  for (int i = 0; i < c->n; i++) c->ws->label[i] = -1;
 }
 
 /* ------------------------------------------------------------------ the classifier */
@@ -645,7 +605,9 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(!in->sphere || in->F != NULL, AS_ERR_ARG, "classify on the sphere needs the velocity");
   const int n = in->n, d = in->d;
   const as_spectral *sp = in->sp;
-  const as_theorem thm = sp->theorem;
+  const as_theorem_row *row = as_theorem_row_of(sp->theorem);
+  AS_CHECK(row != NULL, AS_ERR_ARG, "theorem %d is not in the table", (int)sp->theorem);
+  const int read_x = row->reading == AS_READ_X; /* the state read is x (minus_identity) */
   AS_CHECK(all_finite(in->Z0, (size_t)n * d), AS_ERR_ARG, "initial tokens not finite");
   reset_fields(rec);
   ws->last_m = 0;
@@ -663,12 +625,12 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     }
     rec->max_norm_x = mx;
   }
-  AS_CHECK(thm != AS_THM_MINUS_IDENTITY || in->X != NULL, AS_ERR_ARG,
-           "minus_identity needs the final x");
+  AS_CHECK(!read_x || in->X != NULL, AS_ERR_ARG, "theorem %s reads the final x",
+           as_enum_label(&as_theorem_table, (int)row->id));
   if (in->outcome == AS_OUT_NONFINITE || !all_finite(in->Z, (size_t)n * d) ||
       (in->P && !all_finite(in->P, (size_t)n * n)) ||
       (!in->P && !all_finite(ws->ps, (size_t)n * d)) ||
-      (thm == AS_THM_MINUS_IDENTITY && !all_finite(in->X, (size_t)n * d))) {
+      (read_x && !all_finite(in->X, (size_t)n * d))) {
     rec->verdict = AS_VERDICT_NONFINITE;
     goto cleanup;
   }
@@ -683,46 +645,35 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(isfinite(t) && t >= 0.0, AS_ERR_ARG, "final time %g invalid", t);
   cl_result cl = {0};
   const double *S = in->Z; /* the state read (z, or x for minus_identity) */
-  switch (thm) {
-  case AS_THM_GOOD:
+  switch (row->reading) {
+  case AS_READ_L1:
     AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
-             "good triple without a finite left eigenvector");
+             "%s triple without a finite left eigenvector",
+             as_enum_label(&as_theorem_table, (int)row->id));
     memcpy(ws->W, sp->l1, (size_t)d * sizeof *ws->W);
     cl.k = 1;
-    cl.rho = sp->lambda1_re;
     break;
-  case AS_THM_PARANORMAL:
+  case AS_READ_F:
     AS_TRY(reading_f(sp, ws, &cl.k));
-    cl.rho = sp->lambda1_re;
     break;
-  case AS_THM_CODIM:
-    AS_TRY(reading_f(sp, ws, &cl.k));
-    cl.rho = min_positive_rate(sp);
-    break;
-  case AS_THM_MINUS_IDENTITY:
+  case AS_READ_X:
     reading_identity(ws, d, &cl.k);
     S = in->X;
-    cl.rho = 1.0; /* only labels use it: collapse is algebraic (header) */
     break;
-  case AS_THM_IDENTITY:
-  case AS_THM_D1:
-  case AS_THM_SPHERE:
-  case AS_THM_CAUSAL:
+  case AS_READ_Z:
     reading_identity(ws, d, &cl.k);
-    cl.rho = sp->lambda1_re;
     break;
-  default: /* none, complex */
+  case AS_READ_SEEN:
+  case AS_READ_COUNT:
     if (in->sphere)
       reading_identity(ws, d, &cl.k);
     else if (sp->dim_f > 0 && sp->proj_f != NULL)
       AS_TRY(reading_f(sp, ws, &cl.k));
     else
       reading_identity(ws, d, &cl.k);
-    cl.rho = min_positive_rate(sp);
-    if (!(cl.rho > 0.0)) cl.rho = fmax(hypot(sp->lambda1_re, sp->lambda1_im), 1e-300);
     break;
   }
-  if (!(cl.rho > 0.0) || !isfinite(cl.rho)) cl.rho = 1.0;
+  cl.rho = as_theorem_rate(row, sp);
   const int k = cl.k;
   matmul(n, d, k, S, ws->W, ws->Y);
   matmul(n, d, k, in->Z0, ws->W, ws->Y0);
@@ -736,7 +687,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
                   ws->acc, d);
     else
       memcpy(ws->acc, ws->ps, (size_t)n * d * sizeof *ws->acc);
-    if (thm != AS_THM_MINUS_IDENTITY)
+    if (!read_x)
       for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
                 ws->buf, d);
@@ -752,8 +703,8 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
 
   /* ---- spread, resolution, clusters */
   AS_TRY(poll_stop(ws));
-  cl.s0 = diameter(ws, ws->Y0, n, k);
-  cl.s = diameter(ws, ws->Y, n, k);
+  cl.s0 = as_diameter(ws->Y0, n, k, ws->stop);
+  cl.s = as_diameter(ws->Y, n, k, ws->stop);
   double L = fmax(fmax(cl.s0, cl.s), DBL_MIN);
   double rel = AS_CLASSIFY_TOL_C * exp(-cl.rho * t);
   rel = fmin(fmax(rel, AS_CLASSIFY_TOL_MIN), AS_CLASSIFY_TOL_MAX);
@@ -777,152 +728,22 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   const double unresolved_margin = cl.rmax / cl.tol;
   /* Whether the horizon is long enough for the theorem's geometry to have emerged: a
    * "violated" end state before that is a metastable one, reported as unresolved. */
-  const double sep_t = (thm == AS_THM_GOOD || thm == AS_THM_PARANORMAL || thm == AS_THM_CODIM)
-                           ? separation(sp, thm) * t
-                           : INFINITY;
-
-  /* ---- verdict per theorem */
-  int nv = 0;
-  double worst = 0.0;
-  switch (thm) {
-  case AS_THM_IDENTITY:
-  case AS_THM_PARANORMAL:
-    if (cl.n_unresolved > 0) {
-      rec->verdict = AS_VERDICT_UNRESOLVED;
-      rec->observed = AS_GEOM_UNRESOLVED;
-      rec->verdict_margin = unresolved_margin;
-      break;
-    }
-    AS_TRY(hull_of_centres(ws, &cl, 1, &nv, &worst));
-    rec->n_vertices = nv;
-    rec->verdict_margin = worst;
-    if (worst > 1.0 && !(sep_t >= AS_CLASSIFY_SEP)) {
-      rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (header: separation) */
-      rec->observed = generic_label(&cl, n);
-      rec->verdict_margin = AS_CLASSIFY_SEP / sep_t;
-    } else if (worst > 1.0) {
-      rec->verdict = AS_VERDICT_VIOLATED;
-      rec->observed = generic_label(&cl, n);
-    } else {
-      rec->verdict = AS_VERDICT_CONSISTENT;
-      rec->observed = cl.n_clusters == 1       ? AS_GEOM_SINGLE
-                      : thm == AS_THM_IDENTITY ? AS_GEOM_POLYTOPE
-                                               : AS_GEOM_POLYTOPE_SUBSPACE;
-    }
-    break;
-  case AS_THM_GOOD:
-  case AS_THM_CODIM:
-    if (cl.n_unresolved > 0) {
-      rec->verdict = AS_VERDICT_UNRESOLVED;
-      rec->observed = AS_GEOM_UNRESOLVED;
-      rec->verdict_margin = unresolved_margin;
-      break;
-    }
-    AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
-    rec->n_vertices = nv;
-    rec->n_levels = cl.n_clusters;
-    rec->verdict_margin = cl.n_clusters / 3.0;
-    int ok = cl.n_clusters <= 3;
-    if (thm == AS_THM_GOOD) {
-      double lo = ws->cent[0], hi = ws->cent[0], mid = 0.0;
-      for (int c = 1; c < cl.n_clusters; c++)
-        lo = fmin(lo, ws->cent[c]), hi = fmax(hi, ws->cent[c]);
-      rec->level_a = lo;
-      rec->level_b = hi;
-      if (cl.n_clusters == 3) {
-        for (int c = 0; c < 3; c++)
-          if (ws->cent[c] != lo && ws->cent[c] != hi) mid = ws->cent[c];
-        double ratio = fabs(mid) / cl.tol;
-        if (ratio > 1.0) ok = 0;
-        rec->verdict_margin = fmax(1.0, ratio);
-      }
-    }
-    rec->verdict = ok ? AS_VERDICT_CONSISTENT : AS_VERDICT_VIOLATED;
-    rec->observed = !ok                  ? generic_label(&cl, n)
-                    : thm == AS_THM_GOOD ? AS_GEOM_HYPERPLANES
-                                         : AS_GEOM_SUBSPACES;
-    if (!ok && !(sep_t >= AS_CLASSIFY_SEP)) {
-      rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (header: separation) */
-      rec->verdict_margin = AS_CLASSIFY_SEP / sep_t;
-    }
-    break;
-  case AS_THM_SPHERE:
-  case AS_THM_CAUSAL: /* one cluster, eventually (classify.h: model variants) */
-    if (cl.n_unresolved > 0) {
-      rec->verdict = AS_VERDICT_UNRESOLVED;
-      rec->observed = AS_GEOM_UNRESOLVED;
-      rec->verdict_margin = unresolved_margin;
-      break;
-    }
-    rec->verdict_margin = cl.n_clusters;
-    rec->verdict = cl.n_clusters == 1 ? AS_VERDICT_CONSISTENT : AS_VERDICT_UNRESOLVED;
-    rec->observed = generic_label(&cl, n);
-    break;
-  case AS_THM_MINUS_IDENTITY: {
-    double tau = fmin(1.0, sqrt((double)n * d / (2.0 * fmax(t, DBL_MIN))));
-    double mx = rec->max_norm_x;
-    rec->verdict_margin = mx / tau;
-    if (mx <= tau) {
-      rec->verdict = AS_VERDICT_CONSISTENT;
-      rec->observed = AS_GEOM_COLLAPSE;
-      rec->n_clusters = 1;
-      rec->n_unresolved = 0;
-      rec->cluster_tol = tau;
-      for (int i = 0; i < n; i++) ws->label[i] = -1;
-    } else if (vmax < AS_CLASSIFY_STALL * mx / (2.0 * t + 1.0)) {
-      rec->verdict = AS_VERDICT_VIOLATED;
-      rec->observed = generic_label(&cl, n);
-    } else {
-      rec->verdict = AS_VERDICT_UNRESOLVED;
-      rec->observed = AS_GEOM_UNRESOLVED;
-    }
-    break;
-  }
-  case AS_THM_D1: {
-    if (!in->P) { /* the rows of P decide; not formed for this many tokens */
-      rec->verdict = AS_VERDICT_NO_PREDICTION;
-      rec->observed = generic_label(&cl, n);
-      break;
-    }
-    int lo = 0, hi = 0;
-    for (int i = 1; i < n; i++) {
-      if (in->Z0[(size_t)i * d] < in->Z0[(size_t)lo * d]) lo = i;
-      if (in->Z0[(size_t)i * d] > in->Z0[(size_t)hi * d]) hi = i;
-    }
-    int exc = 0, unsat = 0;
-    for (int i = 0; i < n; i++) {
-      const double *row = in->P + (size_t)i * n;
-      if (row[lo] >= 1.0 - AS_CLASSIFY_BOOL_TOL || row[hi] >= 1.0 - AS_CLASSIFY_BOOL_TOL) continue;
-      exc++;
-      double mx = 0.0;
-      for (int j = 0; j < n; j++) mx = fmax(mx, row[j]);
-      if (mx < 1.0 - AS_CLASSIFY_BOOL_TOL) unsat++;
-    }
-    AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
-    rec->n_vertices = nv;
-    rec->verdict_margin = fmax((double)exc, rec->rank_p / 3.0);
-    if (exc <= 1 && rec->rank_p <= 3) {
-      rec->verdict = AS_VERDICT_CONSISTENT;
-      rec->observed = AS_GEOM_BOOLEAN;
-    } else if ((unsat > 0 && exc - unsat <= 1) ||
-               (exc <= 1 && rec->p_bool_dist > AS_CLASSIFY_RANK_RTOL)) {
-      rec->verdict = AS_VERDICT_UNRESOLVED; /* rows still mixing: P not yet at its limit */
-      rec->observed = AS_GEOM_UNRESOLVED;
-    } else {
-      rec->verdict = AS_VERDICT_VIOLATED;
-      rec->observed = generic_label(&cl, n);
-    }
-    break;
-  }
-  default: /* none, complex: no theorem, label what is seen */
-    if (cl.n_unresolved == 0 && cl.n_clusters > 1) {
-      AS_TRY(hull_of_centres(ws, &cl, 0, &nv, &worst));
-      rec->n_vertices = nv;
-    }
-    rec->verdict = AS_VERDICT_NO_PREDICTION;
-    rec->observed = generic_label(&cl, n);
-    break;
-  }
+  as_verdict_ctx vc = {in,
+                       ws,
+                       row,
+                       n,
+                       d,
+                       k,
+                       t,
+                       row->sep != AS_SEP_NONE ? as_theorem_separation(row, sp) * t : INFINITY,
+                       vmax,
+                       cl.tol,
+                       unresolved_margin,
+                       cl.n_clusters,
+                       cl.n_unresolved,
+                       cl.max_size,
+                       ws->cent};
+  AS_TRY(row->verdict(&vc, rec));
   AS_TRY(measure_fields(ws, n, &cl, rec));
 cleanup:
   return st;
@@ -942,310 +763,4 @@ const int *as_classify_leaders(const as_classify_ws *ws) {
 }
 const int *as_classify_labels(const as_classify_ws *ws) {
   return ws ? ws->label : NULL;
-}
-
-/* ------------------------------------------------------------------ the nearest theorem */
-
-/* ||A - cI||_F / ||A||_F for the c of the ray (sign > 0: c >= 0; sign < 0: c <= 0) nearest to
- * A, i.e. c = the mean of the diagonal clamped to the ray; 1 for A = 0 (no direction). */
-static double ray_distance(int d, const double *A, int sign) {
-  double tr = 0.0, nrm = 0.0;
-  for (int i = 0; i < d; i++) tr += A[(size_t)i * d + i];
-  for (size_t k = 0; k < (size_t)d * d; k++) nrm += A[k] * A[k];
-  if (!(nrm > 0.0)) return 1.0;
-  double c = tr / d;
-  if (sign > 0 ? c < 0.0 : c > 0.0) c = 0.0;
-  /* ||A - cI||^2 = ||A||^2 - 2 c tr A + d c^2, formed directly to keep small values exact. */
-  double r = 0.0;
-  for (int i = 0; i < d; i++)
-    for (int j = 0; j < d; j++) {
-      double e = A[(size_t)i * d + j] - (i == j ? c : 0.0);
-      r += e * e;
-    }
-  return sqrt(r / nrm);
-}
-
-/* The paranormal distance of the header (sorted eigenvalues sp->wr, sp->wi). */
-static double paranormal_distance(const as_spectral *sp, double tol, int *f_out) {
-  const int d = sp->d;
-  *f_out = 0;
-  double lam = hypot(sp->lambda1_re, sp->lambda1_im);
-  if (d < 3 || !(lam > 0.0)) return NAN;
-  double best = INFINITY, spread = 0.0;
-  for (int f = 2; f < d; f++) {
-    spread =
-        fmax(spread, hypot(sp->wr[f - 1] - sp->lambda1_re, sp->wi[f - 1] - sp->lambda1_im) / lam);
-    /* The leading eigenvalue itself must be real and positive: Re lambda_1 enters sep. */
-    double sep = (hypot(sp->wr[f], sp->wi[f]) - sp->lambda1_re) / lam;
-    double lead = fabs(sp->lambda1_im) / lam;
-    double v;
-    if (spread <= tol && lead <= tol)
-      v = (sp->flags & AS_FLAG_PARANORMAL) && sp->dim_f == f ? sep : fmax(sep, 0.0);
-    else
-      v = fmax(fmax(spread, lead), sep);
-    if (v < best) {
-      best = v;
-      *f_out = f;
-    }
-  }
-  return best;
-}
-
-/* max(0, a, b, c), NaN arguments left out. */
-const char *as_near_hypothesis_name(int i) {
-#define AS_X_NEAR_NAME(h) #h,
-  static const char *const names[AS_NEAR_NHYP] = {AS_NEAR_HYPOTHESES(AS_X_NEAR_NAME)};
-#undef AS_X_NEAR_NAME
-  return i >= 0 && i < AS_NEAR_NHYP ? names[i] : NULL;
-}
-
-unsigned as_near_theorem_hypotheses(as_theorem th) {
-#define AS_X_NEAR_CASE(t, mask) \
-  case t:                       \
-    return (mask);
-  switch (th) {
-    AS_NEAR_THEOREMS(AS_X_NEAR_CASE)
-  default:
-    return 0;
-  }
-#undef AS_X_NEAR_CASE
-}
-
-/* D_T of the hypotheses in mask: max(0, their distances), NaN ones left out. */
-static double near_miss(const as_near *nr, unsigned mask) {
-#define AS_X_NEAR_VALUE(h) nr->h,
-  const double v[AS_NEAR_NHYP] = {AS_NEAR_HYPOTHESES(AS_X_NEAR_VALUE)};
-#undef AS_X_NEAR_VALUE
-  double m = 0.0;
-  for (int i = 0; i < AS_NEAR_NHYP; i++)
-    if ((mask >> i & 1u) && v[i] > m) m = v[i];
-  return m;
-}
-
-static as_geom near_geometry(as_theorem th) {
-  switch (th) {
-  case AS_THM_D1:
-    return AS_GEOM_BOOLEAN;
-  case AS_THM_IDENTITY:
-    return AS_GEOM_POLYTOPE;
-  case AS_THM_MINUS_IDENTITY:
-    return AS_GEOM_COLLAPSE;
-  case AS_THM_PARANORMAL:
-    return AS_GEOM_POLYTOPE_SUBSPACE;
-  case AS_THM_GOOD:
-    return AS_GEOM_HYPERPLANES;
-  default:
-    return AS_GEOM_NONE;
-  }
-}
-
-as_status as_near_analyze(const as_triple *tr, const as_spectral *sp, double tol, as_near *nr) {
-  as_status st = AS_OK;
-  AS_CHECK(tr != NULL && sp != NULL && nr != NULL, AS_ERR_ARG, "near: NULL argument");
-  AS_CHECK(tr->d == sp->d && tr->d >= 1, AS_ERR_ARG, "near: triple d = %d, analysis d = %d", tr->d,
-           sp->d);
-  const int d = tr->d;
-  const uint32_t f = sp->flags;
-  double mn = 0.0;
-  for (size_t k = 0; k < (size_t)d * d; k++) mn += tr->M[k] * tr->M[k];
-  mn = sqrt(mn);
-  double lam = hypot(sp->lambda1_re, sp->lambda1_im);
-
-  nr->v_identity = (f & AS_FLAG_V_IDENTITY) ? 0.0 : ray_distance(d, tr->V, 1);
-  nr->v_minus_identity = (f & AS_FLAG_V_MINUS_IDENTITY) ? 0.0 : ray_distance(d, tr->V, -1);
-  nr->m_identity = (f & AS_FLAG_M_IDENTITY) ? 0.0 : ray_distance(d, tr->M, 1);
-  nr->m_symmetric = (f & AS_FLAG_M_SYMMETRIC) ? 0.0 : sp->m_asym;
-  nr->m_posdef = mn > 0.0 ? -sp->m_min_sym_eig / mn : 0.0;
-  nr->lead_real = (f & AS_FLAG_LEAD_REAL) ? 0.0 : lam > 0.0 ? fabs(sp->lambda1_im) / lam : NAN;
-  nr->gap = lam > 0.0 ? (sp->lambda2_abs - sp->lambda1_re) / lam : 0.0;
-  nr->margin = isfinite(sp->margin) ? (mn > 0.0 ? -sp->margin / mn : 0.0) : NAN;
-  nr->paranormal = paranormal_distance(sp, tol, &nr->paranormal_f);
-
-  /* Per theorem, in precedence order: its distance, whether it holds, whether it can be read. */
-#define AS_X_NEAR_ORDER(t, mask) t,
-  const as_theorem order[] = {AS_NEAR_THEOREMS(AS_X_NEAR_ORDER)};
-#undef AS_X_NEAR_ORDER
-  enum { NT = sizeof order / sizeof order[0] };
-  double D[NT];
-  int holds[NT], readable[NT];
-  for (int i = 0; i < NT; i++) {
-    D[i] = near_miss(nr, as_near_theorem_hypotheses(order[i]));
-    switch (order[i]) {
-    case AS_THM_D1:
-      holds[i] = d == 1 && tr->V[0] > 0 && tr->M[0] > 0;
-      readable[i] = d == 1;
-      break;
-    case AS_THM_IDENTITY:
-      holds[i] = (f & AS_FLAG_V_IDENTITY) && (f & AS_FLAG_M_SPD);
-      readable[i] = 1;
-      break;
-    case AS_THM_MINUS_IDENTITY:
-      holds[i] = (f & AS_FLAG_V_MINUS_IDENTITY) && (f & AS_FLAG_M_IDENTITY);
-      readable[i] = 1;
-      break;
-    case AS_THM_PARANORMAL:
-      holds[i] = (f & AS_FLAG_PARANORMAL) && (f & AS_FLAG_M_SPD) && sp->dim_f >= 2;
-      readable[i] = nr->paranormal_f >= 2 && sp->dim_f == nr->paranormal_f;
-      break;
-    case AS_THM_GOOD:
-      holds[i] = (f & AS_FLAG_GOOD) != 0;
-      readable[i] = (f & AS_FLAG_LEAD_REAL) && (f & AS_FLAG_LEAD_SIMPLE) && isfinite(sp->l1[0]);
-      break;
-    default: /* a theorem added to AS_NEAR_THEOREMS needs its rule here */
-      AS_CHECK(0, AS_ERR_INTERNAL, "near: no rule for theorem %d", (int)order[i]);
-    }
-  }
-
-  int h = -1; /* the proved theorem that holds (sp->theorem), if any */
-  for (int i = 0; i < NT; i++)
-    if (order[i] == sp->theorem) h = i;
-  const int last = h >= 0 ? h : NT;
-  const double reach = h >= 0 ? AS_NEAR_REACH : 1.0;
-  double dmin = INFINITY;
-  for (int i = 0; i < last; i++)
-    if (!holds[i] && readable[i] && D[i] < reach) dmin = fmin(dmin, D[i]);
-  nr->theorem = h >= 0 ? order[h] : AS_THM_NONE;
-  nr->dist = h >= 0 ? 0.0 : NAN;
-  if (isfinite(dmin))
-    for (int i = 0; i < last; i++)
-      if (!holds[i] && readable[i] && D[i] < reach && D[i] <= AS_NEAR_SLACK * dmin) {
-        nr->theorem = order[i];
-        nr->dist = D[i];
-        break;
-      }
-  nr->predicted = near_geometry(nr->theorem);
-cleanup:
-  return st;
-}
-
-/* ------------------------------------------------------------------ model variants */
-
-/* Whether A (d x d) is a I with a > 0 (relative tolerance 1e-12); *a its diagonal mean. */
-static int positive_scalar(int d, const double *A, double *a) {
-  double tr = 0.0, off = 0.0;
-  for (int i = 0; i < d; i++) tr += A[(size_t)i * d + i];
-  tr /= d;
-  for (int i = 0; i < d; i++)
-    for (int j = 0; j < d; j++) off = fmax(off, fabs(A[(size_t)i * d + j] - (i == j ? tr : 0.0)));
-  *a = tr;
-  return tr > 0.0 && off <= 1e-12 * tr;
-}
-
-void as_theorem_for_model(const as_spectral *sp, const as_attn_spec *am, int hardmax, int d,
-                          const double *V, const double *M, as_theorem *thm, as_geom *pred) {
-  *thm = sp->theorem;
-  *pred = sp->predicted;
-  if (as_attn_is_base(am, hardmax)) return;
-  *thm = AS_THM_NONE;
-  *pred = AS_GEOM_NONE;
-  double a = 0.0, b = 0.0;
-  if (hardmax || am->attention != AS_ATTN_SOFTMAX || am->norm != AS_NORM_SPHERE ||
-      !positive_scalar(d, V, &a))
-    return;
-  if (am->mask == AS_MASK_CAUSAL && d >= 2) {
-    *thm = AS_THM_CAUSAL;
-    *pred = AS_GEOM_SINGLE;
-  } else if (am->mask == AS_MASK_NONE && d >= 3 && positive_scalar(d, M, &b)) {
-    *thm = AS_THM_SPHERE;
-    *pred = AS_GEOM_SINGLE;
-  }
-}
-
-/* ------------------------------------------------------------------ metastability */
-
-struct as_meta {
-  int n, d;
-  double tol;           /* linkage distance */
-  int *parent;          /* n */
-  int k_run;            /* count of the current run (-1: none yet) */
-  double t_run, t_last; /* start of the current run, last time seen */
-  double t_first;       /* time of the first count (the start of the run) */
-  int n_plateaus;
-  double best_start, best_len, t_merge;
-};
-
-as_status as_meta_create(int n, int d, as_meta **out) {
-  as_status st = AS_OK;
-  as_meta *m = NULL;
-  AS_CHECK(out != NULL && n >= 1 && d >= 1, AS_ERR_ARG, "as_meta_create: n = %d, d = %d", n, d);
-  m = calloc(1, sizeof *m);
-  AS_CHECK_ALLOC(m);
-  m->n = n;
-  m->d = d;
-  m->parent = malloc((size_t)n * sizeof *m->parent);
-  AS_CHECK_ALLOC(m->parent);
-  m->k_run = -1;
-  *out = m;
-  m = NULL;
-cleanup:
-  as_meta_destroy(&m);
-  return st;
-}
-
-void as_meta_destroy(as_meta **p) {
-  if (!p || !*p) return;
-  free((*p)->parent);
-  free(*p);
-  *p = NULL;
-}
-
-void as_meta_reset(as_meta *m, const double *X0) {
-  m->tol = AS_META_TOL * fmax(diameter(NULL, X0, m->n, m->d), DBL_MIN);
-  m->k_run = -1;
-  m->t_run = m->t_last = 0.0;
-  m->n_plateaus = 0;
-  m->best_start = m->best_len = m->t_merge = NAN;
-}
-
-int as_meta_count(as_meta *m, const double *X) {
-  const int n = m->n, d = m->d;
-  const double tol2 = m->tol * m->tol;
-  for (int i = 0; i < n; i++) m->parent[i] = i;
-  int k = n;
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n; j++)
-      if (dist2(X + (size_t)i * d, X + (size_t)j * d, d) <= tol2) {
-        int a = find_root(m->parent, i), b = find_root(m->parent, j);
-        if (a != b) {
-          m->parent[a > b ? a : b] = a < b ? a : b;
-          k--;
-        }
-      }
-  return k;
-}
-
-/* Close the current run at m->t_last. The first run (from t = 0, every token its own cluster
- * until the first pair comes within tol) is the approach, not a plateau. */
-static void meta_close(as_meta *m) {
-  const double len = m->t_last - m->t_run;
-  if (m->k_run >= 2 && len >= AS_PLATEAU_MIN && m->t_run > m->t_first) {
-    m->n_plateaus++;
-    if (!(len <= m->best_len)) m->best_len = len, m->best_start = m->t_run;
-  }
-}
-
-void as_meta_step(as_meta *m, double t, const double *X) {
-  const int k = as_meta_count(m, X);
-  if (m->k_run < 0) {
-    m->k_run = k;
-    m->t_run = m->t_last = m->t_first = t;
-    return;
-  }
-  if (k != m->k_run) {
-    m->t_last = t;
-    meta_close(m);
-    if (k < m->k_run) m->t_merge = t;
-    m->k_run = k;
-    m->t_run = t;
-  }
-  m->t_last = t;
-}
-
-void as_meta_finish(as_meta *m, as_record *rec) {
-  if (m->k_run >= 0) meta_close(m);
-  rec->n_plateaus = m->n_plateaus;
-  rec->plateau_start = m->best_start;
-  rec->plateau_length = m->best_len;
-  rec->t_last_merge = m->k_run >= 0 && isnan(m->t_merge) ? 0.0 : m->t_merge;
-  rec->n_clusters_track = m->k_run;
 }

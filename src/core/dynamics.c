@@ -649,18 +649,19 @@ cleanup:
   return st;
 }
 
-as_status as_dyn_set_kernel(as_dyn *w, int kernel) {
+as_status as_dyn_set_kernel(as_dyn *w, as_dyn_kernel kernel) {
   as_status st = AS_OK;
-  AS_CHECK(w != NULL && kernel >= -1 && kernel <= 2 &&
-               !(kernel == 1 && (w->d > AS_SMALL_DMAX || !AS_DYN_HAVE_SMALL)),
-           AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", kernel);
-  AS_CHECK(kernel != 0 || w->P != NULL, AS_ERR_ARG,
+  AS_CHECK(w != NULL && kernel >= AS_DYN_KERNEL_AUTO && kernel <= AS_DYN_KERNEL_STREAM &&
+               !(kernel == AS_DYN_KERNEL_SMALL && (w->d > AS_SMALL_DMAX || !AS_DYN_HAVE_SMALL)),
+           AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", (int)kernel);
+  AS_CHECK(kernel != AS_DYN_KERNEL_GENERAL || w->P != NULL, AS_ERR_ARG,
            "as_dyn_set_kernel: the dense kernel needs n <= %d (n = %d)", AS_ATTENTION_STREAM_N,
            w->n);
-  const int small = kernel == -1
+  const int small = kernel == AS_DYN_KERNEL_AUTO
                         ? (AS_DYN_HAVE_SMALL && w->d <= AS_SMALL_DMAX && w->n <= AS_SMALL_NMAX)
-                        : kernel == 1;
-  const int stream = kernel == -1 ? w->n > AS_ATTENTION_STREAM_N : kernel == 2;
+                        : kernel == AS_DYN_KERNEL_SMALL;
+  const int stream =
+      kernel == AS_DYN_KERNEL_AUTO ? w->n > AS_ATTENTION_STREAM_N : kernel == AS_DYN_KERNEL_STREAM;
   if (small) AS_TRY(small_buffers(w));
   if (stream) AS_TRY(stream_buffers(w));
   w->small = small;
@@ -1175,7 +1176,7 @@ static as_status finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *st
   stats->velocity = v == 0.0 ? 0.0 : v / r;
   if (stats->outcome != AS_OUT_SETTLED) settle_update(in, w->t, v, r, &stats->settle_time);
   if (w->stream && w->P && w->bkind != AS_BLOCKS_FIELD) {
-    /* Streamed below AS_ATTENTION_STREAM_N (as_dyn_set_kernel 2: a trial with
+    /* Streamed below AS_ATTENTION_STREAM_N (AS_DYN_KERNEL_STREAM: a trial with
      * ranks_per_trial): P at the final state, formed once, densely, for the callers that read
      * it (the classifier) -- from the final state alone, so the same bits for any rows. */
     double logc = 0.0;

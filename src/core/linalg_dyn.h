@@ -80,13 +80,6 @@ void as_attention_small_lanes(int n, int d, const double *restrict A, const doub
                               const double *restrict c, const double *restrict Y,
                               double *restrict H, double *restrict e);
 
-/* Test hook (dynamics.c): choose the attention kernel: 1 the small-shape kernel (needs
- * d <= AS_SMALL_DMAX), 0 the general one (BLAS for large products; needs
- * n <= AS_ATTENTION_STREAM_N, where P is allocated), 2 the streaming one (P is then not
- * updated), -1 the automatic choice by shape. AS_ERR_ARG otherwise; AS_ERR_NOMEM. */
-struct as_dyn;
-as_status as_dyn_set_kernel(struct as_dyn *w, int kernel);
-
 /* Test hook (dynamics.c): continuous runs use tableau tb (borrowed; it must outlive the runs)
  * whatever their method, until set to NULL; layers are not affected. Lets a test run a
  * tableau that is no method, e.g. dopri5's embedded solution on its own. AS_ERR_ARG for a NULL

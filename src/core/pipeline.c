@@ -22,6 +22,9 @@
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
 #include "attnsweep/measure.h"
+#include "attnsweep/meta.h"
+#include "attnsweep/near.h"
+#include "attnsweep/theorem.h"
 #include "attnsweep/tokens.h"
 #include "attnsweep/triple.h"
 #include "linalg.h"
@@ -430,7 +433,8 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   AS_ASSERT(pl->n == n && pl->d == d && pl->m == m && pl->X0 != NULL);
   /* The kernel: streamed for any n when ranks_per_trial is given (1 included), so the record
    * does not depend on R; this rank's rows of a trial over several ranks. */
-  AS_TRY(as_dyn_set_kernel(pl->dyn, t->ranks_per_trial >= 1 ? 2 : -1));
+  AS_TRY(as_dyn_set_kernel(pl->dyn,
+                           t->ranks_per_trial >= 1 ? AS_DYN_KERNEL_STREAM : AS_DYN_KERNEL_AUTO));
   {
     int lo = 0, hi = n;
     if (pl->group.parts > 1) as_dyn_part_rows(n, pl->group.part, pl->group.parts, &lo, &hi);
@@ -490,23 +494,17 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   const int hardmax = t->triple.beta == INFINITY;
   ts = as_dyn_set_model(dyn, &t->attn, hardmax);
   if (ts != AS_OK) goto trial_failed;
-  as_theorem_for_model(pl->sp, &t->attn, hardmax, d, pl->tr->V, pl->tr->M, &pl->sp->theorem,
-                       &pl->sp->predicted);
+  /* The model this trial's dynamics is (theorem.h): the analysis selected the base model's
+   * theorem; a variant's theorem is its model's row of the table (or none). */
+  const as_thm_model model = as_theorem_model_of(&t->attn, hardmax, bkind == AS_BLOCKS_FIELD);
+  if (model != AS_THM_MODEL_BASE)
+    pl->sp->theorem =
+        as_theorem_select(model, pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &pl->sp->predicted);
   if (!pre) AS_TRY(as_dyn_set_blocks(dyn, blk));
   copy_spectral(pl->sp, path, rec);
-  if (bkind == AS_BLOCKS_FIELD) { /* no theorem speaks about these dynamics */
-    rec->theorem = AS_THM_NONE;
-    rec->predicted = AS_GEOM_NONE;
-  }
-  /* The nearest theorem: the paper's theorems speak about the base model only; for a model
-   * variant it is the variant's own theorem (or none), the distances still describe the triple. */
+  /* The nearest theorem among the model's own (near.h); the distances describe the triple. */
   as_near nr;
-  AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &nr));
-  if (!as_attn_is_base(&t->attn, hardmax) || bkind == AS_BLOCKS_FIELD) {
-    nr.theorem = (as_theorem)rec->theorem;
-    nr.predicted = (as_geom)rec->predicted;
-    nr.dist = nr.theorem != AS_THM_NONE ? 0.0 : NAN;
-  }
+  AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, model, &nr));
   copy_near(&nr, rec);
   as_meta_reset(pl->meta, pl->X0);
   if (!pre) AS_TRY(as_dyn_set_step_hook(dyn, sphere ? on_step : NULL, pl->meta));
@@ -591,7 +589,6 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
     as_spectral spg = *pl->sp;
     const double *Vc = pl->tr->V;
     if (bkind == AS_BLOCKS_FIELD) {
-      spg.theorem = AS_THM_NONE;
       spg.dim_f = 0;
       Vc = as_blocks_veff(blk,
                           as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
@@ -603,7 +600,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
     as_classify_set_stop(pl->cws, stop);
     as_classify_set_product(pl->cws, NULL);
     if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */
-      const double *S = pl->sp->theorem == AS_THM_MINUS_IDENTITY ? pl->X : Z;
+      const double *S = as_theorem_row_of(pl->sp->theorem)->reading == AS_READ_X ? pl->X : Z;
       AS_TRY(as_dyn_attention_apply(dyn, S, pl->PS));
       as_classify_set_product(pl->cws, pl->PS);
     }

@@ -5,6 +5,7 @@
  * eigenvectors of V as its "right" ones and the right eigenvectors of V as its "left" ones.
  */
 #include "attnsweep/spectral.h"
+
 #include "attnsweep/params.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "attnsweep/record.h"
+#include "attnsweep/theorem.h"
 #include "linalg.h"
 
 as_status as_spectral_copy(const as_spectral *src, as_spectral *dst) {
@@ -98,7 +100,7 @@ void as_spectral_sort_eigs(int d, double *wr, double *wi) {
   }
 }
 
-static double eig_scale(const as_spectral *sp) {
+double as_spectral_eig_scale(const as_spectral *sp) {
   double s = hypot(sp->wr[0], sp->wi[0]);
   return s > 0 ? s : 1.0;
 }
@@ -120,7 +122,7 @@ static int is_multiple_of_identity(int d, const double *A, double tol, double *c
 
 void as_spectral_from_eigs(const as_triple *tr, double tol, as_spectral *sp) {
   int d = sp->d;
-  double scale = eig_scale(sp), et = tol * scale;
+  double scale = as_spectral_eig_scale(sp), et = tol * scale;
   uint32_t f = 0;
   sp->lambda1_re = sp->wr[0];
   sp->lambda1_im = sp->wi[0];
@@ -204,7 +206,7 @@ void as_spectral_set_vectors(const as_triple *tr, double tol, as_spectral *sp) {
 int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal, double *shift,
                                int *dim) {
   int d = sp->d;
-  double scale = eig_scale(sp), et = tol * scale;
+  double scale = as_spectral_eig_scale(sp), et = tol * scale;
   *shift = 0;
   *dim = 0;
   if (paranormal) {
@@ -240,25 +242,6 @@ int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal
   return 2;
 }
 
-/* Where the codimension conjecture is judged (docs/theory.md 2.8): read literally, "pi_F z
- * approaches at most three parallel affine subspaces of codimension k" says "at most three
- * points" at k = d, which Thm 3.1 contradicts (V = I, M = I ends at 4 to 8 vertices), and for
- * a V that is lambda I on F with dim F >= 2 it contradicts Thm 5.1 (a polytope in F). So it
- * applies for 1 <= k < d only, and not when the k eigenvalues of positive real part are one
- * repeated real value. */
-static int codim_applies(const as_spectral *sp, int d, double et) {
-  if (sp->kpos < 1 || sp->kpos >= d) return 0;
-  if (sp->kpos == 1) return 1;
-  double lo = INFINITY, hi = -INFINITY, im = 0;
-  for (int i = 0; i < d; i++)
-    if (sp->wr[i] > et) {
-      lo = fmin(lo, sp->wr[i]);
-      hi = fmax(hi, sp->wr[i]);
-      im = fmax(im, fabs(sp->wi[i]));
-    }
-  return !(hi - lo <= et && im <= et);
-}
-
 void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp) {
   uint32_t f = sp->flags;
   f &= ~(uint32_t)(AS_FLAG_MARGIN_POSITIVE | AS_FLAG_M_SPD | AS_FLAG_GOOD);
@@ -275,48 +258,8 @@ void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp) {
   if ((f & good) == good) f |= AS_FLAG_GOOD;
   sp->flags = f;
 
-  as_theorem th = AS_THM_NONE;
-  if (d == 1 && tr->V[0] > 0 && tr->M[0] > 0)
-    th = AS_THM_D1;
-  else if ((f & AS_FLAG_V_IDENTITY) && (f & AS_FLAG_M_SPD))
-    th = AS_THM_IDENTITY;
-  else if ((f & AS_FLAG_V_MINUS_IDENTITY) && (f & AS_FLAG_M_IDENTITY))
-    th = AS_THM_MINUS_IDENTITY;
-  else if ((f & AS_FLAG_PARANORMAL) && (f & AS_FLAG_M_SPD) && sp->dim_f >= 2)
-    th = AS_THM_PARANORMAL;
-  else if (f & AS_FLAG_GOOD)
-    th = AS_THM_GOOD;
-  else if (f & AS_FLAG_COMPLEX_LEAD)
-    th = AS_THM_COMPLEX;
-  else if (codim_applies(sp, d, tol * eig_scale(sp)))
-    th = AS_THM_CODIM;
-  sp->theorem = th;
-  switch (th) {
-  case AS_THM_D1:
-    sp->predicted = AS_GEOM_BOOLEAN;
-    break;
-  case AS_THM_IDENTITY:
-    sp->predicted = AS_GEOM_POLYTOPE;
-    break;
-  case AS_THM_MINUS_IDENTITY:
-    sp->predicted = AS_GEOM_COLLAPSE;
-    break;
-  case AS_THM_PARANORMAL:
-    sp->predicted = AS_GEOM_POLYTOPE_SUBSPACE;
-    break;
-  case AS_THM_GOOD:
-    sp->predicted = AS_GEOM_HYPERPLANES;
-    break;
-  case AS_THM_COMPLEX:
-    sp->predicted = AS_GEOM_UNCLUSTERED;
-    break;
-  case AS_THM_CODIM:
-    sp->predicted = AS_GEOM_SUBSPACES;
-    break;
-  default:
-    sp->predicted = AS_GEOM_NONE;
-    break;
-  }
+  /* The theorem: the first row of the table (theorem.h) whose hypotheses hold. */
+  sp->theorem = as_theorem_select(AS_THM_MODEL_BASE, tr, sp, tol, &sp->predicted);
 }
 
 /* ---------------------------------------------------------------- LAPACK path */

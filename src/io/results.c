@@ -20,7 +20,9 @@
 
 #include "attnsweep/classify.h"
 #include "attnsweep/iocheck.h"
+#include "attnsweep/near.h"
 #include "attnsweep/sha256.h"
+#include "attnsweep/theorem.h"
 #include "attnsweep/versions.h"
 #include "crc32.h"
 
@@ -823,22 +825,27 @@ static as_status describe_trials(as_results *rf) {
   AS_FLAG_LIST(AS_X_FLAG_ATTR)
 #undef AS_X_FLAG_ATTR
   /* "near_hypotheses": each theorem the nearest-theorem analysis reads, in its precedence
-   * order, with its dist_ fields, from AS_NEAR_THEOREMS: "d1: dist_gap dist_m_posdef; ...". */
-#define AS_X_NEAR_ORDER(t, mask) t,
-  static const as_theorem near_order[] = {AS_NEAR_THEOREMS(AS_X_NEAR_ORDER)};
-#undef AS_X_NEAR_ORDER
+   * order, with its dist_ fields, from the theorem table (theorem.h): "d1: dist_gap
+   * dist_m_posdef; ...". "theorem_table": Table 1 (as_theorem_table_text). */
+  int nrows = 0;
+  const as_theorem_row *rows = as_theorem_rows(&nrows);
   char hyps[1024];
   size_t len = 0;
-  for (size_t k = 0; k < sizeof near_order / sizeof near_order[0]; k++) {
-    len += (size_t)snprintf(hyps + len, sizeof hyps - len, "%s%s:", k ? "; " : "",
-                            as_enum_label(&as_theorem_table, near_order[k]));
+  for (int k = 0; k < nrows; k++) {
+    if (!rows[k].near) continue;
+    len += (size_t)snprintf(hyps + len, sizeof hyps - len, "%s%s:", len ? "; " : "",
+                            as_enum_label(&as_theorem_table, (int)rows[k].id));
     for (int i = 0; i < AS_NEAR_NHYP; i++)
-      if (as_near_theorem_hypotheses(near_order[k]) >> i & 1u)
+      if (rows[k].near >> i & 1u)
         len +=
             (size_t)snprintf(hyps + len, sizeof hyps - len, " dist_%s", as_near_hypothesis_name(i));
   }
   AS_CHECK(len < sizeof hyps, AS_ERR_INTERNAL, "near_hypotheses: %zu bytes", len);
   AS_TRY(attr_write_str(rf->trials, "near_hypotheses", hyps, 0));
+  char table[4096];
+  AS_CHECK(as_theorem_table_text(table, sizeof table) < sizeof table, AS_ERR_INTERNAL,
+           "theorem_table longer than %zu bytes", sizeof table);
+  AS_TRY(attr_write_str(rf->trials, "theorem_table", table, 0));
 cleanup:
   return st;
 }

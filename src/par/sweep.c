@@ -596,317 +596,402 @@ cleanup:
   return st;
 }
 
-as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
-                       const as_sweep_opts *opts_in, as_sweep_result *res) {
-  as_status st = AS_OK;
-  char path[AS_OUTSET_PATH_MAX] = "";
-  char file_sha[80] = ""; /* the file's spec SHA-256: what its journals are tagged with */
-  int rank = 0, size = 1;
+/* ------------------------------------------------------------------ the phases of a sweep
+ * as_sweep_run is a sequence of named phases over one state: check the job, claim the output,
+ * create the file (or reopen it to resume), list what is left, set up the workers, run the
+ * trials over groups of ranks, schedule the rest, close. Each phase is collective on the
+ * sweep's communicator and returns the same status on every rank. */
+typedef struct sweep_run {
+  MPI_Comm comm;
+  const as_spec *spec;
   as_sweep_opts opts;
-  as_outset *claim = NULL;
-  as_results *rf = NULL;
-  as_journal *journal = NULL;
-  as_pipeline *pl = NULL;
-  sweep_ctx *ctx = NULL;
-  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
-  uint8_t *done = NULL, *flags = NULL, *done_before = NULL;
-  uint64_t *todo = NULL;
-  uint64_t n_todo = 0;
-  uint32_t *owner = NULL;
+  int rank, size;
+  uint64_t n_trials;
+  char path[AS_OUTSET_PATH_MAX]; /* the results file under its own name */
+  char file_sha[80];             /* the file's spec SHA-256: what its journals are tagged with */
+  as_outset *claim;              /* rank 0: the lock on the output set */
+  as_results *rf;
+  as_journal *journal;
+  as_pipeline *pl;
+  sweep_ctx *ctx;
+  uint64_t *bulk[AS_BULK_COUNT];
+  uint8_t *done, *flags, *done_before; /* rank 0: per trial */
+  uint64_t *todo;                      /* rank 0: the trials to run */
+  uint64_t n_todo;
+  uint32_t *owner; /* rank 0, shard runs: the shard of each trial */
   as_sched_summary sum;
-  memset(&sum, 0, sizeof sum);
   as_group_summary gsum;
-  memset(&gsum, 0, sizeof gsum);
+  double sched_limit; /* the scheduler's time limit, what the group phase left of it */
   as_sweep_result r;
-  memset(&r, 0, sizeof r);
-  double t0 = MPI_Wtime();
+} sweep_run;
 
-  if (opts_in)
-    opts = *opts_in;
-  else
-    as_sweep_opts_default(&opts);
-  AS_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  AS_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const uint64_t n_trials = as_spec_trial_count(spec);
-  r.total = n_trials;
+/* Check the job: the BLACS grids of large triples fit the ranks, every trial fits memory. */
+static as_status phase_check(sweep_run *w) {
+  as_status st = AS_OK;
+  int thr = as_spec_spectral_threshold(w->spec);
+  AS_TRY(check_grid_ranks(w->comm, w->spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
+  AS_TRY(check_memory(w->comm, w->spec));
+cleanup:
+  return st;
+}
 
-  {
-    int thr = as_spec_spectral_threshold(spec);
-    AS_TRY(check_grid_ranks(comm, spec, thr > 0 ? thr : AS_SPECTRAL_THRESHOLD_DEFAULT));
-    AS_TRY(check_memory(comm, spec));
-  }
-
+/* Claim the output: its own name, never one of the sweep's inputs, one run per file. */
+static as_status phase_claim(sweep_run *w, const char *given) {
+  as_status st = AS_OK;
+  MPI_Comm comm = w->comm;
+  const int rank = w->rank;
   /* The file under its own name: a symbolic link is followed, so an alias and its target are
    * one set (one lock, one set of journals). Rank 0 decides, every rank uses its answer. */
   as_status lst = AS_OK;
-  if (rank == 0) lst = as_outset_resolve(given, path, sizeof path);
+  if (rank == 0) lst = as_outset_resolve(given, w->path, sizeof w->path);
   AS_TRY(agree(comm, lst));
-  AS_MPI_CHECK(MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, comm));
+  AS_MPI_CHECK(MPI_Bcast(w->path, (int)sizeof w->path, MPI_CHAR, 0, comm));
 
   /* Never write the results over a file the sweep reads (the spec, a matrix or token file),
    * whatever the names. */
-  if (rank == 0) lst = as_outset_guard_inputs(path, spec, opts.spec_path, opts.resume);
+  if (rank == 0) lst = as_outset_guard_inputs(w->path, w->spec, w->opts.spec_path, w->opts.resume);
   AS_TRY(agree(comm, lst));
 
   /* One run per results file: rank 0 claims the set (the lock, and for a new sweep no journal
    * of a replaced one) for the whole sweep. */
   if (rank == 0)
-    lst = as_outset_claim(path,
-                          opts.resume  ? AS_OUTSET_RESUME
-                          : opts.force ? AS_OUTSET_REPLACE
-                                       : AS_OUTSET_NEW,
-                          &claim);
+    lst = as_outset_claim(w->path,
+                          w->opts.resume  ? AS_OUTSET_RESUME
+                          : w->opts.force ? AS_OUTSET_REPLACE
+                                          : AS_OUTSET_NEW,
+                          &w->claim);
   AS_TRY(agree(comm, lst));
+cleanup:
+  return st;
+}
 
-  if (!opts.resume) {
-    /* Layout from the plan (identical on every rank). The spec text also goes beside the
-     * file, before the file exists: `attnsweep repair` rebuilds from it when a hard kill left
-     * OUT.h5 unreadable (docs/robustness.md). */
-    as_results_info info;
-    AS_TRY(as_outset_layout(spec, &info, bulk));
-    info.overwrite = opts.force;
-    snprintf(file_sha, sizeof file_sha, "%s", as_spec_sha256(spec));
-    as_status sst_ = AS_OK;
-    if (rank == 0) {
-      size_t len = 0;
-      const char *text = as_spec_text(spec, &len);
-      sst_ = as_outset_spec_save(path, text, len);
-    }
-    AS_TRY(agree(comm, sst_));
-    struct stat before;
-    int existed = rank == 0 && stat(path, &before) == 0;
-    as_status crst = as_results_create(comm, path, &info, &rf);
-    if (crst != AS_OK && rank == 0) {
-      /* Nothing half-made stays behind that a later run or repair could take for results: the
-       * new file (unless it is the untouched file --force would have replaced), the spec copy
-       * (a resume of an untouched file writes it again from /spec) and the lock file. */
-      struct stat now;
-      if (stat(path, &now) == 0 &&
-          (!existed || now.st_ino != before.st_ino || now.st_size != before.st_size ||
-           now.st_mtime != before.st_mtime))
-        unlink(path);
-      char side[AS_OUTSET_PATH_MAX];
-      if (as_outset_name(path, AS_SIDE_SPEC, -1, side, sizeof side) == AS_OK) unlink(side);
-      if (as_outset_name(path, AS_SIDE_LOCK, -1, side, sizeof side) == AS_OK) unlink(side);
-    }
-    AS_TRY(crst);
-    /* Held by identity from now on, so a hard link to it cannot start a second run. */
-    if (rank == 0) lst = as_outset_hold(claim, path);
-    AS_TRY(agree(comm, lst));
-    if (opts.shard_count) {
-      /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
-      as_status hst = AS_OK;
-      if (rank == 0) hst = shard_select(spec, rf, path, &opts, &r, &owner);
-      AS_TRY(agree(comm, hst));
-      uint64_t n_shard = r.shard_trials;
-      AS_MPI_CHECK(MPI_Bcast(&n_shard, 1, MPI_UINT64_T, 0, comm));
-      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_INDEX, opts.shard_index));
-      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_COUNT, opts.shard_count));
-      AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_TRIALS, n_shard));
-    }
-  } else {
-    AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &rf));
-    as_status cst = AS_OK;
-    if (rank == 0) {
-      char sha[80] = "";
-      uint64_t rows = as_results_n_trials(rf);
-      cst = as_results_attr_string(rf, "spec_sha256", sha, sizeof sha);
-      if (cst == AS_OK && strcmp(sha, as_spec_sha256(spec)) != 0 && !opts.allow_spec_change)
-        cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
-                           "%s was written by another spec (SHA-256 %.12s..., this spec "
-                           "%.12s...): resume with the original spec, or pass "
-                           "--allow-spec-change if you know the trials are unchanged",
-                           path, sha, as_spec_sha256(spec));
-      else if (cst == AS_OK && rows != n_trials)
-        cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
-                           "%s has %llu trials, the spec %llu: cannot resume", path,
-                           (unsigned long long)rows, (unsigned long long)n_trials);
-      if (cst == AS_OK) cst = check_inputs_unchanged(rf, spec, path, opts.allow_input_change);
-      /* A file from before the spec side file existed: give it one, from /spec. */
-      if (cst == AS_OK) cst = as_outset_spec_ensure(path, rf);
-      if (cst == AS_OK) cst = shard_select(spec, rf, path, &opts, &r, &owner);
-      if (cst == AS_OK) snprintf(file_sha, sizeof file_sha, "%s", sha);
-    }
-    AS_TRY(agree(comm, cst));
-    AS_MPI_CHECK(MPI_Bcast(file_sha, (int)sizeof file_sha, MPI_CHAR, 0, comm));
-  }
-
-  /* What is left to do (rank 0 decides; the scheduler reads todo there only). */
-  as_status dst = AS_OK;
+/* A new sweep: the file at its final size from the plan, its spec side copy, the shard. */
+static as_status phase_create(sweep_run *w) {
+  as_status st = AS_OK;
+  MPI_Comm comm = w->comm;
+  const int rank = w->rank;
+  const char *path = w->path;
+  as_status lst = AS_OK;
+  /* Layout from the plan (identical on every rank). The spec text also goes beside the
+   * file, before the file exists: `attnsweep repair` rebuilds from it when a hard kill left
+   * OUT.h5 unreadable (docs/robustness.md). */
+  as_results_info info;
+  AS_TRY(as_outset_layout(w->spec, &info, w->bulk));
+  info.overwrite = w->opts.force;
+  snprintf(w->file_sha, sizeof w->file_sha, "%s", as_spec_sha256(w->spec));
+  as_status sst_ = AS_OK;
   if (rank == 0) {
-    done = calloc(n_trials ? n_trials : 1, 1);
-    todo = malloc((n_trials ? n_trials : 1) * sizeof *todo);
-    if (!done || !todo) {
+    size_t len = 0;
+    const char *text = as_spec_text(w->spec, &len);
+    sst_ = as_outset_spec_save(path, text, len);
+  }
+  AS_TRY(agree(comm, sst_));
+  struct stat before;
+  int existed = rank == 0 && stat(path, &before) == 0;
+  as_status crst = as_results_create(comm, path, &info, &w->rf);
+  if (crst != AS_OK && rank == 0) {
+    /* Nothing half-made stays behind that a later run or repair could take for results: the
+     * new file (unless it is the untouched file --force would have replaced), the spec copy
+     * (a resume of an untouched file writes it again from /spec) and the lock file. */
+    struct stat now;
+    if (stat(path, &now) == 0 && (!existed || now.st_ino != before.st_ino ||
+                                  now.st_size != before.st_size || now.st_mtime != before.st_mtime))
+      unlink(path);
+    char side[AS_OUTSET_PATH_MAX];
+    if (as_outset_name(path, AS_SIDE_SPEC, -1, side, sizeof side) == AS_OK) unlink(side);
+    if (as_outset_name(path, AS_SIDE_LOCK, -1, side, sizeof side) == AS_OK) unlink(side);
+  }
+  AS_TRY(crst);
+  /* Held by identity from now on, so a hard link to it cannot start a second run. */
+  if (rank == 0) lst = as_outset_hold(w->claim, path);
+  AS_TRY(agree(comm, lst));
+  if (w->opts.shard_count) {
+    /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
+    as_status hst = AS_OK;
+    if (rank == 0) hst = shard_select(w->spec, w->rf, path, &w->opts, &w->r, &w->owner);
+    AS_TRY(agree(comm, hst));
+    uint64_t n_shard = w->r.shard_trials;
+    AS_MPI_CHECK(MPI_Bcast(&n_shard, 1, MPI_UINT64_T, 0, comm));
+    AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_INDEX, w->opts.shard_index));
+    AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_COUNT, w->opts.shard_count));
+    AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_TRIALS, n_shard));
+  }
+cleanup:
+  return st;
+}
+
+/* Resume: reopen the file, refuse another spec, changed inputs or another shape. */
+static as_status phase_reopen(sweep_run *w) {
+  as_status st = AS_OK;
+  MPI_Comm comm = w->comm;
+  const char *path = w->path;
+  const as_spec *spec = w->spec;
+  AS_TRY(as_results_open(comm, path, AS_RESULTS_WRITE, &w->rf));
+  as_status cst = AS_OK;
+  if (w->rank == 0) {
+    char sha[80] = "";
+    uint64_t rows = as_results_n_trials(w->rf);
+    cst = as_results_attr_string(w->rf, "spec_sha256", sha, sizeof sha);
+    if (cst == AS_OK && strcmp(sha, as_spec_sha256(spec)) != 0 && !w->opts.allow_spec_change)
+      cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
+                         "%s was written by another spec (SHA-256 %.12s..., this spec "
+                         "%.12s...): resume with the original spec, or pass "
+                         "--allow-spec-change if you know the trials are unchanged",
+                         path, sha, as_spec_sha256(spec));
+    else if (cst == AS_OK && rows != w->n_trials)
+      cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
+                         "%s has %llu trials, the spec %llu: cannot resume", path,
+                         (unsigned long long)rows, (unsigned long long)w->n_trials);
+    if (cst == AS_OK) cst = check_inputs_unchanged(w->rf, spec, path, w->opts.allow_input_change);
+    /* A file from before the spec side file existed: give it one, from /spec. */
+    if (cst == AS_OK) cst = as_outset_spec_ensure(path, w->rf);
+    if (cst == AS_OK) cst = shard_select(spec, w->rf, path, &w->opts, &w->r, &w->owner);
+    if (cst == AS_OK) snprintf(w->file_sha, sizeof w->file_sha, "%s", sha);
+  }
+  AS_TRY(agree(comm, cst));
+  AS_MPI_CHECK(MPI_Bcast(w->file_sha, (int)sizeof w->file_sha, MPI_CHAR, 0, comm));
+cleanup:
+  return st;
+}
+
+/* What is left to do (rank 0 decides; the scheduler reads todo there only): on a resume, the
+ * damaged rows and bulk data become pending, journaled records come back, failed rows stay
+ * (or run again with retry_failed). */
+static as_status phase_todo(sweep_run *w) {
+  as_status st = AS_OK;
+  const uint64_t n_trials = w->n_trials;
+  as_sweep_result *r = &w->r;
+  as_status dst = AS_OK;
+  if (w->rank == 0) {
+    w->done = calloc(n_trials ? n_trials : 1, 1);
+    w->todo = malloc((n_trials ? n_trials : 1) * sizeof *w->todo);
+    uint8_t *done = w->done;
+    if (!done || !w->todo) {
       dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "to-do list");
-    } else if (opts.resume) {
+    } else if (w->opts.resume) {
       as_results_counts counts;
-      dst = as_results_count(rf, &counts, done);
+      dst = as_results_count(w->rf, &counts, done);
       /* Damaged rows and bulk data (checksums) first: they become pending. */
-      flags = calloc(n_trials ? n_trials : 1, 1);
-      done_before = calloc(n_trials ? n_trials : 1, 1);
-      if (dst == AS_OK && (!flags || !done_before))
+      w->flags = calloc(n_trials ? n_trials : 1, 1);
+      w->done_before = calloc(n_trials ? n_trials : 1, 1);
+      if (dst == AS_OK && (!w->flags || !w->done_before))
         dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "verification flags");
-      if (dst == AS_OK) dst = verify_rows(rf, done, flags, n_trials, &r);
+      if (dst == AS_OK) dst = verify_rows(w->rf, done, w->flags, n_trials, r);
       if (dst == AS_OK) {
-        for (uint64_t i = 0; i < n_trials; i++) r.skipped += done[i] && !flags[i];
-        memcpy(done_before, done, n_trials);
+        for (uint64_t i = 0; i < n_trials; i++) r->skipped += done[i] && !w->flags[i];
+        memcpy(w->done_before, done, n_trials);
         /* done[i] = 1 for a row with damaged bulk data keeps its journal entry out. */
-        dst = as_outset_recover(path, rf, done, n_trials, &r.recovered);
+        dst = as_outset_recover(w->path, w->rf, done, n_trials, &r->recovered);
       }
       if (dst == AS_OK) {
         for (uint64_t i = 0; i < n_trials; i++)
-          if (flags[i] == AS_VERIFY_BULK) done[i] = 0;
-        dst = verify_recovered(rf, done, done_before, n_trials, &r);
+          if (w->flags[i] == AS_VERIFY_BULK) done[i] = 0;
+        dst = verify_recovered(w->rf, done, w->done_before, n_trials, r);
       }
       /* The failed and non-finite rows that stay (or, with retry_failed, run again). */
-      if (dst == AS_OK) dst = scan_retryable(rf, done, n_trials, opts.retry_failed, &r);
+      if (dst == AS_OK) dst = scan_retryable(w->rf, done, n_trials, w->opts.retry_failed, r);
     }
     if (dst == AS_OK)
       for (uint64_t i = 0; i < n_trials; i++)
-        if (!done[i] && (!owner || owner[i] == r.shard_index)) todo[n_todo++] = i;
+        if (!done[i] && (!w->owner || w->owner[i] == r->shard_index)) w->todo[w->n_todo++] = i;
   }
-  AS_TRY(agree(comm, dst));
+  AS_TRY(agree(w->comm, dst));
+cleanup:
+  return st;
+}
 
-  /* This rank's journal and pipeline. */
+/* This rank's journal and pipeline, and the collective analyses of large triples. */
+static as_status phase_workers(sweep_run *w) {
+  as_status st = AS_OK;
+  MPI_Comm comm = w->comm;
+  const int rank = w->rank;
   char aside[AS_OUTSET_PATH_MAX + 64] = "";
-  as_status wst =
-      as_outset_journal_open_spec(path, rank, SWEEP_BATCH, 3600.0, file_sha[0] ? file_sha : NULL,
-                                  aside, sizeof aside, &journal);
+  as_status wst = as_outset_journal_open_spec(w->path, rank, SWEEP_BATCH, 3600.0,
+                                              w->file_sha[0] ? w->file_sha : NULL, aside,
+                                              sizeof aside, &w->journal);
   if (wst == AS_OK && aside[0])
     fprintf(stderr,
             "attnsweep run: warning: [rank %d] the header of %s's journal was damaged: it was "
             "set aside as %s (its entries with valid checksums are still read) and a new "
             "journal begun\n",
-            rank, path, aside);
+            rank, w->path, aside);
   if (wst == AS_OK) {
-    ctx = calloc(1, sizeof *ctx);
-    if (!ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
+    w->ctx = calloc(1, sizeof *w->ctx);
+    if (!w->ctx) wst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep context");
   }
-  if (wst == AS_OK) wst = as_pipeline_create(spectral_hook, ctx, &pl);
+  if (wst == AS_OK) wst = as_pipeline_create(spectral_hook, w->ctx, &w->pl);
   AS_TRY(agree(comm, wst));
-  ctx->spec = spec;
-  ctx->rf = rf;
-  ctx->journal = journal;
-  ctx->pl = pl;
+  sweep_ctx *ctx = w->ctx;
+  ctx->spec = w->spec;
+  ctx->rf = w->rf;
+  ctx->journal = w->journal;
+  ctx->pl = w->pl;
   ctx->rank = rank;
-  ctx->threshold = as_spec_spectral_threshold(spec);
+  ctx->threshold = as_spec_spectral_threshold(w->spec);
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
-  AS_TRY(big_prepass(comm, ctx, todo, n_todo, opts.progress, opts.progress_interval));
+  AS_TRY(big_prepass(comm, ctx, w->todo, w->n_todo, w->opts.progress, w->opts.progress_interval));
+  ctx->job_ranks = w->size;
+cleanup:
+  return st;
+}
 
-  /* ---- trials over several ranks (ranks_per_trial, group.h): a phase of their own, first;
-   * rank 0 takes them out of todo, every rank learns the list. */
-  ctx->job_ranks = size;
-  double sched_limit = opts.time_limit;
-  {
-    as_group_item *gi = NULL;
-    uint64_t ng = 0;
-    as_status pst = AS_OK;
-    if (rank == 0) {
-      gi = malloc((n_todo ? n_todo : 1) * sizeof *gi);
-      if (!gi) pst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list");
-      uint64_t keep = 0;
-      for (uint64_t i = 0; i < n_todo && pst == AS_OK; i++) {
-        as_trial t;
-        int R = 1;
-        if (as_spec_trial(spec, todo[i], &t) == AS_OK) R = as_cost_trial_ranks(&t, size);
-        if (R >= 2 && R <= size)
-          gi[ng++] = (as_group_item){todo[i], R, as_cost_work(&t)};
-        else
-          todo[keep++] = todo[i]; /* one rank, or more than the job: run_trial records it */
-      }
-      if (pst == AS_OK) n_todo = keep;
+/* Trials over several ranks (ranks_per_trial, group.h): a phase of their own, first; rank 0
+ * takes them out of todo, every rank learns the list. Leaves the scheduler what is left of the
+ * time limit. */
+static as_status phase_groups(sweep_run *w) {
+  as_status st = AS_OK;
+  MPI_Comm comm = w->comm;
+  const int rank = w->rank, size = w->size;
+  const as_sweep_opts *opts = &w->opts;
+  w->sched_limit = opts->time_limit;
+  as_group_item *gi = NULL;
+  uint64_t ng = 0;
+  as_status pst = AS_OK;
+  if (rank == 0) {
+    gi = malloc((w->n_todo ? w->n_todo : 1) * sizeof *gi);
+    if (!gi) pst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list");
+    uint64_t keep = 0;
+    for (uint64_t i = 0; i < w->n_todo && pst == AS_OK; i++) {
+      as_trial t;
+      int R = 1;
+      if (as_spec_trial(w->spec, w->todo[i], &t) == AS_OK) R = as_cost_trial_ranks(&t, size);
+      if (R >= 2 && R <= size)
+        gi[ng++] = (as_group_item){w->todo[i], R, as_cost_work(&t)};
+      else
+        w->todo[keep++] = w->todo[i]; /* one rank, or more than the job: run_trial records it */
     }
-    as_status gst = agree(comm, pst);
-    if (gst == AS_OK && MPI_Bcast(&ng, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
-      gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
-    if (gst == AS_OK && ng > 0) {
-      if (rank != 0) gi = malloc(ng * sizeof *gi);
-      gst =
-          agree(comm, gi ? AS_OK
-                         : as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list"));
-      if (gst == AS_OK && MPI_Bcast(gi, (int)(ng * sizeof *gi), MPI_BYTE, 0, comm) != MPI_SUCCESS)
-        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
-      if (gst == AS_OK && MPI_Barrier(comm) != MPI_SUCCESS)
-        gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group phase: MPI_Barrier");
-      double g0 = MPI_Wtime();
-      if (gst == AS_OK && rank == 0 && opts.progress && opts.progress_interval > 0)
-        fprintf(opts.progress, "attnsweep: %llu trials on groups of ranks (ranks_per_trial)\n",
-                (unsigned long long)ng);
-      as_group_ops gops = {group_run_cb, sink_cb, ctx};
-      if (gst == AS_OK) gst = as_group_run(comm, gi, ng, g0, opts.time_limit, &gops, &gsum);
-      if (opts.time_limit > 0) {
-        sched_limit = opts.time_limit - (MPI_Wtime() - g0);
-        if (sched_limit < 1e-3) sched_limit = 1e-3;
-      }
-    }
-    free(gi);
-    AS_TRY(gst);
+    if (pst == AS_OK) w->n_todo = keep;
   }
+  as_status gst = agree(comm, pst);
+  if (gst == AS_OK && MPI_Bcast(&ng, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
+    gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
+  if (gst == AS_OK && ng > 0) {
+    if (rank != 0) gi = malloc(ng * sizeof *gi);
+    gst = agree(comm, gi ? AS_OK
+                         : as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list"));
+    if (gst == AS_OK && MPI_Bcast(gi, (int)(ng * sizeof *gi), MPI_BYTE, 0, comm) != MPI_SUCCESS)
+      gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group list: MPI_Bcast");
+    if (gst == AS_OK && MPI_Barrier(comm) != MPI_SUCCESS)
+      gst = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "group phase: MPI_Barrier");
+    double g0 = MPI_Wtime();
+    if (gst == AS_OK && rank == 0 && opts->progress && opts->progress_interval > 0)
+      fprintf(opts->progress, "attnsweep: %llu trials on groups of ranks (ranks_per_trial)\n",
+              (unsigned long long)ng);
+    as_group_ops gops = {group_run_cb, sink_cb, w->ctx};
+    if (gst == AS_OK) gst = as_group_run(comm, gi, ng, g0, opts->time_limit, &gops, &w->gsum);
+    if (opts->time_limit > 0) {
+      w->sched_limit = opts->time_limit - (MPI_Wtime() - g0);
+      if (w->sched_limit < 1e-3) w->sched_limit = 1e-3;
+    }
+  }
+  free(gi);
+  AS_TRY(gst);
+cleanup:
+  return st;
+}
 
+/* The rest through the coordinator/worker scheduler (sched.h); the run's counts. */
+static as_status phase_schedule(sweep_run *w) {
+  as_status st = AS_OK;
+  const as_sweep_opts *opts = &w->opts;
   as_sched_opts so;
   as_sched_opts_default(&so);
   so.batch_max = SWEEP_BATCH;
-  so.flush_interval = opts.flush_interval >= 0 ? opts.flush_interval : as_spec_flush_interval(spec);
-  so.progress_interval = opts.progress_interval;
-  so.progress = opts.progress;
-  so.progress_tty = opts.progress_tty;
-  so.coordinator_runs = opts.coordinator_runs;
-  so.time_limit = sched_limit;
+  so.flush_interval =
+      opts->flush_interval >= 0 ? opts->flush_interval : as_spec_flush_interval(w->spec);
+  so.progress_interval = opts->progress_interval;
+  so.progress = opts->progress;
+  so.progress_tty = opts->progress_tty;
+  so.coordinator_runs = opts->coordinator_runs;
+  so.time_limit = w->sched_limit;
   /* Small trials of one shape run as batches (batch.h), chunks in multiples of the batch:
    * only where every trial is cheap (sampled: work <= SWEEP_BATCH_WORK, about 5 ms), so that
    * a batch is never the long pole of a drain or a --time-limit stop. */
   so.run_width = AS_BATCH_LANES;
-  const uint64_t stride = n_todo > 4096 ? n_todo / 4096 : 1;
-  for (uint64_t i = 0; rank == 0 && i < n_todo && so.run_width > 1; i += stride)
-    if (!(cost_cb(todo[i], ctx) <= SWEEP_BATCH_WORK)) so.run_width = 1;
-  as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, ctx, run_batch_cb};
-  as_status sst = as_sched_run(comm, todo, n_todo, &so, &ops, &sum);
-  r.done = sum.done - sum.interrupted + gsum.done - gsum.interrupted;
-  r.failed = sum.failed + gsum.failed;
-  r.failed_total += r.failed;
+  const uint64_t stride = w->n_todo > 4096 ? w->n_todo / 4096 : 1;
+  for (uint64_t i = 0; w->rank == 0 && i < w->n_todo && so.run_width > 1; i += stride)
+    if (!(cost_cb(w->todo[i], w->ctx) <= SWEEP_BATCH_WORK)) so.run_width = 1;
+  as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, w->ctx, run_batch_cb};
+  as_status sst = as_sched_run(w->comm, w->todo, w->n_todo, &so, &ops, &w->sum);
+  const as_sched_summary *sum = &w->sum;
+  const as_group_summary *gsum = &w->gsum;
+  w->r.done = sum->done - sum->interrupted + gsum->done - gsum->interrupted;
+  w->r.failed = sum->failed + gsum->failed;
+  w->r.failed_total += w->r.failed;
   st = sst;
   /* A stop in the group phase left its trials pending even when the scheduler had none. */
-  if (st == AS_OK && gsum.stopped && gsum.skipped + gsum.interrupted > 0)
+  if (st == AS_OK && gsum->stopped && gsum->skipped + gsum->interrupted > 0)
     st = as_error_set(AS_ERR_INTERRUPTED, __FILE__, __LINE__, __func__,
                       "sweep stopped: %llu trials over several ranks not done",
-                      (unsigned long long)(gsum.skipped + gsum.interrupted));
+                      (unsigned long long)(gsum->skipped + gsum->interrupted));
+  return st;
+}
+
+/* Close in order; the first failure is the one reported (st is the sweep's status so far).
+ * Collective close on every path that opened the file. A clean close of a complete sweep:
+ * the side files go, once every journaled record is verified in the file (outset.h). Still
+ * under the lock; a failure here leaves them and is reported, but the sweep is complete. */
+static as_status phase_close(sweep_run *w, as_status st) {
+  as_status cst = as_journal_close(&w->journal);
+  if (st == AS_OK && cst != AS_OK) st = cst;
+  if (w->rf) {
+    cst = as_results_close(&w->rf);
+    if (st == AS_OK && cst != AS_OK) st = cst;
+  }
+  if (st == AS_OK && w->claim) {
+    w->r.tidy_status = as_outset_tidy(w->path, &w->r.journal_differing);
+    w->r.tidied = w->r.tidy_status == AS_OK && w->r.journal_differing == 0;
+    if (w->r.tidy_status != AS_OK) as_error_clear();
+  }
+  as_outset_release(&w->claim);
+  as_pipeline_destroy(&w->pl);
+  if (w->ctx) {
+    for (int k = 0; k < AS_BULK_COUNT; k++) free(w->ctx->buf[k]);
+    big_free(&w->ctx->big);
+    as_matfile_destroy(&w->ctx->mf);
+  }
+  free(w->ctx);
+  w->ctx = NULL;
+  as_outset_layout_free(w->bulk);
+  free(w->done);
+  free(w->flags);
+  free(w->done_before);
+  free(w->todo);
+  free(w->owner);
+  as_sched_summary_clear(&w->sum);
+  return st;
+}
+
+as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
+                       const as_sweep_opts *opts_in, as_sweep_result *res) {
+  as_status st = AS_OK;
+  const double t0 = MPI_Wtime();
+  sweep_run *w = calloc(1, sizeof *w);
+  if (!w) return as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "sweep state");
+  w->comm = comm;
+  w->spec = spec;
+  if (opts_in)
+    w->opts = *opts_in;
+  else
+    as_sweep_opts_default(&w->opts);
+  AS_MPI_CHECK(MPI_Comm_rank(comm, &w->rank));
+  AS_MPI_CHECK(MPI_Comm_size(comm, &w->size));
+  w->n_trials = as_spec_trial_count(spec);
+  w->r.total = w->n_trials;
+
+  AS_TRY(phase_check(w));
+  AS_TRY(phase_claim(w, given));
+  AS_TRY(w->opts.resume ? phase_reopen(w) : phase_create(w));
+  AS_TRY(phase_todo(w));
+  AS_TRY(phase_workers(w));
+  AS_TRY(phase_groups(w));
+  st = phase_schedule(w);
 
 cleanup:
-  /* Close in order; the first failure is the one reported. Collective close on every path
-   * that opened the file. */
-  {
-    as_status cst = as_journal_close(&journal);
-    if (st == AS_OK && cst != AS_OK) st = cst;
-    if (rf) {
-      cst = as_results_close(&rf);
-      if (st == AS_OK && cst != AS_OK) st = cst;
-    }
-  }
-  /* A clean close of a complete sweep: the side files go, once every journaled record is
-   * verified in the file (outset.h). Still under the lock; a failure here leaves them and is
-   * reported, but the sweep is complete. */
-  if (st == AS_OK && claim) {
-    r.tidy_status = as_outset_tidy(path, &r.journal_differing);
-    r.tidied = r.tidy_status == AS_OK && r.journal_differing == 0;
-    if (r.tidy_status != AS_OK) as_error_clear();
-  }
-  as_outset_release(&claim);
-  as_pipeline_destroy(&pl);
-  if (ctx) {
-    for (int k = 0; k < AS_BULK_COUNT; k++) free(ctx->buf[k]);
-    big_free(&ctx->big);
-    as_matfile_destroy(&ctx->mf);
-  }
-  free(ctx);
-  as_outset_layout_free(bulk);
-  free(done);
-  free(flags);
-  free(done_before);
-  free(todo);
-  free(owner);
-  as_sched_summary_clear(&sum);
-  r.elapsed = MPI_Wtime() - t0;
-  if (res) *res = r;
+  st = phase_close(w, st);
+  w->r.elapsed = MPI_Wtime() - t0;
+  if (res) *res = w->r;
+  free(w);
   return st;
 }
 

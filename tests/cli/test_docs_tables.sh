@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The generated tables of the docs match their one declaration: the key table of docs/spec.md
 # is `attnsweep help keys` (include/attnsweep/params.h) and the field table of docs/results.md
-# is `attnsweep help fields` (include/attnsweep/record.h), byte for byte between the markers.
+# is `attnsweep help fields` (include/attnsweep/record.h), the theorem table of docs/theory.md is
+# `attnsweep help theorems` (src/core/theorem.c), byte for byte between the markers.
 # To refresh a table: replace the lines between its markers by the command's output.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -14,7 +15,7 @@ block() { # block FILE NAME: the lines strictly between <!-- BEGIN NAME... --> a
                  index($0, "<!-- BEGIN " n ":") == 1 {p = 1}' "$1"
 }
 
-for pair in "keys docs/spec.md" "fields docs/results.md"; do
+for pair in "keys docs/spec.md" "fields docs/results.md" "theorems docs/theory.md"; do
   read -r topic doc <<<"$pair"
   "$bin" help "$topic" >"$tmp/$topic.gen"
   block "$src/$doc" "$topic" >"$tmp/$topic.doc"
@@ -23,4 +24,19 @@ for pair in "keys docs/spec.md" "fields docs/results.md"; do
 done
 # The generated key table really comes from the table: one row per key, e.g. perturb.
 check "help keys lists perturb with its record field" grep -q '^| `perturb` | v, m, both | v | `perturb` |' "$tmp/keys.gen"
+# The theorem table is the table: one row per theorem, precedence order (d1 before identity).
+check "help theorems lists every theorem once" test "$(grep -c '^| `' "$tmp/theorems.gen")" -eq 10
+check "help theorems: d1 precedes identity" test "$(grep -n '^| `d1`' "$tmp/theorems.gen" | cut -d: -f1)" -lt "$(grep -n '^| `identity`' "$tmp/theorems.gen" | cut -d: -f1)"
+# docs/architecture.md names every source file, and every file it names exists.
+arch="$src/docs/architecture.md"
+missing=""
+while IFS= read -r f; do
+  grep -qF "\`$f\`" "$arch" || missing="$missing $f"
+done < <(cd "$src" && ls include/attnsweep/*.h src/*/*.[ch] bench/*.[ch] analysis/*.py)
+check "docs/architecture.md lists every source file (missing:${missing:- none})" test -z "$missing"
+gone=""
+for f in $(grep -o '`\(src\|include\|bench\|analysis\)/[A-Za-z0-9_/.]*\.\(c\|h\|py\)`' "$arch" | tr -d '`' | sort -u); do
+  [ -e "$src/$f" ] || gone="$gone $f"
+done
+check "every file docs/architecture.md names exists (gone:${gone:- none})" test -z "$gone"
 exit $fail

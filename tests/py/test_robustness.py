@@ -9,6 +9,7 @@ import io
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -27,6 +28,18 @@ INCLUDE = os.path.join(SRC, "include")
 LABELS = schema.enum_labels_from_headers(INCLUDE)
 Z = statistics.NormalDist().inv_cdf(0.975)
 JUDGED = ("consistent", "violated", "unresolved")
+
+
+def theorem_table():
+    """The /trials attribute theorem_table as the C writer states it (`attnsweep help
+    theorem_table`, from src/core/theorem.c): synthetic files carry the real table."""
+    exe = os.path.join(os.environ.get("AS_BUILD_DIR") or os.path.join(SRC, "build", "test"),
+                       "attnsweep")
+    return subprocess.run([exe, "help", "theorem_table"], check=True, capture_output=True,
+                          text=True).stdout.rstrip("\n")
+
+
+THEOREM_TABLE = theorem_table()
 
 
 def code(field, label):
@@ -85,6 +98,7 @@ def write(path, a, near_hypotheses=THEORY):
         f.create_dataset("trials", data=a)
         if near_hypotheses is not None:
             f["trials"].attrs["near_hypotheses"] = near_hypotheses
+        f["trials"].attrs["theorem_table"] = THEOREM_TABLE
         f.attrs["n_trials"] = np.uint64(len(a))
         f.attrs["tool_version"] = "0.1.0"
 

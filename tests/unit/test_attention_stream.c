@@ -72,8 +72,8 @@ static void test_kernel(void) {
   free(ws);
 }
 
-/* Final tokens of one run with the given kernel (-1 automatic, 2 streaming). */
-static int run(int n, int kernel, const double *V, const double *M, const double *X0,
+/* Final tokens of one run with the given kernel. */
+static int run(int n, as_dyn_kernel kernel, const double *V, const double *M, const double *X0,
                as_method method, double T, double *out) {
   as_dyn *w = NULL;
   int ok = as_dyn_create(n, 2, &w) == AS_OK && as_dyn_set_kernel(w, kernel) == AS_OK &&
@@ -103,14 +103,14 @@ static void test_runs(void) {
     as_rng_init(&g, 6, 2, AS_PURPOSE_TEST);
     const double V[4] = {1.0, 0.3, -0.2, 0.8}, M[4] = {1.0, 0.4, -0.3, 0.7}, Id[4] = {1, 0, 0, 1};
     as_rng_fill_uniform(&g, X0, (long)n * 2, -1.0, 1.0);
-    AS_EXPECT(run(n, -1, V, M, X0, AS_METHOD_RK4, 0.2, a) &&
-                  run(n, 2, V, M, X0, AS_METHOD_RK4, 0.2, b),
+    AS_EXPECT(run(n, AS_DYN_KERNEL_AUTO, V, M, X0, AS_METHOD_RK4, 0.2, a) &&
+                  run(n, AS_DYN_KERNEL_STREAM, V, M, X0, AS_METHOD_RK4, 0.2, b),
               "RK4 runs");
     double rel = max_rel_diff((size_t)n * 2, b, a);
     AS_EXPECT(rel <= 1e-13, "RK4, spread tokens: stream vs dense %g (relative)", rel);
     as_rng_fill_uniform(&g, X0, (long)n * 2, -5.0, 5.0);
-    AS_EXPECT(run(n, -1, Id, Id, X0, AS_METHOD_EULER, 0.2, a) &&
-                  run(n, 2, Id, Id, X0, AS_METHOD_EULER, 0.2, b),
+    AS_EXPECT(run(n, AS_DYN_KERNEL_AUTO, Id, Id, X0, AS_METHOD_EULER, 0.2, a) &&
+                  run(n, AS_DYN_KERNEL_STREAM, Id, Id, X0, AS_METHOD_EULER, 0.2, b),
               "Euler runs");
     rel = max_rel_diff((size_t)n * 2, b, a);
     AS_EXPECT(rel <= 1e-13, "Euler, box [-5, 5]: stream vs dense %g (relative)", rel);
@@ -125,7 +125,8 @@ static void test_memory(void) {
   const int n = AS_ATTENTION_STREAM_N + 1;
   AS_EXPECT(as_dyn_create(n, 2, &w) == AS_OK, "create above the threshold");
   AS_EXPECT(w && as_dyn_attention(w) == NULL, "no P above the threshold");
-  AS_EXPECT(w && as_dyn_set_kernel(w, 0) == AS_ERR_ARG, "no dense kernel without P");
+  AS_EXPECT(w && as_dyn_set_kernel(w, AS_DYN_KERNEL_GENERAL) == AS_ERR_ARG,
+            "no dense kernel without P");
   as_error_clear();
   as_dyn_destroy(&w);
   AS_EXPECT(as_dyn_bytes(100000, 2) < 64e6, "n = 100,000, d = 2: %g bytes",

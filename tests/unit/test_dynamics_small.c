@@ -30,7 +30,7 @@ static int pair_make(pair *p, int n, int d, const double *V, const double *M) {
   p->w[0] = p->w[1] = NULL;
   for (int k = 0; k < 2; k++) {
     if (as_dyn_create(n, d, &p->w[k]) != AS_OK) return 0;
-    if (as_dyn_set_kernel(p->w[k], k) != AS_OK) return 0;
+    if (as_dyn_set_kernel(p->w[k], (as_dyn_kernel)k) != AS_OK) return 0;
     if (as_dyn_set_triple(p->w[k], V, M, NULL) != AS_OK) return 0;
   }
   return 1;
@@ -257,8 +257,10 @@ static void check_misc(void) {
   as_dyn *w = NULL;
   AS_EXPECT(as_dyn_create(n, d, &w) == AS_OK, "create");
   if (!w) return;
-  AS_EXPECT(as_dyn_set_kernel(w, 3) == AS_ERR_ARG, "kernel 3 rejected");
-  AS_EXPECT(as_dyn_set_kernel(w, -1) == AS_OK && as_dyn_set_kernel(w, 1) == AS_OK, "kernels");
+  AS_EXPECT(as_dyn_set_kernel(w, (as_dyn_kernel)3) == AS_ERR_ARG, "kernel 3 rejected");
+  AS_EXPECT(as_dyn_set_kernel(w, AS_DYN_KERNEL_AUTO) == AS_OK &&
+                as_dyn_set_kernel(w, AS_DYN_KERNEL_SMALL) == AS_OK,
+            "kernels");
   AS_EXPECT(as_dyn_set_triple(w, V, V, NULL) == AS_OK, "triple");
   /* Deterministic: the same call twice gives the same bits. */
   AS_EXPECT(as_dyn_rhs(w, AS_VARS_Z, 1.3, Z, F) == AS_OK &&
@@ -272,7 +274,8 @@ static void check_misc(void) {
   AS_EXPECT(as_dyn_rhs(w, AS_VARS_X, 0.5, Z, F) == AS_OK, "rhs with NaN");
   as_dyn_destroy(&w);
   AS_EXPECT(as_dyn_create(3, 9, &w) == AS_OK, "create d = 9");
-  if (w) AS_EXPECT(as_dyn_set_kernel(w, 1) == AS_ERR_ARG, "no small kernel for d = 9");
+  if (w)
+    AS_EXPECT(as_dyn_set_kernel(w, AS_DYN_KERNEL_SMALL) == AS_ERR_ARG, "no small kernel for d = 9");
   as_dyn_destroy(&w);
 }
 

@@ -1,4 +1,4 @@
-/* Hypothesis distances and the nearest theorem (as_near_analyze, classify.h) on triples whose
+/* Hypothesis distances and the nearest theorem (as_near_analyze, near.h) on triples whose
  * distances are known in closed form: for each proved theorem a triple inside it, one exactly on
  * a hypothesis boundary and one just outside, with the expected nearest theorem and the signs
  * (and values) of the distances. */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "as_test.h"
-#include "attnsweep/classify.h"
+#include "attnsweep/near.h"
 #include "attnsweep/spectral.h"
 
 #define TOL 1e-10
@@ -28,7 +28,7 @@ static int near_of(fixture *fx, int d, const double *V, const double *M) {
   as_status st = as_spectral_analyze(fx->tr, TOL, fx->sp);
   AS_EXPECT(st == AS_OK, "analyze: %s", as_error_get()->message);
   if (st != AS_OK) return 0;
-  st = as_near_analyze(fx->tr, fx->sp, TOL, &fx->nr);
+  st = as_near_analyze(fx->tr, fx->sp, TOL, AS_THM_MODEL_BASE, &fx->nr);
   AS_EXPECT(st == AS_OK, "near: %s", as_error_get()->message);
   return st == AS_OK;
 }
@@ -232,7 +232,8 @@ static void test_d1(fixture *fx) {
 static void test_arguments(fixture *fx) {
   double v = 1;
   if (!near_of(fx, 1, &v, NULL)) return;
-  AS_EXPECT(as_near_analyze(NULL, fx->sp, TOL, &fx->nr) == AS_ERR_ARG, "NULL triple");
+  AS_EXPECT(as_near_analyze(NULL, fx->sp, TOL, AS_THM_MODEL_BASE, &fx->nr) == AS_ERR_ARG,
+            "NULL triple");
   as_error_clear();
 }
 

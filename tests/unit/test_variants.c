@@ -10,6 +10,7 @@
 #include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
+#include "attnsweep/meta.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/rng.h"
 #include "dyn_test.h"

@@ -1,4 +1,7 @@
-/* dyn_bench.c: the benchmarks of the dynamics (figures only; printing is the caller's). */
+/* dyn_bench.c: the benchmarks of the dynamics (dyn_bench.h; figures only, printing is the
+ * caller's). */
+#include "dyn_bench.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
