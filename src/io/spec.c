@@ -987,7 +987,8 @@ static int parse_output(as_spec_cx *cx, const as_sn *v, as_output_spec *o) {
         continue;
       }
       keydef tkb;
-      const keydef *tk = setting(&tkb, "output.snapshots", AS_PK_NUM, 0, BIG, 0);
+      /* > 0: the integration stores states after t = 0 (the initial tokens: output.initial) */
+      const keydef *tk = setting(&tkb, "output.snapshots", AS_PK_NUM, 0, BIG, R_LO_OPEN);
       for (int j = 0; j < x->n; j++) {
         double tv = 0;
         if (!parse_num(cx, x->items[j], tk, &tv)) {
