@@ -36,7 +36,8 @@
  *
  * The sweep keys are the table of params.h (as_params): their kinds, ranges, defaults and
  * slots in as_trial come from there. This file holds only the spec's own structure (top
- * level, the sweep algebra, output) and the checks that involve several keys. */
+ * level, the sweep algebra, output); the rules between keys are the list of rules.h, which
+ * validation evaluates on every point and as_spec_trial on every trial it hands out. */
 
 typedef as_param keydef;
 
@@ -163,7 +164,7 @@ struct as_spec {
 };
 
 #define MAX_CASES 10000
-/* Cross-field checks visit at most this many points in all (shared evenly by the cases). */
+/* The rules of rules.h visit at most this many points in all (shared evenly by the cases). */
 #define CHECK_POINTS 1048576u
 
 /* ---------------------------------------------------------------- small helpers */
