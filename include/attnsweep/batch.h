@@ -1,6 +1,6 @@
 /* attnsweep/batch.h: small trials of one shape integrated together (docs/performance.md).
  *
- * For few tokens and coordinates (n <= AS_BATCH_NMAX, d <= AS_BATCH_DMAX) the cost of a trial is
+ * For few tokens and coordinates (n <= AS_SMALL_NMAX, d <= AS_SMALL_DMAX) the cost of a trial is
  * its attention kernel, and one trial fills the vector lanes badly when n is not a multiple of
  * the vector width (n = 20 rows in lanes of 8 on AVX-512F leave 4 of 24 idle; n = 5 wastes 3
  * of 8 on AVX2). A
@@ -25,8 +25,11 @@
 #include "attnsweep/trial.h"
 
 #define AS_BATCH_LANES 8 /* trials per batch: one per lane of a 512-bit vector */
-#define AS_BATCH_NMAX 64 /* most tokens of a batched trial (the small-shape kernel's range) */
-#define AS_BATCH_DMAX 8  /* most coordinates */
+/* The small-shape attention kernel's range, the one definition: a trial alone takes that
+ * kernel (dynamics.c) and a trial batches (below) only for n <= AS_SMALL_NMAX tokens and
+ * d <= AS_SMALL_DMAX coordinates. */
+#define AS_SMALL_NMAX 64
+#define AS_SMALL_DMAX 8
 
 struct as_dyn;
 struct as_dyn_stats;

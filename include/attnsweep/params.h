@@ -22,7 +22,11 @@
  *   applies  C expression on `const as_trial *t`: whether the key means anything for this
  *            trial (its family, its method...). Where it does not, the record holds NaN (F64)
  *            or -1 (I32, LABEL) or 0 (HASH) instead of the default, so a group-by never
- *            mixes real values with unused defaults.
+ *            mixes real values with unused defaults. One policy for every key (validate,
+ *            docs/spec.md "Keys that do not apply"): a value written in the spec that no
+ *            trial reading it from there applies to is an error at its SPEC:LINE:COL.
+ *
+ * Rules between keys (v_gap <= v_lambda, dt <= T, ...) are the list of rules.h.
  *   doc      one line for docs/spec.md (`attnsweep help keys` prints the table from this)
  *
  * Adding a scalar key: one entry here, the code that uses the value (reading t->slot), and a
@@ -44,8 +48,7 @@ enum {
   AS_PF_NAN_OK = 2,    /* .nan is a value (margin: "not imposed") */
   AS_PF_INF_OK = 4,    /* .inf is a value */
   AS_PF_INIT_PART = 8, /* only inside `init: {...}` (as the member named after "init_") */
-  AS_PF_NO_AXIS = 16,  /* a GROUP: recorded through its members */
-  AS_PF_STRICT = 32    /* a value given where `applies` is false is an error (SPEC:LINE:COL) */
+  AS_PF_NO_AXIS = 16   /* a GROUP: recorded through its members */
 };
 
 #define AS_BIG 1e300
@@ -162,41 +165,40 @@ enum {
 #define AS_PARAM_ATTN_TABLE(X, C)                                                                  \
   X(C, attention, ENUM, &as_attn_table, 0, 0, 0, AS_ATTN_SOFTMAX, attn.attention, ATTN, attention, \
     1, "attention weights: softmax (rows) or sinkhorn (doubly stochastic)")                        \
-  X(C, sinkhorn_iters, INT, NULL, 1, 10000, AS_PF_STRICT, 100, attn.sinkhorn_iters, I32, sinkhorn_iters,      \
+  X(C, sinkhorn_iters, INT, NULL, 1, 10000, 0, 100, attn.sinkhorn_iters, I32, sinkhorn_iters,      \
     AS_ATTN_IS_SINKHORN, "Sinkhorn: iteration cap (1: the row softmax)")                           \
-  X(C, sinkhorn_tol, NUM, NULL, 0, AS_BIG, AS_PF_STRICT, 1e-9, attn.sinkhorn_tol, F64, sinkhorn_tol,          \
+  X(C, sinkhorn_tol, NUM, NULL, 0, AS_BIG, 0, 1e-9, attn.sinkhorn_tol, F64, sinkhorn_tol,          \
     AS_ATTN_IS_SINKHORN, "Sinkhorn: stop when every column sums to 1 within this")                 \
   X(C, mask, ENUM, &as_mask_table, 0, 0, 0, AS_MASK_NONE, attn.mask, MASK, mask, 1,                \
     "attention mask: none or causal (P_ij = 0 for j > i)")                                         \
   X(C, norm, ENUM, &as_norm_table, 0, 0, 0, AS_NORM_NONE, attn.norm, NORM, norm, 1,                \
     "layer normalisation: none or sphere (tokens on the unit sphere)")                             \
-  X(C, norm_form, ENUM, &as_nform_table, 0, 0, AS_PF_STRICT, AS_NFORM_SA, attn.norm_form, NFORM, norm_form,   \
+  X(C, norm_form, ENUM, &as_nform_table, 0, 0, 0, AS_NFORM_SA, attn.norm_form, NFORM, norm_form,   \
     t->attn.norm == AS_NORM_SPHERE, "sphere: sa (softmax weights) or usa (e^{beta<.,.>} / n)")
 
-/* Transformer blocks (blocks.h): keys flagged AS_PF_STRICT are errors where they do not apply.
- * Their enumerations are recorded as HDF5 enums of their etab (record kind ENUM, record.h). */
+/* Transformer blocks (blocks.h). Their enumerations are recorded as HDF5 enums of their etab (record kind ENUM, record.h). */
 #define AS_BLOCKS_PARAMS(X, C)                                                                     \
   X(C, heads, INT, NULL, 1, 64, 0, 1, blocks.heads, I32, heads, 1,                                 \
     "attention heads H: x_i' = sum_h sum_j P^h_ij V_h x_j (1: the base model)")                   \
-  X(C, skip, BOOL, NULL, 0, 1, AS_PF_STRICT, 1, blocks.skip, I32, skip,                            \
+  X(C, skip, BOOL, NULL, 0, 1, 0, 1, blocks.skip, I32, skip,                            \
     t->integ.method == AS_METHOD_LAYERS,                                                           \
     "layers: x <- x + dt Attn(x) (true) or x <- Attn(x) = P V x (false)")                          \
   X(C, ffn, ENUM, &as_ffn_table, 0, 0, 0, AS_FFN_NONE, blocks.ffn, ENUM, ffn, 1,                    \
     "feed-forward activation sigma (none: no feed-forward part)")                                  \
-  X(C, ffn_form, ENUM, &as_ffn_form_table, 0, 0, AS_PF_STRICT, AS_FFN_INSIDE, blocks.ffn_form,     \
+  X(C, ffn_form, ENUM, &as_ffn_form_table, 0, 0, 0, AS_FFN_INSIDE, blocks.ffn_form,     \
     ENUM, ffn_form, t->blocks.ffn != AS_FFN_NONE,                                                   \
     "inside: W sigma(attention term); block: plus a per-token MLP W_2 sigma(W_1 x + b)")          \
-  X(C, ffn_width, INT, NULL, 0, AS_MAX_D, AS_PF_STRICT, 0, blocks.ffn_width, I32, ffn_width,       \
+  X(C, ffn_width, INT, NULL, 0, AS_MAX_D, 0, 0, blocks.ffn_width, I32, ffn_width,       \
     t->blocks.ffn != AS_FFN_NONE && t->blocks.ffn_form == AS_FFN_BLOCK,                           \
     "ffn_form block: hidden width of the MLP (0: d)")                                             \
-  X(C, ffn_w, ENUM, &as_ffn_w_table, 0, 0, AS_PF_STRICT, AS_FFN_W_IDENTITY, blocks.ffn_w, ENUM,    \
+  X(C, ffn_w, ENUM, &as_ffn_w_table, 0, 0, 0, AS_FFN_W_IDENTITY, blocks.ffn_w, ENUM,    \
     ffn_w, t->blocks.ffn != AS_FFN_NONE, "feed-forward weights W (W_1, W_2)")                      \
-  X(C, ffn_bias, BOOL, NULL, 0, 1, AS_PF_STRICT, 0, blocks.ffn_bias, I32, ffn_bias,                \
+  X(C, ffn_bias, BOOL, NULL, 0, 1, 0, 0, blocks.ffn_bias, I32, ffn_bias,                \
     t->blocks.ffn != AS_FFN_NONE && t->blocks.ffn_form == AS_FFN_BLOCK,                           \
     "ffn_form block: a random bias b ~ N(0, 1) (false: b = 0)")                                    \
   X(C, weights, ENUM, &as_weights_table, 0, 0, 0, AS_WEIGHTS_SHARED, blocks.weights, ENUM, weights, \
     1, "shared: one triple; per_layer: a fresh triple from the family per block of layers")       \
-  X(C, weights_every, INT, NULL, 1, 2147483647.0, AS_PF_STRICT, 1, blocks.weights_every, I32,      \
+  X(C, weights_every, INT, NULL, 1, 2147483647.0, 0, 1, blocks.weights_every, I32,      \
     weights_every, t->blocks.weights == AS_WEIGHTS_PER_LAYER,                                      \
     "per_layer: layers per triple (ODE methods: every weights_every * dt of time)")
 

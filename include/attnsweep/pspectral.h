@@ -54,7 +54,7 @@
 #include "attnsweep/triple.h"
 
 #define AS_PSPECTRAL_NB 64
-#define AS_SPECTRAL_THRESHOLD_DEFAULT 512
+/* The threshold default is AS_SPECTRAL_THRESHOLD_DEFAULT of spectral.h (its one definition). */
 /* Default grid of the spec's `spectral_grid` (docs/spec.md says why). */
 #define AS_PSPECTRAL_GRID_ROWS_DEFAULT 1
 #define AS_PSPECTRAL_GRID_COLS_DEFAULT 1

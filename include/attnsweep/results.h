@@ -68,6 +68,7 @@ typedef struct as_results_info {
   const char *spec_sha256; /* 64 hex digits of the spec text's SHA-256 (or "" if unknown) */
   const char *spec_text;   /* the spec text (NULL: empty; the built-in sweep's text) */
   const char *spec_name;   /* the spec file name as given (NULL: "") */
+  const char *common_keys; /* the spec's `common:` keys, "T,attention" (NULL: "") */
   int overwrite;           /* 0: fail with AS_ERR_IO if the file exists; 1: replace it */
   /* Per-trial number of doubles of each bulk kind (n_trials entries), NULL = kind not stored.
    * Offsets are their prefix sums: trial i occupies [off[i], off[i] + count[i]). */

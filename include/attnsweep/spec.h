@@ -136,6 +136,10 @@ int as_spec_labels(const as_spec *s, const char *field, const char *const **name
 
 /* The absolute directory input files resolve against (NULL: the working directory). */
 const char *as_spec_base_dir(const as_spec *s);
+/* The keys of `common:` (docs/spec.md, "Enumeration and seeds"): their names in key-table
+ * order, comma separated, e.g. "T,attention"; "" when the spec has none. The results file
+ * stores it as the root attribute common_keys. Borrowed from s. */
+const char *as_spec_common_keys(const as_spec *s);
 /* The input files of record field `file` or `init_file`, resolved (paths[i] goes with label i
  * of as_spec_labels); returns their count, 0 and *paths = NULL for other fields. */
 int as_spec_input_paths(const as_spec *s, const char *field, const char *const **paths);

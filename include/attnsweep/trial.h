@@ -43,8 +43,10 @@ typedef struct as_matref {
   uint64_t hash; /* as_matref_hash of the value written in the spec */
 } as_matref;
 
-/* Content hash of a rows x cols matrix (first 8 bytes of the SHA-256 of rows, cols and the
- * entries as little-endian doubles; never 0). Pure. */
+/* Content hash of a rows x cols matrix: 64-bit FNV-1a over rows and cols (each as 8
+ * little-endian bytes) and the entries as little-endian doubles (-0 as 0), then the splitmix64
+ * finaliser; never 0. Not cryptographic: it tells matrices of one spec apart (the record
+ * fields V_hash, ..., init_hash); recorded, so never change it. Pure. */
 uint64_t as_matref_hash(const double *data, int rows, int cols);
 
 /* Where a (Q, K, V) triple comes from. Fields not used by the chosen families are ignored.

@@ -570,6 +570,9 @@ int as_cmd_plan(int argc, char **argv) {
   fprintf(rep, "%llu trials = %llu replicates x %llu points, %d case%s, master seed %llu\n",
           (unsigned long long)as_spec_trial_count(spec), (unsigned long long)R,
           (unsigned long long)P, nc, nc == 1 ? "" : "s", (unsigned long long)as_spec_seed(spec));
+  if (as_spec_common_keys(spec)[0]) /* docs/spec.md, "Enumeration and seeds" */
+    fprintf(rep, "common random numbers: trials that differ only in %s share their draws\n",
+            as_spec_common_keys(spec));
   fprintf(rep, "\n| case | points | trials | core-hours | output |\n|---|---:|---:|---:|---:|\n");
   for (int c = 0; c < nc; c++) {
     char hb[32];

@@ -303,7 +303,7 @@ void as_attention_small(int n, int d, int ld, const double *restrict AT, const d
  * partial sums over j), so a trial gets the same bits in a batch as alone. Inputs
  * lane-interleaved: A[(i d + k) L + l] = (G Mm)_ik of trial l, G[(j d + k) L + l],
  * Y[(j d + k) L + l], c[l] finite; output H[(i d + k) L + l]. e: n L doubles of scratch.
- * n <= AS_BATCH_NMAX, d <= AS_SMALL_DMAX. Lanes in groups of the vector width (8, 4 or 2). */
+ * n <= AS_SMALL_NMAX, d <= AS_SMALL_DMAX. Lanes in groups of the vector width (8, 4 or 2). */
 #if AS_BATCH_LANES % 8 != 0
 #error "the lane kernels take the batch in groups of 8, 4 or 2 lanes"
 #endif

@@ -119,9 +119,10 @@ as_status as_blocks_create(const as_trial *t, as_blocks **out) {
   const int n = t->n, d = t->d, H = t->blocks.heads;
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
   const long nb = as_blocks_count(t);
-  AS_CHECK(H >= 1 && H <= 64, AS_ERR_DATA, "heads = %d is outside 1..64", H);
-  AS_CHECK(nb >= 1 && nb <= AS_MAX_BLOCKS, AS_ERR_DATA,
-           "weights per_layer: %ld blocks exceed the limit %d (raise weights_every)", nb,
+  /* The key table's range of heads and rule blocks_count (rules.h): validate refuses both. */
+  AS_CHECK(H >= 1 && H <= 64, AS_ERR_ARG, "heads = %d is outside 1..64", H);
+  AS_CHECK(nb >= 1 && nb <= AS_MAX_BLOCKS, AS_ERR_ARG,
+           "weights per_layer: %ld blocks exceed the limit %d (rule blocks_count)", nb,
            AS_MAX_BLOCKS);
   b = calloc(1, sizeof *b);
   AS_CHECK_ALLOC(b);

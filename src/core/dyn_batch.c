@@ -21,7 +21,7 @@
 int as_dyn_batchable(const as_dyn *w, const as_integ_spec *in, int n_snap) {
   if (!w || !in || !AS_DYN_HAVE_SMALL) return 0;
   if (!w->small || w->stream || w->variant || w->bkind != AS_BLOCKS_OFF || w->step_cb ||
-      w->tb_force || n_snap != 0 || w->n > AS_BATCH_NMAX || w->d > AS_SMALL_DMAX)
+      w->tb_force || n_snap != 0 || w->n > AS_SMALL_NMAX || w->d > AS_SMALL_DMAX)
     return 0;
   if (in->method == AS_METHOD_LAYERS || in->method < 0 || in->method >= AS_METHOD_COUNT) return 0;
   const as_tableau *tb = as_tableau_of(in->method);

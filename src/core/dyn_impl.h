@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/dynamics.h"
 #include "attnsweep/expm.h"
@@ -20,9 +21,7 @@
  * (V = M = I, one core, AVX-512): n = 20, d = 2: 1.9 us against 8.0 us for the general path;
  * n = 64: 1.4x to 1.5x faster for d = 2, 3, even for d = 8; n = 128: even for d = 2, slower
  * for d = 8 (0.7x); beyond, the general path wins (it walks P row by row, the kernel column by
- * column). */
-#define AS_DYN_SMALL_D 8
-#define AS_DYN_SMALL_N 64
+ * column). Hence its range AS_SMALL_NMAX x AS_SMALL_DMAX (batch.h, the one definition). */
 #if defined(__GNUC__) /* the kernel uses GNU C vector extensions (GCC, Clang) */
 #define AS_DYN_HAVE_SMALL 1
 #else

@@ -76,17 +76,17 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
   AS_CHECK(am->attention >= 0 && am->attention < AS_ATTN_COUNT && am->mask >= 0 &&
                am->mask < AS_MASK_COUNT && am->norm >= 0 && am->norm < AS_NORM_COUNT &&
                am->norm_form >= 0 && am->norm_form < AS_NFORM_COUNT,
-           AS_ERR_SPEC, "unknown attention/mask/norm setting (%d, %d, %d, %d)", (int)am->attention,
-           (int)am->mask, (int)am->norm, (int)am->norm_form);
+           AS_ERR_INTERNAL, "unknown attention/mask/norm setting (%d, %d, %d, %d)",
+           (int)am->attention, (int)am->mask, (int)am->norm, (int)am->norm_form);
   AS_CHECK(am->attention != AS_ATTN_SINKHORN ||
                (am->sinkhorn_iters >= 1 && am->sinkhorn_tol >= 0.0 && !isnan(am->sinkhorn_tol)),
            AS_ERR_SPEC, "Sinkhorn needs sinkhorn_iters >= 1 and sinkhorn_tol >= 0 (got %d, %g)",
            am->sinkhorn_iters, am->sinkhorn_tol);
-  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_SPEC,
-           "a causal mask and Sinkhorn attention do not combine (a lower-triangular doubly "
-           "stochastic matrix is the identity)");
-  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_SPEC,
-           "norm_form usa needs a finite beta (its weights are e^{beta <Qx_i, Kx_j>} / n)");
+  /* Combinations of the rules of rules.h (validate refuses them): a caller's bug here. */
+  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_ARG,
+           "a causal mask with Sinkhorn attention breaks rule causal_sinkhorn");
+  AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
+           "norm_form usa with hardmax breaks rule usa_beta");
   if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
     w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
     AS_CHECK_ALLOC(w->skw);

@@ -103,7 +103,7 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
   w->ipiv = calloc((size_t)d, sizeof(int));
   w->hot = calloc((size_t)n, sizeof(int));
   w->ld = (n + 7) / 8 * 8;
-  w->small = AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N;
+  w->small = AS_DYN_HAVE_SMALL && d <= AS_SMALL_DMAX && n <= AS_SMALL_NMAX;
   if (w->small) AS_TRY(small_buffers(w)); /* else only when a test forces the kernel */
   AS_CHECK_ALLOC(w->hot);
   AS_CHECK_ALLOC(w->bd);
@@ -124,7 +124,7 @@ double as_dyn_bytes(int n, int d) {
     b += 8.0 * (double)as_attention_stream_doubles(d) + 4.0 * 2.0 * AS_STREAM_TILE;
   else
     b += 8.0 * 2.0 * (double)n * n; /* S, P */
-  if (AS_DYN_HAVE_SMALL && d <= AS_DYN_SMALL_D && n <= AS_DYN_SMALL_N)
+  if (AS_DYN_HAVE_SMALL && d <= AS_SMALL_DMAX && n <= AS_SMALL_NMAX)
     b += 8.0 * (ld * d + (double)n * ld);           /* AT, PT */
   b += 4.0 * n;                                     /* hot */
   b += 8.0 * (2.0 * d) + 4.0 * d + 8.0 * 16.0 * dd; /* bd, bo, ipiv, the e^{tV} plan */
@@ -368,7 +368,7 @@ static void small_output(as_dyn *w, int mode, const double *Y, double *F) {
   const int n = w->n, d = w->d;
   const int minus_y = mode == MODE_Z || mode == MODE_LZ;
   for (int i = 0; i < n; i++) {
-    double h[AS_DYN_SMALL_D];
+    double h[AS_SMALL_DMAX];
     for (int l = 0; l < d; l++)
       h[l] = minus_y ? w->H[(size_t)i * d + l] - Y[(size_t)i * d + l] : w->H[(size_t)i * d + l];
     double *f = F + (size_t)i * d;
@@ -437,13 +437,13 @@ cleanup:
 as_status as_dyn_set_kernel(as_dyn *w, as_dyn_kernel kernel) {
   as_status st = AS_OK;
   AS_CHECK(w != NULL && kernel >= AS_DYN_KERNEL_AUTO && kernel <= AS_DYN_KERNEL_STREAM &&
-               !(kernel == AS_DYN_KERNEL_SMALL && (w->d > AS_DYN_SMALL_D || !AS_DYN_HAVE_SMALL)),
+               !(kernel == AS_DYN_KERNEL_SMALL && (w->d > AS_SMALL_DMAX || !AS_DYN_HAVE_SMALL)),
            AS_ERR_ARG, "as_dyn_set_kernel: kernel %d", (int)kernel);
   AS_CHECK(kernel != AS_DYN_KERNEL_GENERAL || w->P != NULL, AS_ERR_ARG,
            "as_dyn_set_kernel: the dense kernel needs n <= %d (n = %d)", AS_ATTENTION_STREAM_N,
            w->n);
   const int small = kernel == AS_DYN_KERNEL_AUTO
-                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_DYN_SMALL_D && w->n <= AS_DYN_SMALL_N)
+                        ? (AS_DYN_HAVE_SMALL && w->d <= AS_SMALL_DMAX && w->n <= AS_SMALL_NMAX)
                         : kernel == AS_DYN_KERNEL_SMALL;
   const int stream =
       kernel == AS_DYN_KERNEL_AUTO ? w->n > AS_ATTENTION_STREAM_N : kernel == AS_DYN_KERNEL_STREAM;
@@ -866,9 +866,9 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   w->ran = 0;
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
-  AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_SPEC, "unknown method %d",
+  AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_INTERNAL, "unknown method %d",
            (int)in->method);
-  AS_CHECK(in->vars == AS_VARS_Z || in->vars == AS_VARS_X, AS_ERR_SPEC, "unknown vars %d",
+  AS_CHECK(in->vars == AS_VARS_Z || in->vars == AS_VARS_X, AS_ERR_INTERNAL, "unknown vars %d",
            (int)in->vars);
   AS_CHECK(isfinite(in->T) && in->T > 0.0, AS_ERR_SPEC, "horizon T = %g must be > 0 and finite",
            in->T);
@@ -886,9 +886,10 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   AS_CHECK(n_snap >= 0 && (n_snap == 0 || snap_times != NULL), AS_ERR_ARG,
            "as_dyn_run: n_snap = %d", n_snap);
   for (int i = 0; i < n_snap; i++) {
-    AS_CHECK(isfinite(snap_times[i]) && snap_times[i] > 0.0 && snap_times[i] <= in->T, AS_ERR_SPEC,
+    /* validate refuses these (output.snapshots, rule snapshots_le_t): a caller's bug here */
+    AS_CHECK(isfinite(snap_times[i]) && snap_times[i] > 0.0 && snap_times[i] <= in->T, AS_ERR_ARG,
              "snapshot time %d = %g is outside (0, T = %g]", i, snap_times[i], in->T);
-    AS_CHECK(i == 0 || snap_times[i] >= snap_times[i - 1], AS_ERR_SPEC,
+    AS_CHECK(i == 0 || snap_times[i] >= snap_times[i - 1], AS_ERR_ARG,
              "snapshot times must be sorted (time %d = %g < %g)", i, snap_times[i],
              snap_times[i - 1]);
   }
@@ -896,8 +897,8 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
     AS_CHECK(isfinite(X0[i]), AS_ERR_DATA, "initial token %zu, coordinate %zu = %g is not finite",
              i / (size_t)d, i % (size_t)d, X0[i]);
 
-  AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_SPEC,
-           "norm: sphere integrates the tokens x themselves (vars: x)");
+  AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_ARG,
+           "norm: sphere with vars z breaks rule sphere_vars (it integrates the tokens x)");
   w->sk_dev = NAN;
   const int layers = in->method == AS_METHOD_LAYERS;
   w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)

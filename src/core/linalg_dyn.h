@@ -67,14 +67,13 @@ int as_attention_stream_rows(int n, int d, int lo, int hi, const double *A, cons
  * Inputs: AT (d x ld) = A^T with A = G M (lanes >= n zero), G and Y (n x d row-major), c
  * finite (the caller handles c = +inf), d <= AS_SMALL_DMAX, ld a multiple of AS_LANES.
  * Outputs: PT (n x ld), PT[j * ld + i] = P_ij (lanes >= n: padding), and H = P Y (n x d). */
-#define AS_SMALL_DMAX 8
 #define AS_LANES 8
 void as_attention_small(int n, int d, int ld, const double *restrict AT, const double *restrict G,
                         double c, const double *restrict Y, double *restrict PT,
                         double *restrict H);
 
 /* The same kernel with trials as lanes (attention.c): AS_BATCH_LANES trials of one shape
- * (n <= AS_BATCH_NMAX, d <= AS_SMALL_DMAX), lane-interleaved arrays; H = P Y per lane with the
+ * (n <= AS_SMALL_NMAX, d <= AS_SMALL_DMAX), lane-interleaved arrays; H = P Y per lane with the
  * bits as_attention_small gives that trial alone. Only H: the batch publishes P through the
  * one-trial kernel at the final state. e: n AS_BATCH_LANES doubles of scratch. */
 void as_attention_small_lanes(int n, int d, const double *restrict A, const double *restrict G,

@@ -658,7 +658,7 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
 /* ---------------------------------------------------------------- batches (batch.h) */
 
 int as_trial_batchable(const as_trial *t) {
-  if (!t || t->n < 1 || t->d < 1 || t->n > AS_BATCH_NMAX || t->d > AS_BATCH_DMAX) return 0;
+  if (!t || t->n < 1 || t->d < 1 || t->n > AS_SMALL_NMAX || t->d > AS_SMALL_DMAX) return 0;
   if (!as_attn_is_base(&t->attn, t->triple.beta == INFINITY)) return 0;
   if (as_blocks_kind_of(t) != AS_BLOCKS_OFF || t->output.n_snapshots != 0) return 0;
   if (t->integ.method == AS_METHOD_LAYERS) return 0;

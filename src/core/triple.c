@@ -236,13 +236,13 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
     as_rng_fill_normal(&r, tr->V, (long)dd, fabs(ts->v_scale) / sqrt((double)d));
     break;
   case AS_V_SCALAR:
-    AS_CHECK(d == 1, AS_ERR_DATA, "vfamily scalar is a d = 1 family but the trial asks for d = %d",
-             d);
+    AS_CHECK(d == 1, AS_ERR_ARG, "vfamily scalar with d = %d breaks rule scalar_d (rules.h)", d);
     tr->V[0] = ts->v_scale;
     break;
   case AS_V_SYMMETRIC: {
-    AS_CHECK(ts->v_kpos >= 0 && ts->v_kpos <= d, AS_ERR_DATA,
-             "vfamily symmetric: v_kpos = %d is outside 0..d = %d", ts->v_kpos, d);
+    AS_CHECK(ts->v_kpos >= 0 && ts->v_kpos <= d, AS_ERR_ARG,
+             "vfamily symmetric: v_kpos = %d is outside 0..d = %d (rule symmetric_kpos)",
+             ts->v_kpos, d);
     double *O = s->A; /* keep O out of s->B (random_orthogonal uses tau/work only) */
     AS_TRY(random_orthogonal(&r, s, O));
     for (int i = 0; i < d; i++) {
@@ -271,8 +271,9 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
     if (ts->vfamily == AS_V_PARANORMAL) {
       int f = ts->v_dim_f;
       double rad = ts->v_radius;
-      AS_CHECK(f >= 1 && f <= d, AS_ERR_DATA,
-               "vfamily paranormal: v_dim_f = %d is outside 1..d = %d", f, d);
+      AS_CHECK(f >= 1 && f <= d, AS_ERR_ARG,
+               "vfamily paranormal: v_dim_f = %d is outside 1..d = %d (rule paranormal_dim_f)", f,
+               d);
       AS_CHECK(isfinite(rad) && rad >= 0, AS_ERR_DATA,
                "vfamily paranormal: v_radius = %g must be >= 0", rad);
       for (int i = 0; i < f; i++) Dm[(size_t)i * d + i] = lam;
@@ -283,8 +284,8 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
       }
     } else if (ts->vfamily == AS_V_GOOD) {
       double g = ts->v_gap;
-      AS_CHECK(isfinite(g) && g >= 0 && g <= lam, AS_ERR_DATA,
-               "vfamily good: v_gap = %g must be in [0, v_lambda = %g]", g, lam);
+      AS_CHECK(isfinite(g) && g >= 0 && g <= lam, AS_ERR_ARG,
+               "vfamily good: v_gap = %g is outside [0, v_lambda = %g] (rule good_gap)", g, lam);
       Dm[0] = lam;
       for (int i = 1; i < d; i++) {
         double mu = (lam - g) * (2.0 * as_rng_uniform(&r) - 1.0);
@@ -292,7 +293,7 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
         Dm[(size_t)i * d + i] = mu;
       }
     } else {
-      AS_CHECK(d >= 2, AS_ERR_DATA, "vfamily complex needs d >= 2 (the trial asks d = %d)", d);
+      AS_CHECK(d >= 2, AS_ERR_ARG, "vfamily complex with d = %d breaks rule complex_d", d);
       AS_CHECK(isfinite(ts->v_imag), AS_ERR_DATA, "vfamily complex: v_imag is not finite");
       Dm[0] = lam;
       Dm[1] = ts->v_imag;
@@ -330,7 +331,7 @@ static as_status build_v(const as_trial *t, as_triple *tr, scratch *s, double *p
     break;
   }
   default:
-    AS_CHECK(0, AS_ERR_DATA, "vfamily %d is not a known family", (int)ts->vfamily);
+    AS_CHECK(0, AS_ERR_INTERNAL, "vfamily %d is not a known family", (int)ts->vfamily);
   }
 cleanup:
   return st;
@@ -354,8 +355,8 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s, const hea
   double qs = sqrt(fabs(sc)), ks = sc < 0 ? -qs : qs;
   int square_only =
       ts->mfamily == AS_M_IDENTITY || ts->mfamily == AS_M_SPD || ts->mfamily == AS_M_SCALAR;
-  AS_CHECK(!square_only || m == d, AS_ERR_DATA,
-           "mfamily %s needs square Q and K: m_rows = %d differs from d = %d", fam, m, d);
+  AS_CHECK(!square_only || m == d, AS_ERR_ARG,
+           "mfamily %s with m_rows = %d != d = %d breaks rule square_m", fam, m, d);
   switch (ts->mfamily) {
   case AS_M_IDENTITY:
     set_scaled_identity(m, d, qs, tr->Q);
@@ -368,8 +369,7 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s, const hea
     memset(tr->M, 0, (size_t)d * d * sizeof(double));
     break;
   case AS_M_SCALAR:
-    AS_CHECK(d == 1, AS_ERR_DATA, "mfamily scalar is a d = 1 family but the trial asks for d = %d",
-             d);
+    AS_CHECK(d == 1, AS_ERR_ARG, "mfamily scalar with d = %d breaks rule scalar_d (rules.h)", d);
     tr->Q[0] = qs;
     tr->K[0] = ks;
     tr->M[0] = sc; /* exactly q k = s; Q K = sqrt|s| (+-sqrt|s|) only up to rounding */
@@ -392,9 +392,7 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s, const hea
   case AS_M_SPD: {
     double c = ts->m_cond;
     AS_CHECK(isfinite(c) && c >= 1, AS_ERR_DATA, "mfamily spd: m_cond = %g must be >= 1", c);
-    AS_CHECK(d > 1 || c == 1, AS_ERR_DATA,
-             "mfamily spd: with d = 1 the condition number is 1 "
-             "(m_cond = %g)",
+    AS_CHECK(d > 1 || c == 1, AS_ERR_ARG, "mfamily spd with d = 1, m_cond = %g breaks rule spd_d1",
              c);
     double *O = s->A;
     AS_TRY(random_orthogonal(&r, s, O));
@@ -447,7 +445,7 @@ static as_status build_m(const as_trial *t, as_triple *tr, scratch *s, const hea
     break;
   }
   default:
-    AS_CHECK(0, AS_ERR_DATA, "mfamily %d is not a known family", (int)ts->mfamily);
+    AS_CHECK(0, AS_ERR_INTERNAL, "mfamily %d is not a known family", (int)ts->mfamily);
   }
 cleanup:
   return st;
@@ -529,8 +527,8 @@ as_status as_triple_build_at(const as_trial *t, int head, long block, as_triple 
            "triple: created with (d, m) = (%d, %d), the trial asks (%d, %d)", tr->d, tr->m, d, m);
   AS_CHECK(isfinite(t->triple.eps) && t->triple.eps >= 0, AS_ERR_DATA,
            "perturbation eps = %g must be >= 0", t->triple.eps);
-  AS_CHECK(t->triple.perturb >= AS_PERTURB_V && t->triple.perturb <= AS_PERTURB_BOTH, AS_ERR_DATA,
-           "perturbation target %d unknown", (int)t->triple.perturb);
+  AS_CHECK(t->triple.perturb >= AS_PERTURB_V && t->triple.perturb <= AS_PERTURB_BOTH,
+           AS_ERR_INTERNAL, "perturbation target %d unknown", (int)t->triple.perturb);
   AS_TRY(scratch_alloc(&s, d));
   phi = calloc((size_t)d, sizeof(double));
   AS_CHECK_ALLOC(phi);

@@ -746,6 +746,7 @@ static as_status write_root_attrs(as_results *rf, const as_results_info *info, c
   AS_TRY(attr_write_u64(f, "master_seed", info->master_seed));
   AS_TRY(attr_write_str(f, "spec_sha256", info->spec_sha256 ? info->spec_sha256 : "", 0));
   AS_TRY(attr_write_str(f, "spec_name", info->spec_name ? info->spec_name : "", 0));
+  AS_TRY(attr_write_str(f, "common_keys", info->common_keys ? info->common_keys : "", 0));
   AS_TRY(attr_write_u64(f, "n_trials", info->n_trials));
   AS_TRY(attr_write_u64(f, "ranks", (uint64_t)rf->size));
   AS_TRY(attr_write_str(f, "hosts", hosts, 0));

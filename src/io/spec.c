@@ -27,6 +27,7 @@
 #include "attnsweep/classify.h"
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
+#include "attnsweep/rules.h"
 #include "attnsweep/spectral.h"
 #include "attnsweep/tableau.h"
 #include "spec_impl.h"
@@ -35,7 +36,8 @@
  *
  * The sweep keys are the table of params.h (as_params): their kinds, ranges, defaults and
  * slots in as_trial come from there. This file holds only the spec's own structure (top
- * level, the sweep algebra, output) and the checks that involve several keys. */
+ * level, the sweep algebra, output); the rules between keys are the list of rules.h, which
+ * validation evaluates on every point and as_spec_trial on every trial it hands out. */
 
 typedef as_param keydef;
 
@@ -61,8 +63,9 @@ enum { R_LO_OPEN = AS_PF_LO_OPEN, R_NAN_OK = AS_PF_NAN_OK, R_INF_OK = AS_PF_INF_
 #define F_COUNT AS_PARAM_COUNT
 
 static const char *const top_keys[] = {
-    "name",           "description", "seed",     "replicates",    "spectral_threshold", "output",
-    "flush_interval", "sweep",       "defaults", "spectral_grid", "memory_limit",       NULL};
+    "name",         "description",    "seed",  "replicates", "spectral_threshold",
+    "output",       "flush_interval", "sweep", "defaults",   "spectral_grid",
+    "memory_limit", "common",         NULL};
 static const char *const struct_keys[] = {"case", "product", "zip", "concat", NULL};
 static const char *const output_keys[] = {"initial",  "final",     "attention",
                                           "matrices", "snapshots", NULL};
@@ -154,10 +157,14 @@ struct as_spec {
    * label id of key i resolved against base (as written when absolute or base is NULL). */
   const char *base; /* absolute directory of the spec file, NULL: the working directory */
   const char **paths[F_COUNT];
+  /* `common:` (docs/spec.md, "Enumeration and seeds"): keys left out of the random-stream
+   * keys, so trials that differ only in them share their triple and initial tokens. */
+  int common[F_COUNT];
+  char common_text[F_COUNT * 24]; /* their names in table order, comma separated ("": none) */
 };
 
 #define MAX_CASES 10000
-/* Cross-field checks visit at most this many points in all (shared evenly by the cases). */
+/* The rules of rules.h visit at most this many points in all (shared evenly by the cases). */
 #define CHECK_POINTS 1048576u
 
 /* ---------------------------------------------------------------- small helpers */
@@ -889,47 +896,14 @@ static const as_sn *src_or(const point *pt, as_param_id a, as_param_id b) {
                  __VA_ARGS__);                                                         \
   } while (0)
 
-/* Transformer blocks (blocks.h): keys without effect, combinations outside the model, and a
- * workspace that cannot fit in this machine's memory. */
-static void check_blocks(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname,
-                         int threshold) {
+/* The machine, not the trial: the workspace of transformer blocks must fit this machine's
+ * memory (not a rule of rules.h: it depends on where validate runs). */
+static void check_machine(as_spec_cx *cx, const point *pt, const as_sn *fallback,
+                          const char *cname) {
   const as_trial *t = &pt->t;
-  const as_blocks_spec *b = &t->blocks;
-  for (int i = 0; i < AS_PARAM_COUNT; i++)
-    if ((as_params[i].flags & AS_PF_STRICT) && pt->src[i] && !as_params[i].applies(t))
-      DIAG_AT(pt->src[i], "case '%s': %s has no effect with these settings (%s)", cname,
-              as_params[i].key, as_params[i].doc);
-  as_blocks_kind kind = as_blocks_kind_of(t);
-  if (kind == AS_BLOCKS_OFF) return;
-  if (!as_attn_is_base(&t->attn, isinf(t->triple.beta)))
-    DIAG_AT(src_or(pt, AS_P_heads, AS_P_ffn),
-            "case '%s': heads, ffn, skip and weights run with the row softmax only (no hardmax, "
-            "Sinkhorn, mask or sphere yet)",
-            cname);
-  const int layers = t->integ.method == AS_METHOD_LAYERS;
-  if (b->ffn != AS_FFN_NONE && b->ffn_form == AS_FFN_INSIDE &&
-      (b->heads > 1 || b->weights == AS_WEIGHTS_PER_LAYER || layers))
-    DIAG_AT(src_or(pt, AS_P_ffn_form, AS_P_ffn),
-            "case '%s': ffn_form inside is the one-head experiment of an ODE method with shared "
-            "weights (heads %d, weights %s, method %s): use ffn_form: block",
-            cname, b->heads, as_enum_label(&as_weights_table, b->weights),
-            as_enum_label(&as_method_table, t->integ.method));
-  if (t->d >= threshold)
-    DIAG_AT(src_or(pt, AS_P_d, AS_P_heads),
-            "case '%s': heads, ffn, skip and weights are not available for d = %d >= "
-            "spectral_threshold %d (the distributed large-d path runs the base model only)",
-            cname, t->d, threshold);
-  if (b->weights == AS_WEIGHTS_PER_LAYER &&
-      (t->triple.vfamily == AS_V_FILE || t->triple.mfamily == AS_M_FILE))
-    DIAG_AT(pt->src[AS_P_weights],
-            "case '%s': weights per_layer draws its triples from a random family; a file family "
-            "holds one triple per trial (sweep file_index instead)",
-            cname);
+  if (as_blocks_kind_of(t) == AS_BLOCKS_OFF) return;
   long nb = as_blocks_count(t);
-  if (nb > AS_MAX_BLOCKS)
-    DIAG_AT(src_or(pt, AS_P_weights_every, AS_P_weights),
-            "case '%s': weights per_layer makes %ld blocks, more than %d (raise weights_every)",
-            cname, nb, AS_MAX_BLOCKS);
+  if (nb > AS_MAX_BLOCKS) return; /* rule blocks_count */
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   double mem = pages > 0 && psize > 0 ? (double)pages * (double)psize : INFINITY;
   double need = as_blocks_bytes(t) + 8.0 * (3.0 * t->n * (double)t->n + 20.0 * t->n * (double)t->d);
@@ -938,136 +912,54 @@ static void check_blocks(as_spec_cx *cx, const point *pt, const as_sn *fallback,
         src_or(pt, AS_P_heads, AS_P_n),
         "case '%s': the workspace of n = %d, d = %d, heads %d, %ld weight blocks needs %.3g GB, "
         "more than this machine's %.3g GB",
-        cname, t->n, t->d, b->heads, nb, need / 1e9, mem / 1e9);
+        cname, t->n, t->d, t->blocks.heads, nb, need / 1e9, mem / 1e9);
 }
 
+/* One point: every rule of rules.h (reported at the first of the rule's keys the spec writes),
+ * the machine's limits, and which written values the point applies (keys_unused below). */
 static void check_point(as_spec_cx *cx, const point *pt, const as_sn *fallback, const char *cname,
-                        int threshold) {
+                        const as_rule_env *env) {
   const as_trial *t = &pt->t;
-  check_blocks(cx, pt, fallback, cname, threshold);
-  const as_triple_spec *tr = &t->triple;
-  int d = t->d;
-  const char *vf = as_enum_label(&as_vfamily_table, tr->vfamily);
-  const char *mf = as_enum_label(&as_mfamily_table, tr->mfamily);
-  if ((tr->vfamily == AS_V_SCALAR || tr->mfamily == AS_M_SCALAR) && d != 1)
-    DIAG_AT(src_or(pt, AS_P_d, tr->vfamily == AS_V_SCALAR ? AS_P_vfamily : AS_P_mfamily),
-            "case '%s': the scalar families need d = 1, got d = %d", cname, d);
-  if (tr->vfamily == AS_V_SYMMETRIC && tr->v_kpos > d)
-    DIAG_AT(src_or(pt, AS_P_v_kpos, AS_P_d), "case '%s': v_kpos = %d exceeds d = %d", cname,
-            tr->v_kpos, d);
-  if (tr->vfamily == AS_V_PARANORMAL) {
-    if (tr->v_dim_f > d)
-      DIAG_AT(src_or(pt, AS_P_v_dim_f, AS_P_d), "case '%s': v_dim_f = %d exceeds d = %d", cname,
-              tr->v_dim_f, d);
-    if (!(tr->v_radius < tr->v_lambda))
-      DIAG_AT(src_or(pt, AS_P_v_radius, AS_P_v_lambda),
-              "case '%s': paranormal V needs v_radius < v_lambda, got %g >= %g", cname,
-              tr->v_radius, tr->v_lambda);
+  for (int r = 0; r < AS_RULE_COUNT; r++) {
+    as_rule_hit h;
+    if (!as_rule_broken((as_rule_id)r, t, env, &h)) continue;
+    const as_sn *at = NULL;
+    for (int k = 0; k < h.nkeys && !at; k++) at = pt->src[h.keys[k]];
+    DIAG_AT(at, "case '%s': %s", cname, h.message);
   }
-  if (tr->vfamily == AS_V_COMPLEX) {
-    if (d < 2)
-      DIAG_AT(src_or(pt, AS_P_d, AS_P_vfamily), "case '%s': a complex leading pair needs d >= 2",
-              cname);
-    if (tr->v_imag == 0)
-      DIAG_AT(src_or(pt, AS_P_v_imag, AS_P_vfamily), "case '%s': vfamily complex needs v_imag != 0",
-              cname);
+  check_machine(cx, pt, fallback, cname);
+  for (int i = 0; i < AS_PARAM_COUNT; i++) {
+    as_sn *v = (as_sn *)(uintptr_t)pt->src[i]; /* the arena's node: validation marks */
+    if (!v) continue;
+    v->given_key = i + 1;
+    if (!v->applied && as_params[i].applies(t)) v->applied = 1;
   }
-  /* Explicit matrices. */
-  if (tr->vfamily == AS_V_EXPLICIT && !tr->V.data)
-    DIAG_AT(pt->src[AS_P_vfamily], "case '%s': vfamily explicit needs V", cname);
-  if (tr->V.data && tr->vfamily != AS_V_EXPLICIT)
-    DIAG_AT(pt->src[AS_P_V], "case '%s': V is given but vfamily is %s (use explicit)", cname, vf);
-  const int H = t->blocks.heads; /* explicit matrices: one, or H stacked (docs/spec.md) */
-  if (tr->V.data && ((tr->V.rows != d && tr->V.rows != H * d) || tr->V.cols != d))
-    DIAG_AT(pt->src[AS_P_V], "case '%s': V is %d x %d but d = %d%s", cname, tr->V.rows, tr->V.cols,
-            d, H > 1 ? " (one d x d matrix, or the heads' stacked: H d x d)" : "");
-  int qk = tr->Q.data || tr->K.data;
-  if (tr->mfamily == AS_M_EXPLICIT && !tr->M.data && !(tr->Q.data && tr->K.data))
-    DIAG_AT(src_or(pt, AS_P_mfamily, tr->Q.data ? AS_P_Q : AS_P_K),
-            "case '%s': mfamily explicit needs M, or both Q and K", cname);
-  if ((tr->M.data || qk) && tr->mfamily != AS_M_EXPLICIT)
-    DIAG_AT(tr->M.data ? pt->src[AS_P_M] : src_or(pt, AS_P_Q, AS_P_K),
-            "case '%s': Q/K/M given but mfamily is %s (use explicit)", cname, mf);
-  if (tr->M.data && qk)
-    DIAG_AT(pt->src[AS_P_M], "case '%s': give either M or Q and K, not both", cname);
-  if (tr->Q.data && !tr->K.data) DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is given without K", cname);
-  if (tr->K.data && !tr->Q.data) DIAG_AT(pt->src[AS_P_K], "case '%s': K is given without Q", cname);
-  if (tr->M.data && ((tr->M.rows != d && tr->M.rows != H * d) || tr->M.cols != d))
-    DIAG_AT(pt->src[AS_P_M], "case '%s': M is %d x %d but d = %d%s", cname, tr->M.rows, tr->M.cols,
-            d, H > 1 ? " (one d x d matrix, or the heads' stacked: H d x d)" : "");
-  if (tr->Q.data && (tr->Q.cols != d ||
-                     (tr->m_rows > 0 && tr->Q.rows != tr->m_rows && tr->Q.rows != H * tr->m_rows)))
-    DIAG_AT(pt->src[AS_P_Q], "case '%s': Q is %d x %d but must be m x d = %d x %d", cname,
-            tr->Q.rows, tr->Q.cols, tr->m_rows > 0 ? tr->m_rows : d, d);
-  if (tr->K.data && tr->Q.data && (tr->K.rows != tr->Q.rows || tr->K.cols != tr->Q.cols))
-    DIAG_AT(pt->src[AS_P_K], "case '%s': K is %d x %d but Q is %d x %d", cname, tr->K.rows,
-            tr->K.cols, tr->Q.rows, tr->Q.cols);
-  /* Files. */
-  int vfile = tr->vfamily == AS_V_FILE, mfile = tr->mfamily == AS_M_FILE;
-  if ((vfile || mfile) && !tr->file.text)
-    DIAG_AT(src_or(pt, vfile ? AS_P_vfamily : AS_P_mfamily, AS_P_mfamily),
-            "case '%s': the file families need `file`", cname);
-  if (tr->file.text && !vfile && !mfile)
-    DIAG_AT(pt->src[AS_P_file], "case '%s': file is given but neither vfamily nor mfamily is file",
-            cname);
-  /* Initial tokens. */
-  if (t->init.kind == AS_INIT_EXPLICIT) {
-    if (!t->init.data.data)
-      DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind), "case '%s': init kind explicit needs data",
-              cname);
-    else if (t->init.data.rows != t->n || t->init.data.cols != d)
-      DIAG_AT(src_or(pt, AS_P_init_data, AS_P_init),
-              "case '%s': init data is %d x %d but must be n x d = %d x %d", cname,
-              t->init.data.rows, t->init.data.cols, t->n, d);
-  } else if (t->init.data.data) {
-    DIAG_AT(src_or(pt, AS_P_init_kind, AS_P_init),
-            "case '%s': init data is given but init kind is %s (use explicit)", cname,
-            as_enum_label(&as_init_table, t->init.kind));
+}
+
+/* One policy for a key given where it does not apply (docs/spec.md, "Keys that do not
+ * apply"): a value written in the spec is an error when no trial that takes its value from
+ * there applies the key (the table's `applies`). So `method: [rk4, dopri5]` with `rtol` is
+ * valid (the dopri5 trials read it) and `rtol` with rk4 alone is not. Called only when every
+ * point was checked. */
+static void unused_value(as_spec_cx *cx, const sval *v) {
+  const as_sn *n = v->node;
+  if (n && n->given_key > 0 && !n->applied) {
+    const as_param *k = &as_params[n->given_key - 1];
+    as_spec_note(cx, n->line, n->col,
+                 "%s has no effect with these settings (%s): no trial of the sweep reads the "
+                 "value given here",
+                 k->key, k->doc);
   }
-  if (t->init.kind == AS_INIT_FILE && (!t->init.file.text || !t->init.dataset.text))
-    DIAG_AT(src_or(pt, AS_P_init, AS_P_init_kind),
-            "case '%s': init kind file needs file and dataset", cname);
-  /* Attention normalisations and layer normalisation. Their keys that do not apply (strict in
-   * params.h) are refused by check_blocks with the others. */
-  if (t->attn.norm == AS_NORM_SPHERE && t->integ.vars != AS_VARS_X)
-    DIAG_AT(src_or(pt, AS_P_vars, AS_P_norm),
-            "case '%s': norm: sphere integrates the tokens themselves: use vars: x (the default "
-            "with norm: sphere)",
-            cname);
-  if (t->attn.mask == AS_MASK_CAUSAL && t->attn.attention == AS_ATTN_SINKHORN)
-    DIAG_AT(src_or(pt, AS_P_mask, AS_P_attention),
-            "case '%s': mask: causal and attention: sinkhorn do not combine (the only "
-            "lower-triangular doubly stochastic matrix is the identity)",
-            cname);
-  if (t->attn.norm == AS_NORM_SPHERE && t->attn.norm_form == AS_NFORM_USA && isinf(tr->beta))
-    DIAG_AT(src_or(pt, AS_P_beta, AS_P_norm_form),
-            "case '%s': norm_form: usa needs a finite beta (weights e^{beta <Qx_i, Kx_j>} / n)",
-            cname);
-  /* Above AS_ATTENTION_STREAM_N tokens the attention is streamed (attention_stream.c), which
-   * computes the base model's row softmax only. */
-  if (t->n > AS_ATTENTION_STREAM_N &&
-      (!as_attn_is_base(&t->attn, isinf(tr->beta)) || as_blocks_kind_of(t) != AS_BLOCKS_OFF))
-    DIAG_AT(src_or(pt, AS_P_n, AS_P_attention),
-            "case '%s': n = %d tokens is streamed (n > %d), which runs the base model's row "
-            "softmax only: no hardmax, Sinkhorn, mask, sphere, heads, ffn, skip or weights",
-            cname, t->n, AS_ATTENTION_STREAM_N);
-  /* ranks_per_trial >= 1 streams the attention at any n (docs/meanfield.md): the same rule. */
-  else if (t->ranks_per_trial >= 1 &&
-           (!as_attn_is_base(&t->attn, isinf(tr->beta)) || as_blocks_kind_of(t) != AS_BLOCKS_OFF))
-    DIAG_AT(src_or(pt, AS_P_ranks_per_trial, AS_P_attention),
-            "case '%s': ranks_per_trial = %d streams the attention, which runs the base model's "
-            "row softmax only: no hardmax, Sinkhorn, mask, sphere, heads, ffn, skip or weights",
-            cname, t->ranks_per_trial);
-  /* Integration. */
-  if (t->integ.dt > t->integ.T)
-    DIAG_AT(src_or(pt, AS_P_dt, AS_P_T), "case '%s': dt = %g exceeds T = %g", cname, t->integ.dt,
-            t->integ.T);
-  for (int i = 0; i < t->output.n_snapshots; i++)
-    if (t->output.snapshot_times[i] > t->integ.T) {
-      DIAG_AT(pt->src[AS_P_T], "case '%s': output snapshot time %g is beyond T = %g", cname,
-              t->output.snapshot_times[i], t->integ.T);
-      break;
-    }
+  if (v->init)
+    for (int m = 0; m < v->init->n; m++) unused_value(cx, &v->init->val[m]);
+}
+
+static void unused_term(as_spec_cx *cx, const term *t) {
+  if (t->kind == T_AXIS) {
+    for (uint64_t j = 0; j < t->ax->n; j++) unused_value(cx, &t->ax->vals[j]);
+    return;
+  }
+  for (int i = 0; i < t->n; i++) unused_term(cx, t->kids[i]);
 }
 
 /* ---------------------------------------------------------------- top level */
@@ -1096,7 +988,8 @@ static int parse_output(as_spec_cx *cx, const as_sn *v, as_output_spec *o) {
         continue;
       }
       keydef tkb;
-      const keydef *tk = setting(&tkb, "output.snapshots", AS_PK_NUM, 0, BIG, 0);
+      /* > 0: the integration stores states after t = 0 (the initial tokens: output.initial) */
+      const keydef *tk = setting(&tkb, "output.snapshots", AS_PK_NUM, 0, BIG, R_LO_OPEN);
       for (int j = 0; j < x->n; j++) {
         double tv = 0;
         if (!parse_num(cx, x->items[j], tk, &tv)) {
@@ -1265,6 +1158,99 @@ static void parse_grid(as_spec_cx *cx, const as_sn *v, int grid[2]) {
   }
 }
 
+/* `common: [T, attention]` (or one key): sweep keys whose axes do not enter the random-stream
+ * keys. */
+static void parse_common(as_spec_cx *cx, as_spec *s, const as_sn *v) {
+  int n = v->kind == AS_SN_SEQ ? v->n : 1;
+  if (v->kind == AS_SN_MAP) {
+    as_spec_note(cx, v->line, v->col, "common: expected a list of sweep keys, got a mapping");
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const as_sn *k = v->kind == AS_SN_SEQ ? v->items[i] : v;
+    if (k->kind != AS_SN_SCALAR) {
+      as_spec_note(cx, k->line, k->col, "common: expected a sweep key, got %s", kind_name(k));
+      continue;
+    }
+    const keydef *kd = find_key(k->text);
+    if (!kd) {
+      static const char *const none[] = {NULL};
+      unknown_key(cx, k, "common", none, 1);
+      continue;
+    }
+    if (s->common[key_id(kd)]) {
+      as_spec_note(cx, k->line, k->col, "common: '%s' is listed twice", kd->key);
+      continue;
+    }
+    s->common[key_id(kd)] = 1;
+  }
+  size_t used = 0;
+  for (int i = 0; i < F_COUNT; i++)
+    if (s->common[i]) {
+      int w = snprintf(s->common_text + used, sizeof s->common_text - used, "%s%s", used ? "," : "",
+                       as_params[i].key);
+      if (w > 0) used += (size_t)w;
+    }
+}
+
+/* Axes of several values in t: how many are common keys and the first of each sort. */
+static void zip_axes(const as_spec *s, const term *t, int *nc, int *nn, const axis **c,
+                     const axis **o) {
+  if (t->kind == T_AXIS) {
+    if (t->ax->n < 2) return;
+    if (s->common[key_id(t->ax->key)]) {
+      if ((*nc)++ == 0) *c = t->ax;
+    } else if ((*nn)++ == 0) {
+      *o = t->ax;
+    }
+    return;
+  }
+  for (int i = 0; i < t->n; i++) zip_axes(s, t->kids[i], nc, nn, c, o);
+}
+
+/* A zip walks its axes together: a common key zipped with a key that is not common would
+ * share the draws of trials that differ in the latter. */
+static void check_common_zips(as_spec_cx *cx, const as_spec *s, const term *t) {
+  if (t->kind == T_AXIS) return;
+  if (t->kind == T_ZIP) {
+    int nc = 0, nn = 0;
+    const axis *c = NULL, *o = NULL;
+    zip_axes(s, t, &nc, &nn, &c, &o);
+    if (nc > 0 && nn > 0)
+      as_spec_note(cx, c->knode->line, c->knode->col,
+                   "common: '%s' is zipped with '%s' (at %d:%d), which is not common: list both "
+                   "in common, or neither",
+                   c->key->key, o->key->key, o->knode->line, o->knode->col);
+    return;
+  }
+  for (int i = 0; i < t->n; i++) check_common_zips(cx, s, t->kids[i]);
+}
+
+/* Point q of term t with the digits of the common axes set to 0 (the key of its draws). */
+static uint64_t common_point(const as_spec *s, const term *t, uint64_t q) {
+  switch (t->kind) {
+  case T_AXIS:
+    return s->common[key_id(t->ax->key)] ? 0 : q;
+  case T_ZIP: { /* all common or none (check_common_zips) */
+    int nc = 0, nn = 0;
+    const axis *c = NULL, *o = NULL;
+    zip_axes(s, t, &nc, &nn, &c, &o);
+    return nc > 0 ? 0 : q;
+  }
+  case T_PROD: {
+    uint64_t out = 0, mul = 1;
+    for (int i = t->n - 1; i >= 0; i--) {
+      uint64_t len = t->kids[i]->len;
+      out += common_point(s, t->kids[i], q % len) * mul;
+      q /= len;
+      mul *= len;
+    }
+    return out;
+  }
+  }
+  return q;
+}
+
 static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn **sweep,
                       const as_sn **reps_node) {
   for (int i = 0; i < root->n; i++) {
@@ -1317,6 +1303,8 @@ static void check_top(as_spec_cx *cx, as_spec *s, const as_sn *root, const as_sn
       *sweep = v;
     } else if (strcmp(key, "defaults") == 0) {
       parse_defaults(cx, s, v);
+    } else if (strcmp(key, "common") == 0) {
+      parse_common(cx, s, v);
     } else {
       const char *cands[F_COUNT + 16];
       int n = 0;
@@ -1375,8 +1363,10 @@ static void resolve_paths(as_spec *s) {
   }
 }
 
-as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
-                        as_spec **out) {
+/* as_spec_parse; rules = 0 leaves out the rules of rules.h and the keys that do not apply
+ * (as_spec_parse_unchecked, for tests of the defence). */
+static as_status spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
+                            int rules, as_spec **out) {
   as_status st = AS_OK;
   as_spec *s = NULL;
   as_spec_cx cx;
@@ -1462,6 +1452,7 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
           for (int c = 0; c < cl.n; c++) {
             const as_sn *seen[F_COUNT] = {0};
             collect_axes(&cx, s, cl.c[c].t, c, seen, cl.c[c].name);
+            check_common_zips(&cx, s, cl.c[c].t);
           }
           /* Labels: TEXT values in order of first appearance; case names must be unique
            * (they are the labels of the record's case_name). */
@@ -1479,17 +1470,27 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
                 break;
               }
           }
-          /* Cross-field checks on every point (up to CHECK_POINTS in all). */
-          for (int c = 0; c < cl.n && !cx.full; c++) {
+          /* The rules of rules.h on every point (up to CHECK_POINTS in all), then the
+           * values no trial applies (only when every point was checked). */
+          const as_rule_env env = {s->spectral_threshold};
+          int all_points = 1;
+          for (int c = 0; c < cl.n && !cx.full && rules; c++) {
             uint64_t L = cl.c[c].t->len;
             uint64_t per = CHECK_POINTS / (uint64_t)cl.n;
             if (per < 16) per = 16;
             uint64_t lim = L < per ? L : per;
+            all_points &= lim == L;
             for (uint64_t q = 0; q < lim && !cx.full; q++) {
               point pt;
               resolve_point(s, c, q, &pt);
-              check_point(&cx, &pt, anchor, cl.c[c].name, s->spectral_threshold);
+              check_point(&cx, &pt, anchor, cl.c[c].name, &env);
             }
+          }
+          if (all_points && !cx.full && rules) {
+            for (int i = 0; i < s->ndefaults; i++)
+              for (uint64_t j = 0; j < s->defaults[i]->n; j++)
+                unused_value(&cx, &s->defaults[i]->vals[j]);
+            for (int c = 0; c < cl.n; c++) unused_term(&cx, cl.c[c].t);
           }
         }
       }
@@ -1518,6 +1519,16 @@ cleanup:
   }
   as_spec_destroy(&s);
   return st;
+}
+
+as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_diags *diags,
+                        as_spec **out) {
+  return spec_parse(text, len, name, diags, 1, out);
+}
+
+as_status as_spec_parse_unchecked(const char *text, size_t len, const char *name,
+                                  as_spec_diags *diags, as_spec **out) {
+  return spec_parse(text, len, name, diags, 0, out);
 }
 
 as_status as_spec_read(const char *path, const volatile sig_atomic_t *stop, char **text,
@@ -1662,6 +1673,10 @@ const char *as_spec_text(const as_spec *s, size_t *len) {
   return s->text;
 }
 
+const char *as_spec_common_keys(const as_spec *s) {
+  return s->common_text;
+}
+
 const char *as_spec_base_dir(const as_spec *s) {
   return s->base;
 }
@@ -1749,8 +1764,15 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   }
   out->index = index;
   out->replicate = (uint32_t)r;
-  out->token_key = index;
-  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? p : index;
+  /* The draws' keys: the point with its common axes at their first value (no common keys:
+   * the point itself, so index and p as always). */
+  const uint64_t cp =
+      s->cases[lo].offset + common_point(s, s->cases[lo].t, p - s->cases[lo].offset);
+  out->token_key = r * s->points + cp;
+  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : out->token_key;
+  /* The defence of rules.h: validate checked every point (a bug when this fails). */
+  const as_rule_env env = {s->spectral_threshold};
+  AS_TRY(as_rules_check(out, &env));
 cleanup:
   return st;
 }

@@ -47,6 +47,10 @@ typedef struct as_sn {
   size_t len;           /* scalar: its length in bytes */
   int n;                /* seq: items; map: pairs */
   struct as_sn **items; /* seq: n items; map: 2n nodes, key then value */
+  /* Validation (spec.c) of the keys that do not apply: key_id + 1 of the sweep key this
+   * value set at some checked point (0: none), and whether one of those points applies it. */
+  int given_key;
+  int applied;
 } as_sn;
 
 /* Parse text into a tree in cx->arena. Syntax problems become diagnostics; *root is NULL when
@@ -60,6 +64,12 @@ void as_spec_tree_sha256(const as_sn *root, char out[AS_SHA256_HEX]);
  * nulls and returns its kind letter ('n' number, 'i' big integer, 'b' boolean, 'z' null), or 's'
  * for a string (buf untouched). */
 char as_spec_scalar_canon(const as_sn *s, char *buf, size_t len);
+
+/* For tests of run's defence (rules.h): as_spec_parse without the rules between keys and
+ * without the check of keys that do not apply, so that as_spec_trial meets a trial that
+ * breaks a rule. Never for input. */
+as_status as_spec_parse_unchecked(const char *text, size_t len, const char *name,
+                                  as_spec_diags *diags, as_spec **out);
 
 /* Levenshtein distance (bounded inputs), for did-you-mean suggestions. */
 int as_spec_edit_distance(const char *a, const char *b);

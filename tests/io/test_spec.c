@@ -5,8 +5,10 @@
 
 #include "as_test.h"
 #include "attnsweep/cost.h"
+#include "attnsweep/rules.h"
 #include "attnsweep/sha256.h"
 #include "attnsweep/spec.h"
+#include "spec_impl.h"
 
 static as_spec *parse(const char *text) {
   as_spec *s = NULL;
@@ -259,11 +261,153 @@ static void test_default(void) {
   as_spec_destroy(&s);
 }
 
+/* Every rule of rules.h on both sides. Each spec below breaks the rule named (a one-point sweep,
+ * defaults: d 2, n 20). validate (as_spec_parse) must refuse it with one "case 'case0': MSG"
+ * diagnostic per rule the trial breaks, MSG the rule's own message, at the line of the first of
+ * the rule's keys the spec writes; run's defence (as_spec_trial on the same spec parsed without
+ * the rules) must stop with AS_ERR_INTERNAL naming a broken rule. Every rule is reached. */
+static const struct {
+  as_rule_id rule;
+  const char *text;
+} rule_specs[] = {
+    {AS_RULE_scalar_d, "sweep:\n  vfamily: scalar\n  d: 2\n"},
+    {AS_RULE_symmetric_kpos, "sweep:\n  vfamily: symmetric\n  d: 3\n  v_kpos: 4\n"},
+    {AS_RULE_paranormal_dim_f, "sweep:\n  vfamily: paranormal\n  v_dim_f: 3\n"},
+    {AS_RULE_paranormal_radius, "sweep:\n  vfamily: paranormal\n  v_radius: 2\n"},
+    {AS_RULE_good_gap, "sweep:\n  vfamily: good\n  v_gap: 2\n  v_lambda: 1\n"},
+    {AS_RULE_complex_d, "sweep:\n  vfamily: complex\n  d: 1\n"},
+    {AS_RULE_complex_imag, "sweep:\n  vfamily: complex\n  v_imag: 0\n"},
+    {AS_RULE_explicit_v, "sweep:\n  vfamily: explicit\n"},
+    {AS_RULE_v_shape, "sweep:\n  V: [[1, 0], [0, 1]]\n  d: 3\n"},
+    {AS_RULE_explicit_m, "sweep:\n  mfamily: explicit\n"},
+    {AS_RULE_m_or_qk,
+     "sweep:\n  M: [[1, 0], [0, 1]]\n  Q: [[1, 0], [0, 1]]\n  K: [[1, 0], [0, 1]]\n"},
+    {AS_RULE_q_without_k, "sweep:\n  Q: [[1, 0], [0, 1]]\n"},
+    {AS_RULE_k_without_q, "sweep:\n  K: [[1, 0], [0, 1]]\n"},
+    {AS_RULE_m_shape, "sweep:\n  d: 2\n  M: [[1, 0, 0], [0, 1, 0]]\n"},
+    {AS_RULE_q_shape, "sweep:\n  d: 2\n  Q: [[1, 0, 0]]\n  K: [[1, 0, 0]]\n"},
+    {AS_RULE_k_shape, "sweep:\n  Q: [[1, 0]]\n  K: [[1, 0], [0, 1]]\n"},
+    {AS_RULE_square_m, "sweep:\n  mfamily: identity\n  m_rows: 3\n"},
+    {AS_RULE_spd_d1, "sweep:\n  mfamily: spd\n  d: 1\n  m_cond: 2\n"},
+    {AS_RULE_file_family, "sweep:\n  vfamily: file\n"},
+    {AS_RULE_init_explicit, "sweep:\n  init: {kind: explicit}\n"},
+    {AS_RULE_init_file, "sweep:\n  init: {kind: file}\n"},
+    {AS_RULE_reference_n, "sweep:\n  init: {data: [[0, 1], [1, 0]]}\n  reference_n: 3\n"},
+    {AS_RULE_sphere_vars, "sweep:\n  norm: sphere\n  vars: z\n"},
+    {AS_RULE_causal_sinkhorn, "sweep:\n  mask: causal\n  attention: sinkhorn\n"},
+    {AS_RULE_usa_beta, "sweep:\n  norm: sphere\n  norm_form: usa\n  beta: .inf\n"},
+    {AS_RULE_streamed_base, "sweep:\n  ranks_per_trial: 1\n  mask: causal\n"},
+    {AS_RULE_dt_le_t, "sweep:\n  T: 1\n  dt: 2\n"},
+    {AS_RULE_snapshots_le_t, "output: {snapshots: [10]}\nsweep:\n  T: 5\n"},
+    {AS_RULE_blocks_base, "sweep:\n  heads: 2\n  mask: causal\n"},
+    {AS_RULE_ffn_inside, "sweep:\n  heads: 2\n  ffn: relu\n  ffn_form: inside\n"},
+    {AS_RULE_blocks_threshold, "spectral_threshold: 2\nsweep:\n  heads: 2\n  d: 2\n"},
+    {AS_RULE_per_layer_file,
+     "sweep:\n  vfamily: file\n  file: w.h5\n  method: layers\n  weights: per_layer\n"},
+    {AS_RULE_blocks_count,
+     "sweep:\n  method: layers\n  weights: per_layer\n  T: 100000\n  dt: 1\n"},
+};
+
+/* Line of "  key:" (or "key:" at the top) in text, 0 when the spec does not write the key. */
+static int key_line(const char *text, const char *key) {
+  char pat[64];
+  int line = 1;
+  snprintf(pat, sizeof pat, "%s:", key);
+  for (const char *p = text; *p; p++) {
+    const char *q = p;
+    while (*q == ' ') q++;
+    if ((p == text || p[-1] == '\n') && strncmp(q, pat, strlen(pat)) == 0) return line;
+    if (*p == '\n') line++;
+  }
+  return 0;
+}
+
+static void test_rules(void) {
+  int reached[AS_RULE_COUNT] = {0};
+  for (size_t i = 0; i < sizeof rule_specs / sizeof rule_specs[0]; i++) {
+    const char *text = rule_specs[i].text;
+    const char *want = as_rules[rule_specs[i].rule].name;
+    /* run's side: the trial of the unchecked spec, and the defence. */
+    as_spec *u = NULL;
+    as_trial t;
+    AS_EXPECT(as_spec_parse_unchecked(text, strlen(text), "t.yaml", NULL, &u) == AS_OK,
+              "%s: unchecked parse failed: %s", want, as_error_get()->message);
+    if (!u) continue;
+    as_error_clear();
+    as_status st = as_spec_trial(u, 0, &t);
+    AS_EXPECT(st == AS_ERR_INTERNAL && strstr(as_error_get()->message, "breaks rule "),
+              "%s: as_spec_trial gave %s (%s)", want, as_status_name(st), as_error_get()->message);
+    as_error_clear();
+    const as_rule_env env = {as_spec_spectral_threshold(u)};
+    /* validate's side on the same text. */
+    as_spec *s = NULL;
+    as_spec_diags dg = {0, 0, NULL};
+    st = as_spec_parse(text, strlen(text), "t.yaml", &dg, &s);
+    AS_EXPECT(st == AS_ERR_SPEC && s == NULL, "%s: validate accepted the spec", want);
+    as_error_clear();
+    int rule_diags = 0, broken = 0;
+    for (int k = 0; k < dg.count; k++) rule_diags += strncmp(dg.items[k].message, "case '", 6) == 0;
+    for (int r = 0; r < AS_RULE_COUNT; r++) {
+      as_rule_hit h;
+      if (!as_rule_broken((as_rule_id)r, &t, &env, &h)) continue;
+      broken++;
+      reached[r] = 1;
+      char msg[400];
+      snprintf(msg, sizeof msg, "case 'case0': %s", h.message);
+      int line = 0, found = 0;
+      for (int k = 0; k < h.nkeys && !line; k++) line = key_line(text, as_params[h.keys[k]].key);
+      if (!line) line = key_line(text, "sweep");
+      for (int k = 0; k < dg.count; k++)
+        found |= strcmp(dg.items[k].message, msg) == 0 && dg.items[k].line == line;
+      AS_EXPECT(found, "%s: the trial breaks rule %s (%s), validate does not say so at line %d",
+                want, as_rules[r].name, h.message, line);
+    }
+    as_rule_hit h;
+    AS_EXPECT(as_rule_broken(rule_specs[i].rule, &t, &env, &h), "%s: its spec keeps it", want);
+    AS_EXPECT(rule_diags == broken, "%s: validate reports %d rule problems, the trial breaks %d",
+              want, rule_diags, broken);
+    as_spec_diags_free(&dg);
+    as_spec_destroy(&u);
+  }
+  for (int r = 0; r < AS_RULE_COUNT; r++)
+    AS_EXPECT(reached[r], "rule %s: no spec of this test breaks it", as_rules[r].name);
+  /* A valid spec: no rule broken on either side, and the defence lets its trials through. */
+  const char *ok = "sweep:\n  vfamily: [good, paranormal]\n  v_gap: 1\n  v_lambda: 1\n"
+                   "  v_radius: 0.5\n  method: [rk4, dopri5]\n  rtol: 1.0e-8\n";
+  as_spec *s = parse(ok);
+  for (uint64_t k = 0; s && k < as_spec_trial_count(s); k++) {
+    as_trial t;
+    AS_EXPECT(as_spec_trial(s, k, &t) == AS_OK, "valid spec, trial %llu refused",
+              (unsigned long long)k);
+  }
+  as_spec_destroy(&s);
+}
+
+/* One policy for keys that do not apply: an error only where no trial reads the value. */
+static void test_not_applying(void) {
+  expect_diag("sweep:\n  method: rk4\n  rtol: 1.0e-8\n", 3, 9, "rtol has no effect");
+  expect_diag("sweep:\n  vfamily: identity\n  v_kpos: 1\n", 3, 11, "v_kpos has no effect");
+  expect_diag("sweep:\n  attention: softmax\n  sinkhorn_iters: 5\n", 3, 19,
+              "sinkhorn_iters has no effect");
+  expect_diag("sweep:\n  eps: 0\n  perturb: m\n", 3, 12, "perturb has no effect");
+  expect_diag("defaults: {rtol: 1.0e-8}\nsweep:\n  concat: [{method: rk4}, {method: euler}]\n", 1,
+              18, "rtol has no effect");
+  /* Read by some trial: valid, from a list or from defaults. */
+  as_spec *s = parse("sweep:\n  method: [rk4, dopri5]\n  rtol: 1.0e-8\n");
+  as_spec_destroy(&s);
+  s = parse("defaults: {rtol: 1.0e-8}\nsweep:\n  concat: [{method: rk4}, {method: dopri5}]\n");
+  as_spec_destroy(&s);
+  s = parse("sweep:\n  attention: [softmax, sinkhorn]\n  sinkhorn_iters: 5\n");
+  as_spec_destroy(&s);
+}
+
 int main(void) {
   test_sha256();
   test_enumeration();
   test_sha_canonical();
   test_diagnostics();
   test_default();
+  test_rules();
+  test_not_applying();
   return as_test_finish("test_spec");
 }

@@ -264,7 +264,9 @@ int main(void) {
   AS_EXPECT(last[3].outcome == AS_OUT_NONFINITE, "overflowing lane: outcome %d", last[3].outcome);
 
   /* n = 33 (not a multiple of 4), d = 5, rk4 in z with symmetric V; in the middle a trial
-   * that fails (a d = 1 family at d = 5), a causal mask and a trial with snapshots (alone). */
+   * that fails (an explicit V with an infinite entry: bad data), a causal mask and a trial
+   * with snapshots (alone). */
+  static double vbad[25] = {INFINITY};
   for (int k = 0; k < 12; k++) {
     t[k] = base_trial((uint64_t)(200 + k), 33, 5);
     t[k].triple.vfamily = AS_V_SYMMETRIC;
@@ -272,7 +274,8 @@ int main(void) {
     t[k].triple.mfamily = AS_M_SPD;
     t[k].triple.m_cond = 3.0;
   }
-  t[4].triple.vfamily = AS_V_SCALAR;
+  t[4].triple.vfamily = AS_V_EXPLICIT;
+  t[4].triple.V = (as_matref){vbad, 5, 5, 1};
   t[6].attn.mask = AS_MASK_CAUSAL;
   t[7].output.n_snapshots = 1;
   t[7].output.snapshot_times[0] = 1.0;

@@ -230,9 +230,9 @@ int main(void) {
     AS_EXPECT(as_dyn_run(w, &in, X0, NULL, NULL, 0, NULL, NULL, &st) == AS_ERR_SPEC, "dt = 0");
     in.dt = 0.1;
     const double unsorted[2] = {2.0, 1.0}, outside[1] = {6.0};
-    AS_EXPECT(as_dyn_run(w, &in, X0, NULL, unsorted, 2, NULL, NULL, &st) == AS_ERR_SPEC,
+    AS_EXPECT(as_dyn_run(w, &in, X0, NULL, unsorted, 2, NULL, NULL, &st) == AS_ERR_ARG,
               "unsorted snapshots");
-    AS_EXPECT(as_dyn_run(w, &in, X0, NULL, outside, 1, NULL, NULL, &st) == AS_ERR_SPEC,
+    AS_EXPECT(as_dyn_run(w, &in, X0, NULL, outside, 1, NULL, NULL, &st) == AS_ERR_ARG,
               "snapshot after T");
     double Xbad[N * D];
     memcpy(Xbad, X0, sizeof Xbad);

@@ -80,9 +80,18 @@ int main(void) {
       diam = fmax(diam, hypot(fin[i * d] - fin[j * d], fin[i * d + 1] - fin[j * d + 1]));
   AS_EXPECT_CLOSE(b.spread, diam, 1e-12, 0);
 
-  /* A d = 1 family asked for d = 2 is a recorded failure with a message, not an error. */
+  /* A d = 1 family asked for d = 2 breaks rule scalar_d (rules.h), which validate refuses: a
+   * bug of the caller, so an internal error naming the rule, never a record. */
   as_trial bad = paper_trial(7, 2);
   bad.triple.vfamily = AS_V_SCALAR;
+  AS_EXPECT(as_trial_run(pl, &bad, NULL, &c, NULL) == AS_ERR_INTERNAL &&
+                strstr(as_error_get()->message, "scalar_d"),
+            "a trial breaking a rule stops: %s", as_error_get()->message);
+  as_error_clear();
+  /* Bad data (an explicit V with a NaN entry) is a recorded failure with a message. */
+  static const double vnan[4] = {1, NAN, 0, 1};
+  bad.triple.vfamily = AS_V_EXPLICIT;
+  bad.triple.V = (as_matref){vnan, 2, 2, 1};
   AS_EXPECT(as_trial_run(pl, &bad, NULL, &c, NULL) == AS_OK, "bad trial returns ok");
   AS_EXPECT(c.outcome == AS_OUT_FAILED && c.verdict == AS_VERDICT_FAILED, "recorded as failed");
   AS_EXPECT(c.message[0] != '\0', "failure has a message");

@@ -1,5 +1,6 @@
 /* Triple families do what they claim (checked through independent LAPACK calls and the
- * spectral analysis), bad requests are AS_ERR_DATA naming the parameter, and a triple is a
+ * spectral analysis), bad data are AS_ERR_DATA naming the parameter, combinations that break a
+ * rule of rules.h (validate refuses them) AS_ERR_ARG naming the rule, and a triple is a
  * pure function of (seed, triple key): order of generation does not matter. */
 #include <math.h>
 #include <string.h>
@@ -83,11 +84,12 @@ static void test_identity_scalar_explicit(void) {
   t.triple.m_scale = 2;
   AS_EXPECT(build(&t) == AS_OK && sp_->theorem == AS_THM_D1, "d1");
   t.d = 2;
-  AS_EXPECT(build(&t) == AS_ERR_DATA, "scalar with d = 2");
+  AS_EXPECT(build(&t) == AS_ERR_ARG && strstr(as_error_get()->message, "scalar_d"),
+            "scalar with d = 2");
   AS_EXPECT(strstr(as_error_get()->message, "scalar") && strstr(as_error_get()->message, "d = 2"),
             "message: %s", as_error_get()->message);
   t = base(2, AS_V_IDENTITY, AS_M_SCALAR);
-  AS_EXPECT(build(&t) == AS_ERR_DATA, "M scalar with d = 2");
+  AS_EXPECT(build(&t) == AS_ERR_ARG, "M scalar with d = 2");
   /* explicit V and M (M only: Q = I, K = M) */
   const double V[4] = {1, 2, 3, 4}, M[4] = {5, 6, 7, 8};
   t = base(2, AS_V_EXPLICIT, AS_M_EXPLICIT);
@@ -163,7 +165,7 @@ static void test_spd_and_generic_m(void) {
   AS_EXPECT(build(&t) == AS_OK && tr_->M[0] == 0 && tr_->M[24] == 0, "zero");
   t = base(5, AS_V_IDENTITY, AS_M_IDENTITY);
   t.triple.m_rows = 3;
-  AS_EXPECT(build(&t) == AS_ERR_DATA && strstr(as_error_get()->message, "m_rows"),
+  AS_EXPECT(build(&t) == AS_ERR_ARG && strstr(as_error_get()->message, "m_rows"),
             "identity needs m = d");
 }
 
@@ -189,7 +191,7 @@ static void test_symmetric_perron_gaussian(void) {
   }
   as_trial t = base(5, AS_V_SYMMETRIC, AS_M_IDENTITY);
   t.triple.v_kpos = 6;
-  AS_EXPECT(build(&t) == AS_ERR_DATA && strstr(as_error_get()->message, "v_kpos"), "k > d");
+  AS_EXPECT(build(&t) == AS_ERR_ARG && strstr(as_error_get()->message, "v_kpos"), "k > d");
   /* Perron: positive entries -> good triple with a positive phi_1 (GOOD for M = I) */
   t = base(6, AS_V_PERRON, AS_M_IDENTITY);
   t.triple.v_scale = 2;
@@ -249,7 +251,7 @@ static void test_paranormal_family(void) {
   }
   as_trial t = base(4, AS_V_PARANORMAL, AS_M_IDENTITY);
   t.triple.v_dim_f = 5;
-  AS_EXPECT(build(&t) == AS_ERR_DATA && strstr(as_error_get()->message, "v_dim_f"), "f > d");
+  AS_EXPECT(build(&t) == AS_ERR_ARG && strstr(as_error_get()->message, "v_dim_f"), "f > d");
   t.triple.v_dim_f = 2;
   t.triple.v_radius = 1.2; /* > lambda = 1: builds, but the analysis says not paranormal */
   /* the F of lambda = 1 is lost; V may still be paranormal for the eigenvalue +1.2 */
@@ -281,7 +283,7 @@ static void test_good_complex(void) {
   AS_EXPECT_CLOSE(sp_->margin, 0.7, 1e-10, 0);
   t.triple.m_rows = 0;
   t.triple.v_gap = 3;
-  AS_EXPECT(build(&t) == AS_ERR_DATA && strstr(as_error_get()->message, "v_gap"), "gap > lam");
+  AS_EXPECT(build(&t) == AS_ERR_ARG && strstr(as_error_get()->message, "v_gap"), "gap > lam");
   /* complex leading pair */
   t = base(5, AS_V_COMPLEX, AS_M_IDENTITY);
   t.triple.v_lambda = 0.8;
@@ -292,7 +294,7 @@ static void test_good_complex(void) {
   AS_EXPECT_CLOSE(sp_->mu, 0.8, 1e-12, 0);
   AS_EXPECT((sp_->flags & AS_FLAG_COMPLEX_LEAD) && sp_->theorem == AS_THM_COMPLEX, "complex");
   t.d = 1;
-  AS_EXPECT(build(&t) == AS_ERR_DATA, "complex with d = 1");
+  AS_EXPECT(build(&t) == AS_ERR_ARG, "complex with d = 1");
 }
 
 static void test_perturbed(void) {

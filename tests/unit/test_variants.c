@@ -268,8 +268,7 @@ static void test_sphere(void) {
   /* vars z on the sphere is refused; a zero token is bad data. */
   as_integ_spec in = dyn_test_spec(AS_METHOD_RK4, AS_VARS_Z, 1.0, 0.1);
   as_dyn_stats st;
-  AS_EXPECT(as_dyn_run(w, &in, X0, NULL, NULL, 0, NULL, NULL, &st) == AS_ERR_SPEC,
-            "vars z refused");
+  AS_EXPECT(as_dyn_run(w, &in, X0, NULL, NULL, 0, NULL, NULL, &st) == AS_ERR_ARG, "vars z refused");
   as_error_clear();
   in.vars = AS_VARS_X;
   double Xz[N * D];
@@ -279,10 +278,10 @@ static void test_sphere(void) {
   as_error_clear();
   /* Settings that do not combine. */
   as_attn_spec bad = model(AS_ATTN_SINKHORN, AS_MASK_CAUSAL, AS_NORM_NONE, AS_NFORM_SA);
-  AS_EXPECT(as_dyn_set_model(w, &bad, 0) == AS_ERR_SPEC, "causal + sinkhorn refused");
+  AS_EXPECT(as_dyn_set_model(w, &bad, 0) == AS_ERR_ARG, "causal + sinkhorn refused");
   as_error_clear();
   bad = model(AS_ATTN_SOFTMAX, AS_MASK_NONE, AS_NORM_SPHERE, AS_NFORM_USA);
-  AS_EXPECT(as_dyn_set_model(w, &bad, 1) == AS_ERR_SPEC, "usa + hardmax refused");
+  AS_EXPECT(as_dyn_set_model(w, &bad, 1) == AS_ERR_ARG, "usa + hardmax refused");
   as_error_clear();
   as_dyn_destroy(&w);
 }
