@@ -30,6 +30,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+import attnsweep_stat as fstat  # noqa: E402
 
 #: two-sided 95% normal quantile, Phi^{-1}(0.975)
 Z95 = 1.959963984540054
@@ -789,7 +790,8 @@ def show_settle(cols, mask):
     return bool(np.isfinite(cols["settle_time"][mask].astype(float)).any())
 
 
-def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
+def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=False,
+                   settle=None):
     """Compute the tables. Returns (preamble lines, [Table], phase data or None)."""
     mask = where_mask(rf, where)
     axes_names = list(by)
@@ -814,7 +816,8 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     gid, keys = make_groups(axes, mask)
     s = compute_stats(rf, cols, mask, gid, len(keys))
     key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
-    settle = show_settle(cols, mask) and not table1
+    if settle is None:
+        settle = show_settle(cols, mask) and not table1
 
     notes = ["Fractions are over the judged trials (consistent + violated + unresolved), "
              "with Wilson score 95% intervals; " +
@@ -826,6 +829,11 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
         return pre, table1_tables(axes, key_labels, s, notes, near, proved_theorems(rf)), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
+    if defaults:  # the columns for what the sweep holds (heads, Sinkhorn, sphere, measure)
+        dstats = default_stats([rf], [mask])
+        if dstats:
+            append_stat_columns(tables[0], dstats,
+                                compute_stat_results(rf, dstats, mask, gid, len(keys)))
     phase_data = None
     if phase:
         phase_data = phase_series(rf, axes, keys, s)
@@ -943,6 +951,450 @@ def measure_tables(rf, by, where):
              "cluster measures of a trial and of its reference_n run (docs/meanfield.md)."]
     title = "empirical measure by " + ", ".join(by) if by else "empirical measure, all trials"
     return pre, [Table(title, header, rows, csv_header, crows, notes, tex_cols, trows)]
+
+
+# ---------------------------------------------------------------- --stat, default columns
+def _stat_field_kind(rf):
+    def kind(field):
+        try:
+            return rf.field_kind(field)
+        except schema.SchemaError as e:
+            raise UsageError("--stat: %s" % e)
+    return kind
+
+
+def parse_stat_tokens(rfs, tokens):
+    """[Stat] of --stat tokens, checked against every file."""
+    stats = None
+    for rf in rfs:
+        try:
+            st = fstat.parse_stats(tokens, _stat_field_kind(rf), rf.labels)
+        except fstat.StatError as e:
+            raise UsageError(str(e))
+        stats = st if stats is None else stats
+    return stats or []
+
+
+def _done_mask(rf, cols):
+    """Rows of trials that ran (outcome not pending)."""
+    if "outcome" in cols and rf.has_code("outcome", "pending"):
+        return cols["outcome"] != rf.code("outcome", "pending")
+    return np.ones(rf.n_rows, dtype=bool)
+
+
+def stat_values(rf, stat, cols, done):
+    """The per-trial values a Stat summarises, NaN where not applicable or not run."""
+    kind = rf.field_kind(stat.field)
+    fill = fstat.fill_value(stat.field, rf.description(stat.field)) if kind == "int" else None
+    v = fstat.field_values(cols[stat.field], kind, fill)
+    v[~done] = np.nan
+    code = None
+    if stat.kind == "frac" and stat.param[0] == "=":
+        code = rf.code(stat.field, stat.param[1])
+    return fstat.per_trial(stat, v, code)
+
+
+def _features(rf, cols, mask):
+    """What the selected trials hold (default columns, attnsweep_stat.default_fields)."""
+    def lab(field, labels):
+        if field not in cols or not rf.is_enum(field):
+            return False
+        codes = [rf.code(field, l) for l in labels if rf.has_code(field, l)]
+        return bool(np.isin(cols[field][mask], codes).any())
+
+    feats = set()
+    if lab("method", ["layers"]) or lab("ffn", ["relu", "tanh", "identity"]) or \
+            lab("weights", ["per_layer"]) or \
+            ("heads" in cols and (cols["heads"][mask] > 1).any()) or \
+            ("skip" in cols and (cols["skip"][mask] == 0).any()):
+        feats.add("blocks")
+    if lab("attention", ["sinkhorn"]):
+        feats.add("sinkhorn")
+    if lab("norm", ["sphere"]) or lab("mask", ["causal"]):
+        feats.add("sphere")
+    if ("reference_n" in cols and (cols["reference_n"][mask] > 0).any()):
+        feats.add("measure")
+    return feats
+
+
+FEATURE_FIELDS = ["method", "ffn", "weights", "heads", "skip", "attention", "norm", "mask",
+                  "reference_n"]
+
+
+def default_stats(rfs, masks):
+    """The default statistic columns of the selected trials of every file: those
+    attnsweep_stat.default_fields names for what the sweep holds, for fields some selected
+    trial fills."""
+    feats = set()
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read([f for f in FEATURE_FIELDS if f in rf.fields])
+        feats |= _features(rf, cols, mask)
+    tokens = fstat.default_fields(feats.__contains__)
+    out = []
+    for tok in tokens:
+        field = tok.partition(":")[0]
+        if all(field in rf.fields for rf in rfs):
+            out += parse_stat_tokens(rfs, [tok])
+    keep = []
+    for st in out:
+        for rf, mask in zip(rfs, masks):
+            cols = rf.read([st.field, "outcome"])
+            v = stat_values(rf, st, cols, _done_mask(rf, cols))
+            if (~np.isnan(v[mask])).any():
+                keep.append(st)
+                break
+    return keep
+
+
+def _stat_cell(r, st):
+    if math.isnan(r["value"]):
+        return "-"
+    if st.kind == "frac":
+        return "%.3f [%.3f, %.3f] (%d/%d)" % (r["value"], r["lo"], r["hi"], r["k"], r["n"])
+    if st.kind == "n":
+        return str(int(r["value"]))
+    text = _g(r["value"], 4)
+    if st.has_interval:
+        text += " [%s, %s]" % (_g(r["lo"], 3), _g(r["hi"], 3))
+    return text
+
+
+def _fnum(v):
+    if v is None:
+        return ""
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return "" if math.isnan(v) else repr(float(v))
+
+
+def stat_columns(stats, results, with_n=True):
+    """Headers and cells of statistic columns: results[j][i] is summarise() of stats[j] in
+    group i. Returns (md header, csv header, md cells per group, csv cells per group)."""
+    head, chead = [], []
+    fields_n = []
+    for st in stats:
+        head.append(st.title + (" [95% CI]" if st.has_interval else ""))
+        chead += [st.name] + ([st.name + "_lo", st.name + "_hi"] if st.has_interval else [])
+        if with_n and st.field not in fields_n:
+            fields_n.append(st.field)
+    chead += ["%s_n" % f for f in fields_n]
+    ng = len(results[0]) if results else 0
+    rows, crows = [], []
+    for i in range(ng):
+        cells, ccells, nby = [], [], {}
+        for st, res in zip(stats, results):
+            r = res[i]
+            cells.append(_stat_cell(r, st))
+            ccells += [_fnum(r["value"])] + \
+                ([_fnum(r["lo"]), _fnum(r["hi"])] if st.has_interval else [])
+            nby.setdefault(st.field, r["n"])
+        ccells += [str(nby[f]) for f in fields_n]
+        rows.append(cells)
+        crows.append(ccells)
+    return head, chead, rows, crows
+
+
+def compute_stat_results(rf, stats, mask, gid, ngroups):
+    """[[summarise() per group] per stat] over the rows in mask."""
+    need = list(dict.fromkeys([s.field for s in stats] + ["outcome"]))
+    cols = rf.read(need)
+    done = _done_mask(rf, cols)
+    out = []
+    for st in stats:
+        v = stat_values(rf, st, cols, done)[mask]
+        out.append(fstat.grouped(st, v, gid, ngroups))
+    return out
+
+
+def file_labels(rfs):
+    """A label per file: the spec names when they tell the files apart, else the paths."""
+    names = [rf.attrs.get("spec_name") for rf in rfs]
+    if all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names):
+        return names
+    return [rf.path for rf in rfs]
+
+
+def _check_axes(rf, names, what):
+    for a in names:
+        try:
+            rf.field_kind(a)
+        except schema.SchemaError as e:
+            raise UsageError("%s: %s" % (what, e))
+
+
+def stat_tables(rfs, by, where, stats):
+    """--stat: the statistics per --by group (and per file when there are several). Returns
+    (preamble lines, [Table])."""
+    labels = file_labels(rfs)
+    multi = len(rfs) > 1
+    pre, rows, crows = [], [], []
+    head = chead = None
+    key_names = (["file"] if multi else []) + list(by)
+    for rf, flabel in zip(rfs, labels):
+        _check_axes(rf, by, "--by")
+        mask = where_mask(rf, where)
+        cols = rf.read(list(dict.fromkeys(by + ["verdict", "outcome"])))
+        pre += completeness(rf, cols)
+        if where:
+            pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+        axes = [Axis(rf, a, cols[a]) for a in by]
+        gid, keys = make_groups(axes, mask)
+        res = compute_stat_results(rf, stats, mask, gid, len(keys))
+        head, chead, r, c = stat_columns(stats, res)
+        n = np.bincount(gid, minlength=len(keys))
+        for i, k in enumerate(keys):
+            kl = ([flabel] if multi else []) + [ax.labels[k[j]] for j, ax in enumerate(axes)]
+            rows.append(kl + [str(int(n[i]))] + r[i])
+            crows.append(kl + [str(int(n[i]))] + c[i])
+    header = key_names + ["trials"] + head
+    notes = ["Statistics over the trials that ran and fill the field (NaN, and an integer "
+             "field's fill value such as -1: none, are left out); intervals 95%: quantiles "
+             "exact (order statistics), means percentile bootstrap, fractions Wilson "
+             "(docs/analysis.md, \"Any field: --stat\")."]
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = ("statistics by " + ", ".join(key_names)) if key_names else "statistics, all trials"
+    return pre, [Table(title, header, rows, key_names + ["trials"] + chead, crows, notes,
+                       tex_cols, trows)]
+
+
+def append_stat_columns(table, stats, results):
+    """Adds default statistic columns to a --by table (same groups, same order)."""
+    head, chead, rows, crows = stat_columns(stats, results)
+    table.header = table.header + head
+    table.csv_header = table.csv_header + chead
+    table.rows = [r + c for r, c in zip(table.rows, rows)]
+    table.csv_rows = [r + c for r, c in zip(table.csv_rows, crows)]
+    if table.tex_cols is not None:
+        table.tex_cols = table.tex_cols + [(latex_escape(h), _TEX_TEXT) for h in head]
+        table.tex_rows = [r + [latex_escape(c) for c in cs]
+                          for r, cs in zip(table.tex_rows, rows)]
+    table.notes.append("Columns after the wall time: %s (the default statistics for what this "
+                       "sweep holds; --stat FIELD:STAT chooses others), over the trials that "
+                       "ran, with 95%% intervals (docs/analysis.md)." %
+                       ", ".join(s.title for s in stats))
+
+
+# ---------------------------------------------------------------- --pair
+def _as_key(rf, field, col):
+    """A coordinate as comparable values across files: enum labels as text, numbers as
+    floats."""
+    if rf.is_enum(field):
+        return np.array([rf.label(field, v) for v in col], dtype=object).astype(str)
+    return np.asarray(col, dtype=float)
+
+
+def _codes(values):
+    _, inv = np.unique(values, return_inverse=True)
+    return inv.astype(np.int64).ravel()
+
+
+def _row_ids(columns, n):
+    """One id per distinct combination of the given code columns."""
+    if not columns:
+        return np.zeros(n, dtype=np.int64)
+    _, inv = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    return inv.astype(np.int64).ravel()
+
+
+def pair_tables(rfs, pair_keys, by, where, stats):
+    """--pair: trials matched one to one and their paired differences. With several files,
+    the trial with the same index in each file (its sweep coordinates equal too, except those
+    that are constant within each file); with one file, the trials that differ only in the
+    pair keys (equal in every other sweep coordinate, the replicate included, except the
+    coordinates that are functions of the pair keys). Each level of the pair keys (each file)
+    is compared with the first. Returns (preamble lines, [Table])."""
+    multi = len(rfs) > 1
+    labels = file_labels(rfs)
+    coords = [c for c in rfs[0].coordinates() if all(c in rf.fields for rf in rfs)]
+    if not multi:
+        rf = rfs[0]
+        if not pair_keys:
+            pair_keys = [k for k in rf.common_keys() if k in rf.fields]
+        if not pair_keys:
+            raise UsageError("--pair: name the keys to pair on in one file (--pair T or "
+                             "--pair attention,T), or give several files")
+        for k in pair_keys:
+            if k not in coords:
+                raise UsageError("--pair: '%s' is not a sweep coordinate of %s (coordinates: "
+                                 "%s)" % (k, rf.path, ", ".join(coords)))
+    elif pair_keys:
+        raise UsageError("--pair KEYS pairs within one file; with several files give --pair "
+                         "alone (the files are paired trial by trial)")
+    for rf in rfs:
+        _check_axes(rf, by, "--by")
+    for b in by:
+        if b in pair_keys:
+            raise UsageError("--by %s: a pair key is not a group" % b)
+    pre, keycols, masks = [], {c: [] for c in coords}, []
+    vals = [[] for _ in stats]
+    file_idx, trial_idx = [], []
+    for fi, rf in enumerate(rfs):
+        mask = where_mask(rf, where)
+        cols = rf.read(list(dict.fromkeys(coords + by + ["verdict", "outcome"] +
+                                          [s.field for s in stats])))
+        pre += completeness(rf, cols)
+        if where:
+            pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+        done = _done_mask(rf, cols)
+        for c in coords:
+            keycols[c].append(_as_key(rf, c, cols[c]))
+        for j, st in enumerate(stats):
+            vals[j].append(stat_values(rf, st, cols, done))
+        masks.append(mask)
+        file_idx.append(np.full(rf.n_rows, fi, dtype=np.int64))
+        trial_idx.append(np.arange(rf.n_rows, dtype=np.int64))
+    sel = np.concatenate(masks)
+    key = {c: np.concatenate(v)[sel] for c, v in keycols.items()}
+    vals = [np.concatenate(v)[sel] for v in vals]
+    fidx = np.concatenate(file_idx)[sel]
+    tidx = np.concatenate(trial_idx)[sel]
+    n = int(sel.sum())
+    codes = {c: _codes(v) for c, v in key.items()}
+    if multi:
+        level = fidx
+        level_text = labels
+        levels = list(range(len(rfs)))
+        pair_names = ["file"]
+    else:
+        # levels in the order of the stored values (enum values, numbers), not of labels
+        raw = rfs[0].read(pair_keys)
+        level = _row_ids([_codes(np.asarray(raw[k])[sel]) for k in pair_keys], n)
+        level_text = {}
+        for lv in np.unique(level):
+            r = int(np.nonzero(level == lv)[0][0])
+            level_text[int(lv)] = ", ".join("%s = %s" % (k, _fmt_num(key[k][r])
+                                                         if key[k].dtype.kind == "f"
+                                                         else key[k][r]) for k in pair_keys)
+        levels = sorted(level_text)
+        pair_names = list(pair_keys)
+    if len(levels) < 2:
+        raise UsageError("--pair: the selected trials have one value of %s: nothing to pair" %
+                         ", ".join(pair_names))
+    nlev = len(np.unique(level))
+    dependent, match = [], []
+    for c in coords:
+        if c in pair_keys:
+            continue
+        both = len(np.unique(np.stack([level, codes[c]], axis=1), axis=0))
+        if both == nlev:  # a function of the pair keys (or constant): not matched on
+            if len(np.unique(codes[c])) > 1:
+                dependent.append(c)
+        else:
+            match.append(c)
+    mcols = [codes[c] for c in match] + ([tidx] if multi else [])
+    mid = _row_ids(mcols, n)
+    cell = mid * (max(levels) + 1) + level
+    uc, cnt = np.unique(cell, return_counts=True)
+    if (cnt > 1).any():
+        bad = uc[cnt > 1][0]
+        rows = np.nonzero(cell == bad)[0][:2]
+        raise UsageError("--pair: trials %s are equal in every coordinate matched on (%s) and "
+                         "in %s: the pairing is not one to one; pair on more keys" % (
+                             " and ".join(str(int(tidx[r])) for r in rows),
+                             ", ".join(match) or "none", ", ".join(pair_names)))
+    # row of (match id, level)
+    lookup = {}
+    for r in range(n):
+        lookup[(int(mid[r]), int(level[r]))] = r
+    base = levels[0]
+    by_keys = {b: key[b] if b in key else None for b in by}
+    for b in by:
+        if b not in match:
+            raise UsageError("--by %s: pair groups are sweep coordinates matched on (%s)" %
+                             (b, ", ".join(match) or "none"))
+    stats_p = []
+    seen = set()
+    for st in stats:  # one paired analysis per per-trial value
+        k = st.name if st.indicator else st.field
+        if k not in seen:
+            seen.add(k)
+            stats_p.append(st)
+    idx = {id(st): j for j, st in enumerate(stats)}
+    header = (["a", "b"] if True else []) + list(by) + ["pairs", "unpaired"]
+    chead = list(header)
+    for st in stats_p:
+        nm = st.name if st.indicator else st.field
+        tt = st.title if st.indicator else st.field
+        test = "McNemar p" if st.indicator else "sign test p"
+        header += ["%s: a, b mean" % tt, "%s: b - a mean [95%% CI]" % tt] + \
+            ([] if st.indicator else ["%s: b - a median [95%% CI]" % tt]) + \
+            ["%s: b>a/b<a/=" % tt, "%s: %s" % (tt, test)]
+        chead += ["%s_%s" % (nm, c) for c in fstat.PAIR_COLUMNS]
+    rows, crows = [], []
+    unpaired_total = 0
+    for lv in levels[1:]:
+        ia, ib = [], []
+        for r in range(n):
+            if level[r] != base:
+                continue
+            o = lookup.get((int(mid[r]), int(lv)))
+            if o is not None:
+                ia.append(r)
+                ib.append(o)
+        ia = np.array(ia, dtype=np.int64)
+        ib = np.array(ib, dtype=np.int64)
+        una = int((level == base).sum()) - len(ia)
+        unb = int((level == lv).sum()) - len(ib)
+        unpaired_total += una + unb
+        if by:
+            gcols = [_codes(key[b][ia]) for b in by]
+            gid = _row_ids(gcols, len(ia))
+        else:
+            gid = np.zeros(len(ia), dtype=np.int64)
+        for g in (np.unique(gid) if len(ia) else []):
+            sa, sb = ia[gid == g], ib[gid == g]
+            glab = [_fmt_num(key[b][sa[0]]) if key[b].dtype.kind == "f" else str(key[b][sa[0]])
+                    for b in by]
+            la, lb = level_text[base], level_text[lv]
+            row = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else "-"]
+            crow = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else ""]
+            for st in stats_p:
+                j = idx[id(st)]
+                p = fstat.paired(st, vals[j][sa], vals[j][sb])
+                dm = "-" if math.isnan(p["diff_mean"]) else "%s [%s, %s]" % (
+                    _g(p["diff_mean"], 4), _g(p["diff_mean_lo"]), _g(p["diff_mean_hi"]))
+                row += ["%s, %s" % (_g(p["mean_a"], 4), _g(p["mean_b"], 4)), dm]
+                if not st.indicator:
+                    row.append("-" if math.isnan(p["diff_median"]) else "%s [%s, %s]" % (
+                        _g(p["diff_median"], 4), _g(p["diff_median_lo"]),
+                        _g(p["diff_median_hi"])))
+                row += ["%d/%d/%d" % (p["pos"], p["neg"], p["zero"]), _g(p["p"], 3)]
+                crow += [_fnum(p[c]) for c in fstat.PAIR_COLUMNS]
+            rows.append(row)
+            crows.append(crow)
+    if multi:
+        how = "the trial index" + (" and the coordinates %s" % ", ".join(match) if match
+                                   else "")
+    else:
+        how = "the coordinates %s" % ", ".join(match) if match else "nothing (one trial each)"
+    notes = ["Pairs: trials matched on %s; a is %s (the first), b each other %s. Left out of "
+             "the matching as functions of %s: %s. Differences b - a per pair; mean with its "
+             "bootstrap 95%% interval, median with its exact interval, counts b > a / b < a / "
+             "equal and the two-sided exact sign test (McNemar's exact test for a fraction: "
+             "the mean difference is the difference of the paired proportions)." % (
+                 how, labels[0] if multi else level_text[base],
+                 "file" if multi else "value of " + ", ".join(pair_names),
+                 ", ".join(pair_names), ", ".join(dependent) or "none")]
+    if unpaired_total:
+        notes.append("%d selected trials have no partner and are left out." % unpaired_total)
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = "paired by %s" % ", ".join(pair_names)
+    return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)]
+
+
+def default_pair_stats(rfs, masks):
+    """--pair without --stat: the default statistics of the sweep, the fraction consistent
+    when some trial was judged, and the cluster count."""
+    stats = default_stats(rfs, masks)
+    judged = False
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read(["verdict"])
+        codes = [rf.code("verdict", v) for v in JUDGED if rf.has_code("verdict", v)]
+        judged |= bool(np.isin(cols["verdict"][mask], codes).any())
+    extra = (["verdict:=consistent"] if judged else []) + ["n_clusters:median"]
+    return parse_stat_tokens(rfs, extra) + stats
 
 
 def robustness_tables(rf, by, where, bins=12):
@@ -1207,11 +1659,21 @@ def main(argv=None):
     ap = _Parser(
         prog="attnsweep summarize",
         description="Summary tables and figures from an attnsweep results file.")
-    ap.add_argument("file", help="results file (OUT.h5)")
+    ap.add_argument("files", nargs="+", metavar="FILE",
+                    help="results file(s) (OUT.h5); several: one table, grouped by file")
+    ap.add_argument("--stat", nargs="+", action="extend", metavar="FIELD[:STAT,...]",
+                    help="statistics of any numeric field per --by group: median, mean, sd, "
+                    "min, max, n, qNN, gtX/geX/ltX/leX/eqX/neX (fraction), =LABEL (enum)")
+    ap.add_argument("--pair", nargs="?", const="", metavar="KEY[,KEY...]",
+                    help="paired differences: several files trial by trial, or in one file "
+                    "the trials that differ only in these sweep keys (default: the file's "
+                    "common_keys)")
     ap.add_argument("--by", help="group by these axes, comma separated: any /trials field "
                     "(theorem, d, n, eps, vfamily, ...) or flag_<name>; default theorem")
     ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
-    ap.add_argument("--format", choices=("md", "csv", "latex"), default="md")
+    ap.add_argument("--format", choices=("md", "csv", "latex"),
+                    help="md (default), csv or latex; without it, -o FILE's extension "
+                    "(.csv, .tex, .md) chooses")
     ap.add_argument("--table1", action="store_true",
                     help="the paper's Table 1 with the measured columns beside it (one table "
                     "per value of --by)")
@@ -1277,7 +1739,26 @@ def _run(args):
         raise UsageError("--robustness goes without --phase and --table1")
     if args.measure and (args.phase or args.table1 or args.robustness or args.png):
         raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
-    with schema.open_results(args.file) as rf:
+    special = [o for o, on in (("--table1", args.table1), ("--phase", args.phase),
+                                ("--robustness", args.robustness), ("--measure", args.measure),
+                                ("--plot", args.plot is not None)) if on]
+    if special and (args.stat or args.pair is not None or len(args.files) > 1):
+        raise UsageError("%s goes with one file and without --stat and --pair" % special[0])
+    if args.pair is None and len(args.files) > 1 and len(set(args.files)) < len(args.files):
+        raise UsageError("a file is named twice")
+    fmt = output_format(args)
+    if len(args.files) > 1 or args.stat or args.pair is not None:
+        rfs = []
+        try:
+            for path in args.files:
+                rfs.append(schema.open_results(path))
+            pre, tables = many_tables(rfs, args)
+        finally:
+            for rf in rfs:
+                rf.close()
+        return _emit(args, fmt, pre, tables)
+    args.format = fmt
+    with schema.open_results(args.files[0]) as rf:
         if args.plot is not None:
             import attnsweep_plots
             attnsweep_plots.plot_trial_file(rf, args.plot, args.png)
@@ -1295,7 +1776,8 @@ def _run(args):
             if by is None:
                 by = [] if args.phase else ["theorem"]
             pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
-                                                phase=args.phase, bins=args.bins)
+                                                phase=args.phase, bins=args.bins,
+                                                defaults=not args.table1 and not args.phase)
         text = render(tables, args.format, pre)
         if args.format == "csv":
             for line in pre:
@@ -1316,6 +1798,80 @@ def _run(args):
             import attnsweep_plots
             attnsweep_plots.plot_robustness(robust, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
+    return 0
+
+
+def output_format(args):
+    """The output format: --format, else the extension of -o (.csv, .tex, .md), else md."""
+    if args.format:
+        return args.format
+    if args.output:
+        ext = os.path.splitext(args.output)[1].lower()
+        return {".csv": "csv", ".tex": "latex", ".md": "md"}.get(ext, "md")
+    return "md"
+
+
+def many_tables(rfs, args):
+    """Tables of several files, --stat or --pair: (preamble lines, [Table])."""
+    by = parse_by(args.by) or []
+    masks = [where_mask(rf, args.where) for rf in rfs]
+    if args.pair is not None:
+        keys = parse_by(args.pair) or []
+        stats = parse_stat_tokens(rfs, args.stat) if args.stat else \
+            default_pair_stats(rfs, masks)
+        return pair_tables(rfs, keys, by, args.where, stats)
+    if args.stat:
+        return stat_tables(rfs, by, args.where, parse_stat_tokens(rfs, args.stat))
+    # several files, the default table: one table, the file as the first key
+    labels = file_labels(rfs)
+    if args.by is None:
+        by = ["theorem"]
+    settle = False
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read([f for f in ("settle_time", "settle_window") if f in rf.fields])
+        settle |= show_settle(cols, mask)
+    dstats = default_stats(rfs, masks)
+    pre, merged = [], None
+    for rf, label in zip(rfs, labels):
+        p, tables, _ = summary_tables(rf, by, args.where, settle=settle)
+        pre += p
+        t = tables[0]
+        if dstats:
+            mask = where_mask(rf, args.where)
+            axes = [Axis(rf, a, rf.read([a])[a]) for a in by]
+            gid, keys = make_groups(axes, mask)
+            append_stat_columns(t, dstats, compute_stat_results(rf, dstats, mask, gid,
+                                                                len(keys)))
+        t.rows = [[label] + r for r in t.rows]
+        t.csv_rows = [[label] + r for r in t.csv_rows]
+        t.tex_rows = [[latex_escape(label)] + r for r in t.tex_rows]
+        if merged is None:
+            merged = t
+            merged.header = ["file"] + t.header
+            merged.csv_header = ["file"] + t.csv_header
+            merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
+            merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+            merged.title = "by file, " + t.title
+        else:
+            merged.rows += t.rows
+            merged.csv_rows += t.csv_rows
+            merged.tex_rows += t.tex_rows
+    return pre, [merged]
+
+
+def _emit(args, fmt, pre, tables):
+    text = render(tables, fmt, pre)
+    if fmt == "csv":
+        for line in pre:
+            print(line, file=sys.stderr)
+    if args.output:
+        try:
+            with open(args.output, "w") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise schema.FileAccessError("cannot write %s: %s" % (args.output, e))
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -102,6 +102,7 @@ ROOT_ATTRS = {
     "schema_version": ("schema_version",),
     "start_time": ("start_time",),
     "end_time": ("end_time",),
+    "spec_name": ("spec_name",),
 }
 
 #: The newest schema_version (root attribute) this analysis knows.
@@ -350,6 +351,20 @@ class Results:
         if "flags" not in self.fields:
             return []
         return [f for f in self.fields[:self.fields.index("flags")] if f != "trial"]
+
+    def common_keys(self):
+        """The sweep keys whose trials share their random draws (the root attribute
+        `common_keys` written for a spec's `common:` setting), a list of field names; [] when
+        the file has no such attribute."""
+        if "common_keys" not in self._f.attrs:
+            return []
+        v = self._f.attrs["common_keys"]
+        items = [text(x) for x in np.ravel(v)] if isinstance(v, np.ndarray) and v.shape \
+            else [text(v)]
+        out = []
+        for it in items:
+            out += [k for k in re.split(r"[\s,]+", str(it)) if k]
+        return out
 
     def spec_text(self):
         """The spec text stored in /spec ("" when absent)."""
