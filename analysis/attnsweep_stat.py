@@ -42,8 +42,12 @@ _NAMED = ("median", "mean", "sd", "min", "max", "n")
 _CMP = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 _CMP_RE = re.compile(r"^(gt|ge|lt|le|eq|ne|>=|<=|==|!=|>|<)(.+)$")
 _Q_RE = re.compile(r"^q(\d+(?:\.\d+)?)$")
-#: fields whose fill value is not named in their description
-_INT_FILL = {"rank_p": 0}
+#: integer fill values ("not applicable") of the record fields (include/attnsweep/record.h
+#: names them in each field's description as "(-1: none)"; a file's own description:<field>
+#: attribute is read for fields not listed here)
+_INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertices": -1,
+             "hull_vertices_init": -1, "ref_n_clusters": -1, "rank_p_head_min": -1,
+             "rank_p_head_max": -1}
 _FILL_RE = re.compile(r"\((-?\d+): (?:none|not counted|not measured)")
 
 

@@ -1005,8 +1005,7 @@ def _features(rf, cols, mask):
     feats = set()
     if lab("method", ["layers"]) or lab("ffn", ["relu", "tanh", "identity"]) or \
             lab("weights", ["per_layer"]) or \
-            ("heads" in cols and (cols["heads"][mask] > 1).any()) or \
-            ("skip" in cols and (cols["skip"][mask] == 0).any()):
+            ("heads" in cols and (cols["heads"][mask] > 1).any()):
         feats.add("blocks")
     if lab("attention", ["sinkhorn"]):
         feats.add("sinkhorn")
@@ -1017,7 +1016,7 @@ def _features(rf, cols, mask):
     return feats
 
 
-FEATURE_FIELDS = ["method", "ffn", "weights", "heads", "skip", "attention", "norm", "mask",
+FEATURE_FIELDS = ["method", "ffn", "weights", "heads", "attention", "norm", "mask",
                   "reference_n"]
 
 
@@ -1659,7 +1658,7 @@ def main(argv=None):
     ap = _Parser(
         prog="attnsweep summarize",
         description="Summary tables and figures from an attnsweep results file.")
-    ap.add_argument("files", nargs="+", metavar="FILE",
+    ap.add_argument("files", nargs="+", metavar="file",
                     help="results file(s) (OUT.h5); several: one table, grouped by file")
     ap.add_argument("--stat", nargs="+", action="extend", metavar="FIELD[:STAT,...]",
                     help="statistics of any numeric field per --by group: median, mean, sd, "
@@ -1861,8 +1860,8 @@ def many_tables(rfs, args):
 
 def _emit(args, fmt, pre, tables):
     text = render(tables, fmt, pre)
-    if fmt == "csv":
-        for line in pre:
+    if fmt == "csv":  # the csv is the table alone; what explains it goes to stderr
+        for line in pre + [n for t in tables for n in t.notes]:
             print(line, file=sys.stderr)
     if args.output:
         try:
