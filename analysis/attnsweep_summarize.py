@@ -711,14 +711,14 @@ def render(tables, fmt, preamble):
     if fmt == "csv":
         import csv
         w = csv.writer(out, lineterminator="\n")
-        last = None
+        # one csv is one table: the tables of one command share their columns (Table 1 per
+        # --by group, the robustness table per distance in long format)
+        heads = {tuple(t.csv_header) for t in tables}
+        if len(heads) > 1:
+            raise AssertionError("csv of tables with different columns")
+        if tables:
+            w.writerow(tables[0].csv_header)
         for t in tables:
-            # tables with the same columns (Table 1 per --by group) are one csv table
-            if t.csv_header != last:
-                if last is not None:
-                    out.write("\n")
-                w.writerow(t.csv_header)
-                last = t.csv_header
             w.writerows(t.csv_rows)
         return out.getvalue()
     if fmt == "md":
@@ -1453,7 +1453,9 @@ def robustness_tables(rf, by, where, bins=12):
             num = _num_getter(st, i)
             fnum = lambda v: "" if v is None or math.isnan(v) else repr(float(v))  # noqa: E731
             blo, bhi = axes[-1].bounds[k[-1]]
-            crows.append(labels + [fnum(x), fnum(blo), fnum(bhi)] + cells + [num("consistent_frac"), num("consistent_lo"),
+            # long format: one csv table for every distance (the distance a column)
+            crows.append(labels[:-1] + [h, labels[-1]] + [fnum(x), fnum(blo), fnum(bhi)] +
+                         cells + [num("consistent_frac"), num("consistent_lo"),
                                   num("consistent_hi")])
             trows.append([latex_escape(l) for l in labels] + [_g(x, 2)] + cells[:2] +
                          [_tex_frac(st, "consistent", i)])
@@ -1479,7 +1481,8 @@ def robustness_tables(rf, by, where, bins=12):
         tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names] + \
             [("$x$", _tex_num("3em")), ("trials", _tex_num("2.6em")),
              ("judged", _tex_num("2.6em")), ("cons.", _tex_num("4.1em"))]
-        tables.append(Table(title, names + header_tail, rows, names + csv_tail, crows, notes,
+        tables.append(Table(title, names + header_tail, rows,
+                            by + ["near_theorem", "distance", "bin"] + csv_tail, crows, notes,
                             tex_cols, trows))
         panels.append({"param": h, "xlabel": rf.axis_label(h), "theorems": theorems,
                        "series": {g: v for g, v in series.items() if v["x"]}})
