@@ -27,9 +27,14 @@ test (for indicators: the exact McNemar test, the same binomial test on the disc
 """
 
 import math
+import os
 import re
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema  # noqa: E402
 
 #: two-sided 95% normal quantile, Phi^{-1}(0.975)
 Z95 = 1.959963984540054
@@ -42,12 +47,8 @@ _NAMED = ("median", "mean", "sd", "min", "max", "n")
 _CMP = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 _CMP_RE = re.compile(r"^(gt|ge|lt|le|eq|ne|>=|<=|==|!=|>|<)(.+)$")
 _Q_RE = re.compile(r"^q(\d+(?:\.\d+)?)$")
-#: integer fill values ("not applicable") of the record fields (include/attnsweep/record.h
-#: names them in each field's description as "(-1: none)"; a file's own description:<field>
-#: attribute is read for fields not listed here)
-_INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertices": -1,
-             "hull_vertices_init": -1, "ref_n_clusters": -1, "rank_p_head_min": -1,
-             "rank_p_head_max": -1}
+#: integer fill values ("not applicable") of the record fields: schema.INT_FILL; a file's own
+#: description:<field> attribute "(-1: none)" is read for fields not listed there
 _FILL_RE = re.compile(r"\((-?\d+): (?:none|not counted|not measured)")
 
 
@@ -166,8 +167,8 @@ def _parse_one(field, kind, s, labels):
 
 def fill_value(field, description):
     """The integer fill value of a field ("not applicable"), or None."""
-    if field in _INT_FILL:
-        return _INT_FILL[field]
+    if field in schema.INT_FILL:
+        return schema.INT_FILL[field]
     m = _FILL_RE.search(description or "")
     return int(m.group(1)) if m else None
 

@@ -1205,6 +1205,8 @@ def pair_tables(rfs, pair_keys, by, where, stats):
     is compared with the first. Returns (preamble lines, [Table])."""
     multi = len(rfs) > 1
     labels = file_labels(rfs)
+    pair_keys = [rfs[0]._name(k) for k in pair_keys]  # case: the field case_name
+    by = [rfs[0]._name(b) for b in by]
     coords = [c for c in rfs[0].coordinates() if all(c in rf.fields for rf in rfs)]
     if not multi:
         rf = rfs[0]
@@ -1297,7 +1299,6 @@ def pair_tables(rfs, pair_keys, by, where, stats):
     for r in range(n):
         lookup[(int(mid[r]), int(level[r]))] = r
     base = levels[0]
-    by_keys = {b: key[b] if b in key else None for b in by}
     for b in by:
         if b not in match:
             raise UsageError("--by %s: pair groups are sweep coordinates matched on (%s)" %

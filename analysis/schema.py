@@ -105,6 +105,16 @@ ROOT_ATTRS = {
     "spec_name": ("spec_name",),
 }
 
+#: Integer fill values ("not applicable / not measured") of measured record fields
+#: (include/attnsweep/record.h names them in each field's description, "(-1: none)"; checked
+#: by tests/py/test_stat.py). Integer sweep coordinates use -1 (docs/results.md).
+INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertices": -1,
+            "hull_vertices_init": -1, "ref_n_clusters": -1, "rank_p_head_min": -1,
+            "rank_p_head_max": -1}
+#: The BOOL keys of the parameter table (AS_PARAM_LIST, include/attnsweep/params.h): stored as
+#: int32 1 (true), 0 (false), -1 (not applicable); checked by tests/py/test_schema.py.
+BOOL_FIELDS = ("v_oblique", "skip", "ffn_bias")
+
 #: The newest schema_version (root attribute) this analysis knows.
 SCHEMA_VERSION = 2
 
@@ -227,15 +237,25 @@ class Results:
             self._f = None
 
     # ------------------------------------------------------------ enumerations
+    def _name(self, field):
+        """`case` is the name of the case column everywhere (the frame, --by, --where); the
+        file's field is `case_name` (record.h)."""
+        if field == "case" and "case" not in self.fields and "case_name" in self.fields:
+            return "case_name"
+        return field
+
     def is_enum(self, field):
+        field = self._name(field)
         return field in self.enums
 
     def label(self, field, value):
         """Label of one enum value ("?<v>" when the file's type has no such value)."""
+        field = self._name(field)
         return self.enums[field].get(int(value), "?%d" % int(value))
 
     def code(self, field, label):
         """Value of an enum label in the file's type; SchemaError naming the valid labels."""
+        field = self._name(field)
         for v, l in self.enums[field].items():
             if l == label:
                 return v
@@ -244,14 +264,17 @@ class Results:
 
     def labels(self, field):
         """The labels of an enum field in value order."""
+        field = self._name(field)
         return [self.enums[field][v] for v in sorted(self.enums[field])]
 
     def has_code(self, field, label):
+        field = self._name(field)
         return any(l == label for l in self.enums.get(field, {}).values())
 
     # ------------------------------------------------------------ rows
     def field_kind(self, field):
         """'enum', 'int', 'float', 'bytes' or 'flag' (a flag_<name> pseudo-field)."""
+        field = self._name(field)
         if field.startswith("flag_") and field[5:] in self.flag_bits and \
                 field not in self.fields and "flags" in self.fields:
             return "flag"
@@ -276,7 +299,7 @@ class Results:
         need = []
         for nm in names:
             kind = self.field_kind(nm)
-            base = "flags" if kind == "flag" else nm
+            base = "flags" if kind == "flag" else self._name(nm)
             if base not in self.fields:
                 raise SchemaError("no field '%s' in /trials" % base)
             if base not in need:
@@ -304,8 +327,8 @@ class Results:
         except OSError as e:
             raise FileAccessError("%s: reading /trials failed: %s" % (self.path, e))
         for nm in names:
-            if nm in cols:
-                out[nm] = cols[nm]
+            if self._name(nm) in cols:
+                out[nm] = cols[self._name(nm)]
             else:
                 bit = self.flag_bits[nm[5:]]
                 out[nm] = (cols["flags"].astype(np.int64) >> bit) & 1 == 1
@@ -315,6 +338,7 @@ class Results:
     def description(self, field):
         """One-line meaning of a field: the file's description:<field> attribute without its
         "[units]" suffix, else FIELD_TEXT, else None. flag_<name> pseudo-fields: "flag <name>"."""
+        field = self._name(field)
         if field.startswith("flag_") and field not in self.fields:
             return "flag %s" % field[5:]
         text = self.descriptions.get(field)
@@ -327,6 +351,7 @@ class Results:
     def unit(self, field):
         """Unit of a field ("" when dimensionless or unknown): units:<field>, the "[units]" at
         the end of description:<field>, else FIELD_TEXT."""
+        field = self._name(field)
         if field in self.units:
             return self.units[field]
         m = _UNITS_SUFFIX.search(self.descriptions.get(field, ""))
