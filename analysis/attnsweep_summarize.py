@@ -1397,6 +1397,142 @@ def default_pair_stats(rfs, masks):
     return parse_stat_tokens(rfs, extra) + stats
 
 
+# ---------------------------------------------------------------- --series
+#: observables of a snapshot X (n x d) that --series computes: name -> (meaning, function)
+def _res(X):
+    c = X - X.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt((c * c).sum(axis=(1, 2))) / np.sqrt((X * X).sum(axis=(1, 2)))
+
+
+def _diam(X):
+    diff = X[:, :, None, :] - X[:, None, :, :]
+    return np.sqrt((diff * diff).sum(axis=-1)).max(axis=(1, 2))
+
+
+def _hull(X):
+    import attnsweep_plots
+    out = np.full(len(X), np.nan)
+    for k, x in enumerate(X):
+        if x.shape[1] == 2:
+            out[k] = len(attnsweep_plots.convex_hull_2d(x))
+        elif x.shape[1] == 3:
+            out[k] = len(attnsweep_plots.convex_hull_3d(x)[1])
+        elif x.shape[1] == 1:
+            out[k] = 1 if np.ptp(x) == 0 else 2
+    return out
+
+
+SERIES = {
+    "residual": ("res(X) = ||X - 1 mean(X)^T||_F / ||X||_F", _res),
+    "diameter": ("diameter max_ij |x_i - x_j|", _diam),
+    "clusters": ("cluster count (/bulk/snapshot_clusters)", None),
+    "hull": ("vertices of the convex hull of the tokens (d <= 3)", _hull),
+}
+
+
+def series_tables(rf, by, where, names):
+    """--series: per --by group and time, the median [exact 95% CI], mean and count of each
+    observable over the trials whose snapshots are stored: t = 0 from the initial tokens when
+    those are stored, then the snapshot times (/bulk/snapshots@times, else the stored spec).
+    Returns (preamble lines, [Table], plot data)."""
+    for nm in names:
+        if nm not in SERIES:
+            raise UsageError("--series: '%s' is not an observable (one of: %s)" % (
+                nm, ", ".join(SERIES)))
+    _check_axes(rf, by, "--by")
+    mask = where_mask(rf, where)
+    cols = rf.read(list(dict.fromkeys(by + ["n", "d", "verdict", "outcome"])))
+    pre = completeness(rf, cols)
+    if where:
+        pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+    snaps = rf.bulk_slabs("snapshots")
+    if snaps is None:
+        raise UsageError("--series needs snapshots: %s has no /bulk/snapshots (add "
+                         "output: {snapshots: [t1, t2, ...]} to the spec)" % rf.path)
+    clus = rf.bulk_slabs("snapshot_clusters")
+    if "clusters" in names and clus is None:
+        raise UsageError("--series clusters: %s has no /bulk/snapshot_clusters" % rf.path)
+    init = rf.bulk_slabs("initial_tokens")
+    times = rf.snapshot_times()
+    done = _done_mask(rf, cols)
+    axes = [Axis(rf, a, cols[a]) for a in by]
+    gid, keys = make_groups(axes, mask)
+    rows_sel = np.nonzero(mask)[0]
+    # values[name][group] -> list per time index of values
+    nt = None
+    data = {nm: {} for nm in names}
+    for k, trial in enumerate(rows_sel):
+        if not done[trial]:
+            continue
+        flat = snaps(trial)
+        if flat is None:
+            continue
+        n, d = int(cols["n"][trial]), int(cols["d"][trial])
+        X = flat.reshape(-1, n, d)
+        x0 = init(trial) if init is not None else None
+        with_zero = x0 is not None and len(x0) == n * d
+        if with_zero:
+            X = np.concatenate([x0.reshape(1, n, d), X])
+        if nt is None:
+            nt = len(X)
+            with_t0 = with_zero
+        if len(X) != nt:
+            raise SchemaError("%s: trial %d has %d snapshots, others %d" % (
+                rf.path, trial, len(X) - with_zero, nt - with_t0))
+        for nm in names:
+            if nm == "clusters":
+                c = clus(trial)
+                v = np.full(nt, np.nan)
+                if c is not None:
+                    v[nt - len(c):] = c
+                    if with_t0:
+                        v[0] = np.nan
+            else:
+                v = SERIES[nm][1](X)
+            data[nm].setdefault(int(gid[k]), []).append(v)
+    if nt is None:
+        raise UsageError("--series: no selected trial that ran has snapshots stored")
+    snap_t = list(times) if times is not None else list(range(1, nt - with_t0 + 1))
+    tvals = ([0.0] if with_t0 else []) + [float(t) for t in snap_t[:nt - with_t0]]
+    med = fstat.Stat("x", "median")
+    header = list(by) + ["observable", "t", "trials", "median [95% CI]", "mean"]
+    chead = list(by) + ["observable", "t", "trials", "median", "median_lo", "median_hi",
+                        "mean"]
+    rows, crows, plot = [], [], {"names": names, "series": {}, "where": where}
+    for nm in names:
+        for g, key in enumerate(keys):
+            vals = data[nm].get(g)
+            if not vals:
+                continue
+            arr = np.array(vals)  # trials x times
+            glabel = [ax.labels[key[j]] for j, ax in enumerate(axes)]
+            ser = plot["series"].setdefault(nm, {}).setdefault(
+                ", ".join("%s = %s" % nv for nv in zip(by, glabel)) or "all trials",
+                {"t": [], "median": [], "lo": [], "hi": [], "trials": []})
+            for j, t in enumerate(tvals):
+                v = arr[:, j]
+                v = v[np.isfinite(v)]
+                r = fstat.summarise(med, v)
+                mean = float(np.mean(v)) if len(v) else np.nan
+                rows.append(glabel + [nm, _g(t, 6), str(len(v)), _stat_cell(r, med),
+                                      _g(mean, 4)])
+                crows.append(glabel + [nm, _fnum(t), str(len(v)), _fnum(r["value"]),
+                                       _fnum(r["lo"]), _fnum(r["hi"]), _fnum(mean)])
+                for key2, val in (("t", t), ("median", r["value"]), ("lo", r["lo"]),
+                                  ("hi", r["hi"]), ("trials", len(v))):
+                    ser[key2].append(val)
+    notes = ["Per time: the observable of each trial's tokens (%s), over the trials that ran "
+             "with stored snapshots; median with its exact 95%% interval (order statistics), "
+             "mean. t = 0: the initial tokens%s." % (
+                 "; ".join("%s: %s" % (nm, SERIES[nm][0]) for nm in names),
+                 "" if with_t0 else " (not stored: the series starts at the first snapshot)")]
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = "time series of %s%s" % (", ".join(names), (" by " + ", ".join(by)) if by else "")
+    return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)], plot
+
+
 def robustness_tables(rf, by, where, bins=12):
     """--robustness: for each hypothesis distance of hypotheses(rf) the file has, the verdict
     against the nearest theorem (near_verdict) against that distance, over the trials whose
@@ -1695,6 +1831,9 @@ def main(argv=None):
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
+    ap.add_argument("--series", metavar="OBS[,OBS...]",
+                    help="time series from the stored snapshots: residual, diameter, "
+                    "clusters, hull per --by group and time (--png: line figures)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the tables here, not stdout")
     try:
         args = ap.parse_args(argv)
@@ -1736,13 +1875,17 @@ def _run(args):
         raise UsageError("--bins must be >= 1")
     if args.plot is not None and not args.png:
         raise UsageError("--plot needs --png FILE")
-    if args.png and args.plot is None and not args.phase and not args.robustness:
-        raise UsageError("--png goes with --phase, --robustness or --plot")
+    if args.png and args.plot is None and not args.phase and not args.robustness and \
+            not args.series:
+        raise UsageError("--png goes with --phase, --robustness, --series or --plot")
+    if args.series and (args.phase or args.table1 or args.robustness or args.measure):
+        raise UsageError("--series goes without --phase, --table1, --robustness, --measure")
     if args.robustness and (args.phase or args.table1):
         raise UsageError("--robustness goes without --phase and --table1")
     if args.measure and (args.phase or args.table1 or args.robustness or args.png):
         raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
-    special = [o for o, on in (("--table1", args.table1), ("--phase", args.phase),
+    special = [o for o, on in (("--series", args.series), ("--table1", args.table1),
+                                ("--phase", args.phase),
                                 ("--robustness", args.robustness), ("--measure", args.measure),
                                 ("--plot", args.plot is not None)) if on]
     if special and (args.stat or args.pair is not None or len(args.files) > 1):
@@ -1768,8 +1911,12 @@ def _run(args):
             print("wrote %s" % args.png)
             return 0
         by = parse_by(args.by)
-        robust = None
-        if args.robustness:
+        robust = series = None
+        if args.series:
+            pre, tables, series = series_tables(rf, by or [], args.where,
+                                                parse_by(args.series) or [])
+            phase = None
+        elif args.robustness:
             pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins)
             phase = None
         elif args.measure:
@@ -1796,6 +1943,10 @@ def _run(args):
         if phase and args.png:
             import attnsweep_plots
             attnsweep_plots.plot_phase(phase, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
+        if series and args.png:
+            import attnsweep_plots
+            attnsweep_plots.plot_series(series, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
         if robust and args.png:
             import attnsweep_plots

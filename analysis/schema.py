@@ -425,6 +425,29 @@ class Results:
             return []
         return sorted(k for k in self._f[BULK].keys() if not k.endswith("_offset"))
 
+    def bulk_slabs(self, name):
+        """A reader of one bulk kind for many trials: a function trial -> the flat float
+        array of its slab (None when not stored for that trial), reading the offsets once;
+        None when the file has no /bulk/<name> with offsets."""
+        if BULK not in self._f or name not in self._f[BULK] or \
+                name + "_offset" not in self._f[BULK]:
+            return None
+        ds = self._f[BULK][name]
+        off = np.asarray(self._f[BULK][name + "_offset"][()], dtype=np.int64)
+        if len(off) != self.n_rows + 1:
+            raise SchemaError("%s: /bulk/%s_offset has %d entries, not n_trials + 1 = %d" %
+                              (self.path, name, len(off), self.n_rows + 1))
+
+        def slab(trial):
+            a, b = int(off[trial]), int(off[trial + 1])
+            if b <= a or b > ds.shape[0]:
+                return None
+            try:
+                return np.asarray(ds[a:b], dtype=float)
+            except OSError as e:
+                raise FileAccessError("%s: reading /bulk/%s failed: %s" % (self.path, name, e))
+        return slab
+
     def load_bulk(self, trial):
         """Bulk arrays of one trial, as far as the file has them, as numpy arrays:
         {'initial_tokens': (n, d), 'final_tokens': (n, d), 'final_attention': (n, n),

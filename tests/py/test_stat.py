@@ -334,5 +334,98 @@ class SummarizeStatTest(unittest.TestCase):
                                statistics.median(self.two["residual"]), 12)
 
 
+class SeriesTest(unittest.TestCase):
+    """--series on a synthetic file: 8 trials of n = 4 tokens in d = 2, snapshots at t = 1, 3
+    (times in /bulk/snapshots@times) with known residuals and diameters, initial tokens for
+    t = 0, snapshot cluster counts."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        rng = np.random.default_rng(9)
+        m, n, d = 8, 4, 2
+        a = np.zeros(m, dtype=DTYPE)
+        for f in DTYPE.names:
+            if DTYPE[f].kind == "f":
+                a[f] = np.nan
+        a["trial"] = np.arange(m)
+        a["n"], a["d"] = n, d
+        a["skip"] = np.arange(m) % 2
+        a["outcome"] = code("outcome", "reached_T")
+        a["outcome"][7] = code("outcome", "pending")  # not run: left out
+        a["verdict"] = code("verdict", "no_prediction")
+        a["verdict"][7] = code("verdict", "pending")
+        cls.X = rng.normal(size=(m, 3, n, d))  # t = 0, 1, 3
+        cls.clusters = rng.integers(1, 5, size=(m, 2)).astype(float)
+        cls.a = a
+        cls.path = os.path.join(cls.tmp.name, "series.h5")
+        with h5py.File(cls.path, "w") as f:
+            f.create_dataset("trials", data=a)
+            f.attrs["n_trials"] = np.uint64(m)
+            g = f.create_group("bulk")
+            g["initial_tokens"] = cls.X[:, 0].ravel()
+            g["initial_tokens_offset"] = np.arange(m + 1, dtype=np.uint64) * n * d
+            g["snapshots"] = cls.X[:, 1:].ravel()
+            g["snapshots"].attrs["times"] = [1.0, 3.0]
+            g["snapshots_offset"] = np.arange(m + 1, dtype=np.uint64) * 2 * n * d
+            g["snapshot_clusters"] = cls.clusters.ravel()
+            g["snapshot_clusters_offset"] = np.arange(m + 1, dtype=np.uint64) * 2
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_values(self):
+        png = os.path.join(self.tmp.name, "series.png")
+        rc, out, err = run_main([self.path, "--series", "residual,diameter,clusters,hull",
+                                 "--by", "skip", "--format", "csv", "--png", png])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        self.assertEqual(len(rows), 2 * 4 * 3)  # groups x observables x times
+        for r in rows:
+            sk, t = int(r["skip"]), float(r["t"])
+            j = {0.0: 0, 1.0: 1, 3.0: 2}[t]
+            trials = [i for i in range(7) if i % 2 == sk]
+            vals = []
+            for i in trials:
+                X = self.X[i, j]
+                if r["observable"] == "residual":
+                    c = X - X.mean(axis=0)
+                    vals.append(math.sqrt((c * c).sum() / (X * X).sum()))
+                elif r["observable"] == "diameter":
+                    vals.append(max(math.dist(p, q) for p in X for q in X))
+                elif r["observable"] == "hull":
+                    from scipy.spatial import ConvexHull
+                    vals.append(len(ConvexHull(X).vertices))
+                elif j > 0:
+                    vals.append(self.clusters[i, j - 1])
+            self.assertEqual(int(r["trials"]), len(vals), r)
+            if vals:
+                self.assertAlmostEqual(float(r["median"]), statistics.median(vals), 12)
+                self.assertAlmostEqual(float(r["mean"]), statistics.fmean(vals), 12)
+        self.assertTrue(os.path.getsize(png) > 1000)
+
+    def test_figure_and_errors(self):
+        import attnsweep_plots
+        _, _, series = summ.series_tables(schema.open_results(self.path), ["skip"], None,
+                                          ["residual"])
+        fig = attnsweep_plots.plot_series(series, os.path.join(self.tmp.name, "s.svg"))
+        ax = fig.axes[0]
+        self.assertEqual(ax.get_xlabel(), "time $t$")
+        self.assertIn("residual", ax.get_ylabel())
+        self.assertEqual(len(ax.get_lines()), 2)  # one line per group
+        self.assertEqual(list(ax.get_lines()[0].get_xdata()), [0.0, 1.0, 3.0])
+        for argv, words in (([self.path, "--series", "nope"], "not an observable"),
+                            ([self.path, "--series", "residual", "--phase", "d"],
+                             "--series goes without")):
+            rc, _, err = run_main(argv)
+            self.assertEqual(rc, 2)
+            self.assertIn(words, err)
+        plain = os.path.join(self.tmp.name, "plain.h5")
+        write(plain, self.a)
+        rc, _, err = run_main([plain, "--series", "residual"])
+        self.assertEqual(rc, 2)
+        self.assertIn("needs snapshots", err)
+
 if __name__ == "__main__":
     unittest.main()
