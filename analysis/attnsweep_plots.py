@@ -529,6 +529,10 @@ def plot_end_state(png, tokens, P=None, **kw):
 # ---------------------------------------------------------------- one trial of a file
 def _trial_title(rf, rec, trial):
     parts = ["trial %d" % trial]
+    if "source_trial" in rf.attrs:  # a trial written by `attnsweep reproduce --save`
+        parts = ["trial %s of %s (reproduced)" % (rf.attrs["source_trial"],
+                                                  os.path.basename(str(rf.attrs.get(
+                                                      "source_file", "?"))))]
     if "case" in rec:
         c = rec["case"]
         parts.append("case %s" % (rf.label("case", c) if rf.is_enum("case") else
@@ -589,9 +593,10 @@ def trial_figure(rf, trial):
         tokens = bulk["snapshots"][-1]
     if tokens is None:
         raise schema.SchemaError(
-            "trial %d has no stored tokens (not run yet, or /bulk has only: %s); switch on "
-            "final tokens or snapshots in the spec" % (trial, ", ".join(rf.bulk_names()) or
-                                                        "nothing"))
+            "trial %d has no stored tokens (not run yet, or /bulk has only: %s); regenerate "
+            "them with `attnsweep reproduce %s %d --save T.h5 [--snapshots 20]` and draw "
+            "`attnsweep summarize T.h5 --plot 0`, or switch on final tokens or snapshots in "
+            "the spec" % (trial, ", ".join(rf.bulk_names()) or "nothing", rf.path, trial))
     d = tokens.shape[1]
     theorem = rf.label("theorem", rec["theorem"]) if "theorem" in rec and \
         rf.is_enum("theorem") else ""

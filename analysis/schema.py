@@ -103,6 +103,8 @@ ROOT_ATTRS = {
     "start_time": ("start_time",),
     "end_time": ("end_time",),
     "spec_name": ("spec_name",),
+    "source_file": ("source_file",),
+    "source_trial": ("source_trial",),
 }
 
 #: Integer fill values ("not applicable / not measured") of measured record fields
