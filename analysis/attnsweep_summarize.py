@@ -330,6 +330,8 @@ class Axis:
             self.codes = inv.astype(np.int64)
             if kind == "enum":
                 self.labels = [rf.label(name, u) for u in uniq]
+            elif name in schema.BOOL_FIELDS:  # true/false keys: 1, 0, -1 not applicable
+                self.labels = [{1: "true", 0: "false"}.get(int(u), "-") for u in uniq]
             else:
                 self.labels = [str(int(u)) for u in uniq]
             self.values = [int(u) for u in uniq]
@@ -1496,7 +1498,9 @@ def series_tables(rf, by, where, names):
     snap_t = list(times) if times is not None else list(range(1, nt - with_t0 + 1))
     tvals = ([0.0] if with_t0 else []) + [float(t) for t in snap_t[:nt - with_t0]]
     med = fstat.Stat("x", "median")
-    header = list(by) + ["observable", "t", "trials", "median [95% CI]", "mean"]
+    # md and LaTeX: one row per group and observable, the medians in a column per time; the
+    # csv: long (one row per time) with the intervals and the mean
+    header = list(by) + ["observable", "trials"] + ["t = %s" % _g(t, 6) for t in tvals]
     chead = list(by) + ["observable", "t", "trials", "median", "median_lo", "median_hi",
                         "mean"]
     rows, crows, plot = [], [], {"names": names, "series": {}, "where": where}
@@ -1510,21 +1514,22 @@ def series_tables(rf, by, where, names):
             ser = plot["series"].setdefault(nm, {}).setdefault(
                 ", ".join("%s = %s" % nv for nv in zip(by, glabel)) or "all trials",
                 {"t": [], "median": [], "lo": [], "hi": [], "trials": []})
+            wide = []
             for j, t in enumerate(tvals):
                 v = arr[:, j]
                 v = v[np.isfinite(v)]
                 r = fstat.summarise(med, v)
                 mean = float(np.mean(v)) if len(v) else np.nan
-                rows.append(glabel + [nm, _g(t, 6), str(len(v)), _stat_cell(r, med),
-                                      _g(mean, 4)])
+                wide.append(_g(r["value"], 2))
                 crows.append(glabel + [nm, _fnum(t), str(len(v)), _fnum(r["value"]),
                                        _fnum(r["lo"]), _fnum(r["hi"]), _fnum(mean)])
                 for key2, val in (("t", t), ("median", r["value"]), ("lo", r["lo"]),
                                   ("hi", r["hi"]), ("trials", len(v))):
                     ser[key2].append(val)
+            rows.append(glabel + [nm, str(len(arr))] + wide)
     notes = ["Per time: the observable of each trial's tokens (%s), over the trials that ran "
-             "with stored snapshots; median with its exact 95%% interval (order statistics), "
-             "mean. t = 0: the initial tokens%s." % (
+             "with stored snapshots; the median at each time (the csv, long, adds its exact "
+             "95%% interval and the mean). t = 0: the initial tokens%s." % (
                  "; ".join("%s: %s" % (nm, SERIES[nm][0]) for nm in names),
                  "" if with_t0 else " (not stored: the series starts at the first snapshot)")]
     tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]

@@ -383,7 +383,7 @@ class SeriesTest(unittest.TestCase):
         rows = csv_rows(out)
         self.assertEqual(len(rows), 2 * 4 * 3)  # groups x observables x times
         for r in rows:
-            sk, t = int(r["skip"]), float(r["t"])
+            sk, t = {"false": 0, "true": 1}[r["skip"]], float(r["t"])
             j = {0.0: 0, 1.0: 1, 3.0: 2}[t]
             trials = [i for i in range(7) if i % 2 == sk]
             vals = []
