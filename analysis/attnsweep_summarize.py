@@ -332,8 +332,9 @@ class Axis:
                 self.labels = [rf.label(name, u) for u in uniq]
             elif name in schema.BOOL_FIELDS:  # true/false keys: 1, 0, -1 not applicable
                 self.labels = [{1: "true", 0: "false"}.get(int(u), "-") for u in uniq]
-            else:
-                self.labels = [str(int(u)) for u in uniq]
+            else:  # -1 in a sweep coordinate: not applicable
+                na = name in rf.coordinates()
+                self.labels = ["-" if na and u == -1 else str(int(u)) for u in uniq]
             self.values = [int(u) for u in uniq]
 
 
@@ -1208,6 +1209,7 @@ def pair_tables(rfs, pair_keys, by, where, stats):
     multi = len(rfs) > 1
     labels = file_labels(rfs)
     pair_keys = [rfs[0]._name(k) for k in pair_keys]  # case: the field case_name
+    by_names = list(by)  # as the user wrote them (case), for the headers
     by = [rfs[0]._name(b) for b in by]
     coords = [c for c in rfs[0].coordinates() if all(c in rf.fields for rf in rfs)]
     if not multi:
@@ -1313,7 +1315,7 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             seen.add(k)
             stats_p.append(st)
     idx = {id(st): j for j, st in enumerate(stats)}
-    header = (["a", "b"] if True else []) + list(by) + ["pairs", "unpaired"]
+    header = ["a", "b"] + by_names + ["pairs", "unpaired"]
     chead = list(header)
     for st in stats_p:
         nm = st.name if st.indicator else st.field
