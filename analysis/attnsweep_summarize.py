@@ -4,10 +4,16 @@
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
                            [--table1] [--phase PARAM [--bins N] [--png FILE]]
                            [--robustness [--bins N] [--png FILE]] [--measure]
+                           [--series OBS[,OBS...] [--png FILE]]
                            [--plot TRIAL --png FILE] [-o FILE]
+       attnsweep summarize OUT.h5 [OUT2.h5 ...] [--stat FIELD[:STAT,...] ...] [--by ...]
+       attnsweep summarize OUT.h5 --pair KEY[,KEY...] [--stat ...] [--by ...]   (one file)
+       attnsweep summarize A.h5 B.h5 ... --pair [--stat ...] [--by ...]      (file by file)
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
-Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures).
+Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures;
+python3-scipy for the bootstrap intervals of means). Without --format, -o FILE's extension
+(.csv, .tex, .md) chooses the format.
 Exit codes: 0 done; 2 bad arguments, an unknown field or label, or not a results file; 3 the
 file cannot be read, an output (-o, --png) cannot be written, a needed Python module is
 missing, or an internal error (ATTNSWEEP_DEBUG=1 shows its traceback); 130 interrupted. Every
