@@ -939,7 +939,7 @@ def measure_tables(rf, by, where):
             m, sd = masses[j][0][i], masses[j][1][i]
             return _g(m) + ("" if math.isnan(sd) else " (%s)" % _g(sd, 2))
         tail = [_g(l1[i]), _g(unres_m[i]), _g(stat["clusters"][i]), _g(stat["hull"][i]),
-                _g(stat["hull_init"][i]), _g(stat["ref_n"][i]), _g(stat["ref_w1"][i])]
+                _g(stat["hull_init"][i]), _g(stat["ref_n"][i], 6), _g(stat["ref_w1"][i])]
         rows.append(list(kl) + [str(int(cnt[i]))] + [cell(j) for j in idx] + tail)
         trows.append([latex_escape(c) for c in rows[-1]])
 
