@@ -189,8 +189,10 @@ static as_status save_trial(const char *out, const char *src, uint64_t trial, co
   AS_TRY(as_outset_layout(spec, &info, layout)); /* labels, spec text, snapshot times */
   info.n_trials = 1;
   info.overwrite = 0;
+  /* Bulk data exist only for trials that ran to an end state (as_sweep_trial). */
+  const int ended = rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED;
   for (int k = 0; k < AS_BULK_COUNT; k++) {
-    one[k] = bulk[k] ? counts[k] : 0;
+    one[k] = ended && bulk[k] ? counts[k] : 0;
     info.bulk_counts[k] = one[k] ? &one[k] : NULL;
   }
   AS_TRY(as_results_create(MPI_COMM_SELF, out, &info, &rf));
