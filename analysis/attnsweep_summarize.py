@@ -1185,10 +1185,12 @@ def append_stat_columns(table, stats, results):
 
 # ---------------------------------------------------------------- --pair
 def _as_key(rf, field, col):
-    """A coordinate as comparable values across files: enum labels as text, numbers as
-    floats."""
+    """A coordinate as comparable values across files: enum labels as text (looked up once
+    per distinct value), numbers as floats."""
     if rf.is_enum(field):
-        return np.array([rf.label(field, v) for v in col], dtype=object).astype(str)
+        uniq, inv = np.unique(np.asarray(col), return_inverse=True)
+        labs = np.array([rf.label(field, v) for v in uniq], dtype=str)
+        return labs[inv.ravel()] if len(uniq) else np.array([], dtype=str)
     return np.asarray(col, dtype=float)
 
 
@@ -1198,11 +1200,19 @@ def _codes(values):
 
 
 def _row_ids(columns, n):
-    """One id per distinct combination of the given code columns."""
-    if not columns:
-        return np.zeros(n, dtype=np.int64)
-    _, inv = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
-    return inv.astype(np.int64).ravel()
+    """One id per distinct combination of the given code columns (non-negative int64): the
+    columns are combined as mixed-radix numbers, refactorised to 0..k-1 before they could
+    overflow."""
+    ids = np.zeros(n, dtype=np.int64)
+    k = 1
+    for c in columns:
+        radix = int(c.max()) + 1 if len(c) else 1
+        if k * radix >= 1 << 62:
+            ids = _codes(ids)
+            k = int(ids.max()) + 1 if n else 1
+        ids = ids * radix + c
+        k *= radix
+    return _codes(ids) if columns else ids
 
 
 def pair_tables(rfs, pair_keys, by, where, stats):
@@ -1249,19 +1259,47 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
         done = _done_mask(rf, cols)
         for c in coords:
-            keycols[c].append(_as_key(rf, c, cols[c]))
+            col = np.asarray(cols[c])
+            if len(col) and (col == col[0]).all() and c not in pair_keys and c not in by:
+                # constant in this file: its one value (a coordinate constant in every file
+                # with the same value is dropped below, before the costly factorisation)
+                keycols[c].append(("const", _as_key(rf, c, col[:1])[0], len(col)))
+            elif len(col) and col.dtype.kind == "f" and np.isnan(col).all() and \
+                    c not in pair_keys and c not in by:
+                keycols[c].append(("const", np.nan, len(col)))
+            else:
+                keycols[c].append(_as_key(rf, c, col))
         for j, st in enumerate(stats):
             vals[j].append(stat_values(rf, st, cols, done))
         masks.append(mask)
         file_idx.append(np.full(rf.n_rows, fi, dtype=np.int64))
         trial_idx.append(np.arange(rf.n_rows, dtype=np.int64))
     sel = np.concatenate(masks)
-    key = {c: np.concatenate(v)[sel] for c, v in keycols.items()}
+
+    def same(parts):  # every file constant with one value (NaN equal to NaN)
+        vals_ = [p[1] for p in parts]
+        return all(isinstance(p, tuple) for p in parts) and all(
+            (v == vals_[0]) or (isinstance(v, float) and isinstance(vals_[0], float) and
+                                math.isnan(v) and math.isnan(vals_[0])) for v in vals_)
+
+    def column(parts):
+        out = []
+        for p in parts:
+            if isinstance(p, tuple):
+                v = p[1]
+                out.append(np.full(p[2], v, dtype=float if isinstance(v, float) else
+                                   np.asarray([v]).dtype))
+            else:
+                out.append(p)
+        return np.concatenate(out)
+    coords = [c for c in coords if not same(keycols[c])]
+    key = {c: column(keycols[c])[sel] for c in coords}
     vals = [np.concatenate(v)[sel] for v in vals]
     fidx = np.concatenate(file_idx)[sel]
     tidx = np.concatenate(trial_idx)[sel]
     n = int(sel.sum())
     codes = {c: _codes(v) for c, v in key.items()}
+    varying = {c for c in coords if n and codes[c].max() > 0}
     if multi:
         level = fidx
         level_text = labels
@@ -1285,12 +1323,11 @@ def pair_tables(rfs, pair_keys, by, where, stats):
     nlev = len(np.unique(level))
     dependent, match = [], []
     for c in coords:
-        if c in pair_keys:
+        if c in pair_keys or c not in varying:  # constant: nothing to match
             continue
-        both = len(np.unique(np.stack([level, codes[c]], axis=1), axis=0))
-        if both == nlev:  # a function of the pair keys (or constant): not matched on
-            if len(np.unique(codes[c])) > 1:
-                dependent.append(c)
+        both = len(np.unique(level * (int(codes[c].max()) + 1) + codes[c]))
+        if both == nlev:  # a function of the pair keys: not matched on
+            dependent.append(c)
         else:
             match.append(c)
     mcols = [codes[c] for c in match] + ([tidx] if multi else [])
@@ -1304,11 +1341,15 @@ def pair_tables(rfs, pair_keys, by, where, stats):
                          "in %s: the pairing is not one to one; pair on more keys" % (
                              " and ".join(str(int(tidx[r])) for r in rows),
                              ", ".join(match) or "none", ", ".join(pair_names)))
-    # row of (match id, level)
-    lookup = {}
-    for r in range(n):
-        lookup[(int(mid[r]), int(level[r]))] = r
+    nmid = int(mid.max()) + 1 if n else 0
+
+    def rows_of(lv):  # the row of each match id at this level, -1 where none
+        out = np.full(nmid, -1, dtype=np.int64)
+        at = np.nonzero(level == lv)[0]
+        out[mid[at]] = at
+        return out
     base = levels[0]
+    base_rows = rows_of(base)
     for b in by:
         if b not in match:
             raise UsageError("--by %s: pair groups are sweep coordinates matched on (%s)" %
@@ -1334,16 +1375,9 @@ def pair_tables(rfs, pair_keys, by, where, stats):
     rows, crows = [], []
     unpaired_total = 0
     for lv in levels[1:]:
-        ia, ib = [], []
-        for r in range(n):
-            if level[r] != base:
-                continue
-            o = lookup.get((int(mid[r]), int(lv)))
-            if o is not None:
-                ia.append(r)
-                ib.append(o)
-        ia = np.array(ia, dtype=np.int64)
-        ib = np.array(ib, dtype=np.int64)
+        other = rows_of(lv)
+        both = (base_rows >= 0) & (other >= 0)
+        ia, ib = base_rows[both], other[both]
         una = int((level == base).sum()) - len(ia)
         unb = int((level == lv).sum()) - len(ib)
         unpaired_total += una + unb
@@ -1488,7 +1522,7 @@ def series_tables(rf, by, where, names):
             nt = len(X)
             with_t0 = with_zero
         if len(X) != nt:
-            raise SchemaError("%s: trial %d has %d snapshots, others %d" % (
+            raise schema.SchemaError("%s: trial %d has %d snapshots, others %d" % (
                 rf.path, trial, len(X) - with_zero, nt - with_t0))
         for nm in names:
             if nm == "clusters":
