@@ -113,6 +113,7 @@ def load_trials(path, fields=None, where=None):
             except attnsweep_summarize.UsageError as e:
                 raise schema.SchemaError(str(e))
         data = {}
+        coordinates = set(rf.coordinates()) - {"trial"}
         for nm in names:
             col = cols[nm]
             if rf.is_enum(nm):
@@ -128,6 +129,14 @@ def load_trials(path, fields=None, where=None):
                     idx, categories=[rf.enums[nm][k] for k in values])
             elif col.dtype.kind in "SV":
                 data[nm] = _text_column(col)
+            elif nm in schema.BOOL_FIELDS:  # true, false, -1 = not applicable: <NA>
+                data[nm] = pd.array(np.where(col < 0, None, col == 1), dtype="boolean")
+            elif col.dtype.kind in "iu" and (nm in schema.INT_FILL or nm in coordinates):
+                # the fill value ("-1: none", rank_p 0; -1 in a coordinate) is <NA>
+                fill = schema.INT_FILL.get(nm, -1)
+                arr = pd.array(col, dtype="Int64" if col.dtype.itemsize > 4 else "Int32")
+                arr[col == fill] = pd.NA
+                data[nm] = arr
             else:
                 data[nm] = col
         if "flags" in names:
@@ -144,7 +153,7 @@ def load_trials(path, fields=None, where=None):
             df["case"] = pd.Categorical(df["case"])
         if "case" not in df.columns and "case_id" in df.columns:
             cases = _case_names_from_spec(rf.spec_text())
-            ids = df["case_id"].to_numpy()
+            ids = df["case_id"].to_numpy(dtype=np.int64, na_value=-1)
             if cases and len(ids) and ids.min() >= 0 and ids.max() < len(cases):
                 df.insert(0, "case", pd.Categorical.from_codes(ids, categories=cases))
         coords = ["case" if c == "case_name" else c for c in rf.coordinates()]
@@ -178,9 +187,27 @@ def sweep_axes(df):
     return out
 
 
+def _zip_axes(df, axes):
+    """Axes that are zipped (one to one with an earlier axis: each value of one goes with one
+    value of the other, as `zip:` in a spec makes them) are one dimension: returns (the
+    dimensions, {zipped axis: the dimension it goes along})."""
+    dims, zipped = [], {}
+    for a in axes:
+        for d in dims:
+            pair = df[[d, a]].astype(object).drop_duplicates()
+            if pair[d].is_unique and pair[a].is_unique:
+                zipped[a] = d
+                break
+        else:
+            dims.append(a)
+    return dims, zipped
+
+
 def to_xarray(df, dims=None, max_cells=None):
     """An xarray Dataset of the rows of df with one dimension per swept axis (default:
-    sweep_axes(df)) and every other column as a data variable (enum columns as their labels);
+    sweep_axes(df), zipped axes (one to one with an earlier axis) as one dimension, the later
+    ones a coordinate along it) and every other column as a data variable (enum columns as
+    their labels; nullable integers and booleans as floats with NaN for <NA>);
     variables carry `description` and `units` attributes, the Dataset the file's root
     attributes. Cells of the grid that no trial fills are NaN.
     ValueError when the axes do not identify the rows (name more dims), when an axis is NaN
@@ -191,14 +218,18 @@ def to_xarray(df, dims=None, max_cells=None):
         import xarray  # noqa: F401 (pandas' to_xarray needs it)
     except ImportError:
         raise ImportError("to_xarray needs xarray: apt-get install python3-xarray")
-    dims = list(sweep_axes(df) if dims is None else dims)
+    pd = _pandas()
+    zipped = {}
+    if dims is None:
+        dims, zipped = _zip_axes(df, sweep_axes(df))
+    dims = list(dims)
     if not dims:
         raise ValueError("no swept axis varies in these rows: give dims=")
     for d in dims:
         if d not in df.columns:
             raise ValueError("'%s' is not a column (columns: %s)" % (d, ", ".join(df.columns)))
         col = df[d]
-        if col.dtype.kind == "f" and col.isna().any() and not col.isna().all():
+        if col.isna().any() and not col.isna().all() and not hasattr(col, "cat"):
             raise ValueError("axis '%s' is NaN (not applicable) on %d of %d rows: select one "
                              "case first (df[df.case == NAME])" % (d, int(col.isna().sum()),
                                                                     len(col)))
@@ -220,7 +251,14 @@ def to_xarray(df, dims=None, max_cells=None):
     for c in flat.columns:  # categoricals become their labels (xarray keeps no categories)
         if hasattr(flat[c], "cat"):
             flat[c] = flat[c].astype(object)
+        elif isinstance(flat[c].dtype, pd.BooleanDtype):  # nullable: <NA> becomes NaN
+            flat[c] = flat[c].astype(object).where(flat[c].notna(), np.nan)
+        elif pd.api.types.is_extension_array_dtype(flat[c].dtype):
+            flat[c] = flat[c].astype("float64")
     ds = flat.set_index(dims).to_xarray()
+    for z, p in zipped.items():  # a zipped axis: a coordinate along its partner's dimension
+        pairs = flat[[p, z]].drop_duplicates().set_index(p)[z]
+        ds = ds.drop_vars(z).assign_coords({z: (p, pairs.reindex(ds[p].values).to_numpy())})
     desc, units = df.attrs.get("descriptions", {}), df.attrs.get("units", {})
     for name in list(ds.variables):
         if name in desc:
@@ -230,3 +268,35 @@ def to_xarray(df, dims=None, max_cells=None):
     ds.attrs.update({k: (str(v) if not isinstance(v, (int, float, str)) else v)
                      for k, v in df.attrs.get("root", {}).items()})
     return ds
+
+
+def load_bulk(path, trial, xarray=True):
+    """The bulk data of one trial (docs/results.md, /bulk) as far as the file stores it:
+    {'initial_tokens': (n, d), 'final_tokens': (n, d), 'final_attention': (n, n), 'V': (d, d),
+    'M': (d, d), 'snapshots': (s, n, d)} numpy arrays; with xarray (default, when installed)
+    'snapshots' is an xarray.DataArray with dimensions (time, token, dim) and the snapshot
+    times as the `time` coordinate (/bulk/snapshots@times, else the stored spec), and
+    'trajectory' the same from t = 0 (the initial tokens) to the snapshots, when both are
+    stored. A trial that has not run, or a file without bulk data, gives {}. Raises
+    schema.SchemaError for a trial outside the file."""
+    with schema.open_results(path) as rf:
+        out = rf.load_bulk(trial)
+        times = rf.snapshot_times()
+    if not xarray or "snapshots" not in out:
+        return out
+    try:
+        import xarray as xr
+    except ImportError:
+        return out
+    snaps = out["snapshots"]
+    t = np.asarray(times, dtype=float)[:len(snaps)] if times is not None and \
+        len(times) >= len(snaps) else np.arange(len(snaps), dtype=float)
+    dims = ("time", "token", "dim")
+    out["snapshots"] = xr.DataArray(snaps, dims=dims, coords={"time": t},
+                                    name="snapshots", attrs={"trial": int(trial)})
+    if "initial_tokens" in out:
+        traj = np.concatenate([out["initial_tokens"][None], snaps])
+        out["trajectory"] = xr.DataArray(traj, dims=dims,
+                                         coords={"time": np.concatenate([[0.0], t])},
+                                         name="trajectory", attrs={"trial": int(trial)})
+    return out

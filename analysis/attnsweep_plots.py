@@ -322,6 +322,43 @@ def plot_p(ax, P, title="final attention matrix $P$"):
     return im
 
 
+def plot_series(series, png):
+    """Time series of --series: one panel per observable, one line per group (the median over
+    the trials at each time) with its exact 95% interval as a band, time on x, the
+    observable on y (log y for the residual and the diameter when positive and spanning more
+    than two decades). series: {'names', 'where', 'series': {observable: {group: {'t',
+    'median', 'lo', 'hi', 'trials'}}}} as attnsweep_summarize.series_tables builds it."""
+    names = [n for n in series["names"] if n in series["series"]]
+    k = max(1, len(names))
+    fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 3.6), squeeze=False)
+    for ax, nm in zip(axes[0], names):
+        for c, (group, ser) in enumerate(series["series"][nm].items()):
+            t = np.asarray(ser["t"], dtype=float)
+            m = np.asarray(ser["median"], dtype=float)
+            lo = np.asarray(ser["lo"], dtype=float)
+            hi = np.asarray(ser["hi"], dtype=float)
+            ax.plot(t, m, marker="o", ms=3, lw=1.2, color="C%d" % (c % 10), label=group)
+            band = np.isfinite(lo) & np.isfinite(hi)
+            if band.any():
+                ax.fill_between(t[band], lo[band], hi[band], color="C%d" % (c % 10),
+                                alpha=0.2, lw=0)
+        ax.set_xlabel("time $t$")
+        ax.set_ylabel("%s (median, 95%% CI)" % nm)
+        vals = np.concatenate([np.asarray(s["median"], dtype=float)
+                               for s in series["series"][nm].values()])
+        vals = vals[np.isfinite(vals)]
+        if nm in ("residual", "diameter") and len(vals) and vals.min() > 0 and \
+                vals.max() / vals.min() > 100:
+            ax.set_yscale("log")
+        if len(series["series"][nm]) > 1:
+            ax.legend(fontsize=7)
+    if series.get("where"):
+        fig.suptitle("trials where %s" % series["where"], fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, png)
+    return fig
+
+
 def plot_phase(phase, png):
     """Verdict fractions (with their Wilson 95% intervals as bars) against the parameter, one
     panel per group, the number of judged trials of each point written above it. phase:
@@ -492,6 +529,10 @@ def plot_end_state(png, tokens, P=None, **kw):
 # ---------------------------------------------------------------- one trial of a file
 def _trial_title(rf, rec, trial):
     parts = ["trial %d" % trial]
+    if "source_trial" in rf.attrs:  # a trial written by `attnsweep reproduce --save`
+        parts = ["trial %s of %s (reproduced)" % (rf.attrs["source_trial"],
+                                                  os.path.basename(str(rf.attrs.get(
+                                                      "source_file", "?"))))]
     if "case" in rec:
         c = rec["case"]
         parts.append("case %s" % (rf.label("case", c) if rf.is_enum("case") else
@@ -552,9 +593,10 @@ def trial_figure(rf, trial):
         tokens = bulk["snapshots"][-1]
     if tokens is None:
         raise schema.SchemaError(
-            "trial %d has no stored tokens (not run yet, or /bulk has only: %s); switch on "
-            "final tokens or snapshots in the spec" % (trial, ", ".join(rf.bulk_names()) or
-                                                        "nothing"))
+            "trial %d has no stored tokens (not run yet, or /bulk has only: %s); regenerate "
+            "them with `attnsweep reproduce %s %d --save T.h5 [--snapshots 20]` and draw "
+            "`attnsweep summarize T.h5 --plot 0`, or switch on final tokens or snapshots in "
+            "the spec" % (trial, ", ".join(rf.bulk_names()) or "nothing", rf.path, trial))
     d = tokens.shape[1]
     theorem = rf.label("theorem", rec["theorem"]) if "theorem" in rec and \
         rf.is_enum("theorem") else ""

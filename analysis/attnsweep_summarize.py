@@ -4,10 +4,16 @@
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
                            [--table1] [--phase PARAM [--bins N] [--png FILE]]
                            [--robustness [--bins N] [--png FILE]] [--measure]
+                           [--series OBS[,OBS...] [--png FILE]]
                            [--plot TRIAL --png FILE] [-o FILE]
+       attnsweep summarize OUT.h5 [OUT2.h5 ...] [--stat FIELD[:STAT,...] ...] [--by ...]
+       attnsweep summarize OUT.h5 --pair KEY[,KEY...] [--stat ...] [--by ...]   (one file)
+       attnsweep summarize A.h5 B.h5 ... --pair [--stat ...] [--by ...]      (file by file)
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
-Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures).
+Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures;
+python3-scipy for the bootstrap intervals of means). Without --format, -o FILE's extension
+(.csv, .tex, .md) chooses the format.
 Exit codes: 0 done; 2 bad arguments, an unknown field or label, or not a results file; 3 the
 file cannot be read, an output (-o, --png) cannot be written, a needed Python module is
 missing, or an internal error (ATTNSWEEP_DEBUG=1 shows its traceback); 130 interrupted. Every
@@ -30,6 +36,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+import attnsweep_stat as fstat  # noqa: E402
 
 #: two-sided 95% normal quantile, Phi^{-1}(0.975)
 Z95 = 1.959963984540054
@@ -302,8 +309,11 @@ class Axis:
             self.codes = inv.astype(np.int64)
             if kind == "enum":
                 self.labels = [rf.label(name, u) for u in uniq]
-            else:
-                self.labels = [str(int(u)) for u in uniq]
+            elif name in schema.BOOL_FIELDS:  # true/false keys: 1, 0, -1 not applicable
+                self.labels = [{1: "true", 0: "false"}.get(int(u), "-") for u in uniq]
+            else:  # -1 in a sweep coordinate: not applicable
+                na = name in rf.coordinates()
+                self.labels = ["-" if na and u == -1 else str(int(u)) for u in uniq]
             self.values = [int(u) for u in uniq]
 
 
@@ -683,14 +693,14 @@ def render(tables, fmt, preamble):
     if fmt == "csv":
         import csv
         w = csv.writer(out, lineterminator="\n")
-        last = None
+        # one csv is one table: the tables of one command share their columns (Table 1 per
+        # --by group, the robustness table per distance in long format)
+        heads = {tuple(t.csv_header) for t in tables}
+        if len(heads) > 1:
+            raise AssertionError("csv of tables with different columns")
+        if tables:
+            w.writerow(tables[0].csv_header)
         for t in tables:
-            # tables with the same columns (Table 1 per --by group) are one csv table
-            if t.csv_header != last:
-                if last is not None:
-                    out.write("\n")
-                w.writerow(t.csv_header)
-                last = t.csv_header
             w.writerows(t.csv_rows)
         return out.getvalue()
     if fmt == "md":
@@ -762,7 +772,8 @@ def show_settle(cols, mask):
     return bool(np.isfinite(cols["settle_time"][mask].astype(float)).any())
 
 
-def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
+def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=False,
+                   settle=None):
     """Compute the tables. Returns (preamble lines, [Table], phase data or None)."""
     mask = where_mask(rf, where)
     axes_names = list(by)
@@ -787,7 +798,8 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
     gid, keys = make_groups(axes, mask)
     s = compute_stats(rf, cols, mask, gid, len(keys))
     key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
-    settle = show_settle(cols, mask) and not table1
+    if settle is None:
+        settle = show_settle(cols, mask) and not table1
 
     notes = ["Fractions are over the judged trials (consistent + violated + unresolved), "
              "with Wilson score 95% intervals; " +
@@ -800,6 +812,11 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12):
                                   near, proved_theorems(rf)), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
+    if defaults:  # the columns for what the sweep holds (heads, Sinkhorn, sphere, measure)
+        dstats = default_stats([rf], [mask])
+        if dstats:
+            append_stat_columns(tables[0], dstats,
+                                compute_stat_results(rf, dstats, mask, gid, len(keys)))
     phase_data = None
     if phase:
         phase_data = phase_series(rf, axes, keys, s)
@@ -896,7 +913,7 @@ def measure_tables(rf, by, where):
             m, sd = masses[j][0][i], masses[j][1][i]
             return _g(m) + ("" if math.isnan(sd) else " (%s)" % _g(sd, 2))
         tail = [_g(l1[i]), _g(unres_m[i]), _g(stat["clusters"][i]), _g(stat["hull"][i]),
-                _g(stat["hull_init"][i]), _g(stat["ref_n"][i]), _g(stat["ref_w1"][i])]
+                _g(stat["hull_init"][i]), _g(stat["ref_n"][i], 6), _g(stat["ref_w1"][i])]
         rows.append(list(kl) + [str(int(cnt[i]))] + [cell(j) for j in idx] + tail)
         trows.append([latex_escape(c) for c in rows[-1]])
 
@@ -917,6 +934,624 @@ def measure_tables(rf, by, where):
              "cluster measures of a trial and of its reference_n run (docs/meanfield.md)."]
     title = "empirical measure by " + ", ".join(by) if by else "empirical measure, all trials"
     return pre, [Table(title, header, rows, csv_header, crows, notes, tex_cols, trows)]
+
+
+# ---------------------------------------------------------------- --stat, default columns
+def _stat_field_kind(rf):
+    def kind(field):
+        try:
+            return rf.field_kind(field)
+        except schema.SchemaError as e:
+            raise UsageError("--stat: %s" % e)
+    return kind
+
+
+def parse_stat_tokens(rfs, tokens):
+    """[Stat] of --stat tokens, checked against every file."""
+    stats = None
+    for rf in rfs:
+        try:
+            st = fstat.parse_stats(tokens, _stat_field_kind(rf), rf.labels)
+        except fstat.StatError as e:
+            raise UsageError(str(e))
+        stats = st if stats is None else stats
+    return stats or []
+
+
+def _done_mask(rf, cols):
+    """Rows of trials that ran (outcome not pending)."""
+    if "outcome" in cols and rf.has_code("outcome", "pending"):
+        return cols["outcome"] != rf.code("outcome", "pending")
+    return np.ones(rf.n_rows, dtype=bool)
+
+
+def stat_values(rf, stat, cols, done):
+    """The per-trial values a Stat summarises, NaN where not applicable or not run."""
+    kind = rf.field_kind(stat.field)
+    fill = fstat.fill_value(stat.field, rf.description(stat.field)) if kind == "int" else None
+    v = fstat.field_values(cols[stat.field], kind, fill)
+    v[~done] = np.nan
+    code = None
+    if stat.kind == "frac" and stat.param[0] == "=":
+        code = rf.code(stat.field, stat.param[1])
+    return fstat.per_trial(stat, v, code)
+
+
+def _features(rf, cols, mask):
+    """What the selected trials hold (default columns, attnsweep_stat.default_fields)."""
+    def lab(field, labels):
+        if field not in cols or not rf.is_enum(field):
+            return False
+        codes = [rf.code(field, l) for l in labels if rf.has_code(field, l)]
+        return bool(np.isin(cols[field][mask], codes).any())
+
+    feats = set()
+    if lab("method", ["layers"]) or lab("ffn", ["relu", "tanh", "identity"]) or \
+            lab("weights", ["per_layer"]) or \
+            ("heads" in cols and (cols["heads"][mask] > 1).any()):
+        feats.add("blocks")
+    if lab("attention", ["sinkhorn"]):
+        feats.add("sinkhorn")
+    if lab("norm", ["sphere"]) or lab("mask", ["causal"]):
+        feats.add("sphere")
+    if ("reference_n" in cols and (cols["reference_n"][mask] > 0).any()):
+        feats.add("measure")
+    return feats
+
+
+FEATURE_FIELDS = ["method", "ffn", "weights", "heads", "attention", "norm", "mask",
+                  "reference_n"]
+
+
+def default_stats(rfs, masks):
+    """The default statistic columns of the selected trials of every file: those
+    attnsweep_stat.default_fields names for what the sweep holds, for fields some selected
+    trial fills."""
+    feats = set()
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read([f for f in FEATURE_FIELDS if f in rf.fields])
+        feats |= _features(rf, cols, mask)
+    tokens = fstat.default_fields(feats.__contains__)
+    out = []
+    for tok in tokens:
+        field = tok.partition(":")[0]
+        if all(field in rf.fields for rf in rfs):
+            out += parse_stat_tokens(rfs, [tok])
+    keep = []
+    for st in out:
+        for rf, mask in zip(rfs, masks):
+            cols = rf.read([st.field, "outcome"])
+            v = stat_values(rf, st, cols, _done_mask(rf, cols))
+            if (~np.isnan(v[mask])).any():
+                keep.append(st)
+                break
+    return keep
+
+
+def _stat_cell(r, st):
+    if math.isnan(r["value"]):
+        return "-"
+    if st.kind == "frac":
+        return "%.3f [%.3f, %.3f] (%d/%d)" % (r["value"], r["lo"], r["hi"], r["k"], r["n"])
+    if st.kind == "n":
+        return str(int(r["value"]))
+    text = _g(r["value"], 4)
+    if st.has_interval:
+        text += " [%s, %s]" % (_g(r["lo"], 3), _g(r["hi"], 3))
+    return text
+
+
+def _fnum(v):
+    if v is None:
+        return ""
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return "" if math.isnan(v) else repr(float(v))
+
+
+def stat_columns(stats, results, with_n=True):
+    """Headers and cells of statistic columns: results[j][i] is summarise() of stats[j] in
+    group i. Returns (md header, csv header, md cells per group, csv cells per group)."""
+    head, chead = [], []
+    fields_n = []
+    for st in stats:
+        head.append(st.title + (" [95% CI]" if st.has_interval else ""))
+        chead += [st.name] + ([st.name + "_lo", st.name + "_hi"] if st.has_interval else [])
+        if with_n and st.field not in fields_n:
+            fields_n.append(st.field)
+    chead += ["%s_n" % f for f in fields_n]
+    ng = len(results[0]) if results else 0
+    rows, crows = [], []
+    for i in range(ng):
+        cells, ccells, nby = [], [], {}
+        for st, res in zip(stats, results):
+            r = res[i]
+            cells.append(_stat_cell(r, st))
+            ccells += [_fnum(r["value"])] + \
+                ([_fnum(r["lo"]), _fnum(r["hi"])] if st.has_interval else [])
+            nby.setdefault(st.field, r["n"])
+        ccells += [str(nby[f]) for f in fields_n]
+        rows.append(cells)
+        crows.append(ccells)
+    return head, chead, rows, crows
+
+
+def compute_stat_results(rf, stats, mask, gid, ngroups):
+    """[[summarise() per group] per stat] over the rows in mask."""
+    need = list(dict.fromkeys([s.field for s in stats] + ["outcome"]))
+    cols = rf.read(need)
+    done = _done_mask(rf, cols)
+    out = []
+    for st in stats:
+        v = stat_values(rf, st, cols, done)[mask]
+        out.append(fstat.grouped(st, v, gid, ngroups))
+    return out
+
+
+def file_labels(rfs):
+    """A label per file: the spec names when they tell the files apart, else the paths."""
+    names = [rf.attrs.get("spec_name") for rf in rfs]
+    if all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names):
+        return names
+    return [rf.path for rf in rfs]
+
+
+def _check_axes(rf, names, what):
+    for a in names:
+        try:
+            rf.field_kind(a)
+        except schema.SchemaError as e:
+            raise UsageError("%s: %s" % (what, e))
+
+
+def stat_tables(rfs, by, where, stats):
+    """--stat: the statistics per --by group (and per file when there are several). Returns
+    (preamble lines, [Table])."""
+    labels = file_labels(rfs)
+    multi = len(rfs) > 1
+    pre, rows, crows = [], [], []
+    head = chead = None
+    key_names = (["file"] if multi else []) + list(by)
+    for rf, flabel in zip(rfs, labels):
+        _check_axes(rf, by, "--by")
+        mask = where_mask(rf, where)
+        cols = rf.read(list(dict.fromkeys(by + ["verdict", "outcome"])))
+        pre += completeness(rf, cols)
+        if where:
+            pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+        axes = [Axis(rf, a, cols[a]) for a in by]
+        gid, keys = make_groups(axes, mask)
+        res = compute_stat_results(rf, stats, mask, gid, len(keys))
+        head, chead, r, c = stat_columns(stats, res)
+        n = np.bincount(gid, minlength=len(keys))
+        for i, k in enumerate(keys):
+            kl = ([flabel] if multi else []) + [ax.labels[k[j]] for j, ax in enumerate(axes)]
+            rows.append(kl + [str(int(n[i]))] + r[i])
+            crows.append(kl + [str(int(n[i]))] + c[i])
+    header = key_names + ["trials"] + head
+    notes = ["Statistics over the trials that ran and fill the field (NaN, and an integer "
+             "field's fill value such as -1: none, are left out); intervals 95%: quantiles "
+             "exact (order statistics), means percentile bootstrap, fractions Wilson "
+             "(docs/analysis.md, \"Any field: --stat\")."]
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = ("statistics by " + ", ".join(key_names)) if key_names else "statistics, all trials"
+    return pre, [Table(title, header, rows, key_names + ["trials"] + chead, crows, notes,
+                       tex_cols, trows)]
+
+
+def append_stat_columns(table, stats, results):
+    """Adds default statistic columns to a --by table (same groups, same order)."""
+    head, chead, rows, crows = stat_columns(stats, results)
+    table.header = table.header + head
+    table.csv_header = table.csv_header + chead
+    table.rows = [r + c for r, c in zip(table.rows, rows)]
+    table.csv_rows = [r + c for r, c in zip(table.csv_rows, crows)]
+    if table.tex_cols is not None:
+        table.tex_cols = table.tex_cols + [(latex_escape(h), _TEX_TEXT) for h in head]
+        table.tex_rows = [r + [latex_escape(c) for c in cs]
+                          for r, cs in zip(table.tex_rows, rows)]
+    table.notes.append("Columns after the wall time: %s (the default statistics for what this "
+                       "sweep holds; --stat FIELD:STAT chooses others), over the trials that "
+                       "ran, with 95%% intervals (docs/analysis.md)." %
+                       ", ".join(s.title for s in stats))
+
+
+# ---------------------------------------------------------------- --pair
+def _as_key(rf, field, col):
+    """A coordinate as comparable values across files: enum labels as text (looked up once
+    per distinct value), numbers as floats."""
+    if rf.is_enum(field):
+        uniq, inv = np.unique(np.asarray(col), return_inverse=True)
+        labs = np.array([rf.label(field, v) for v in uniq], dtype=str)
+        return labs[inv.ravel()] if len(uniq) else np.array([], dtype=str)
+    return np.asarray(col, dtype=float)
+
+
+def _codes(values):
+    _, inv = np.unique(values, return_inverse=True)
+    return inv.astype(np.int64).ravel()
+
+
+def _row_ids(columns, n):
+    """One id per distinct combination of the given code columns (non-negative int64): the
+    columns are combined as mixed-radix numbers, refactorised to 0..k-1 before they could
+    overflow."""
+    ids = np.zeros(n, dtype=np.int64)
+    k = 1
+    for c in columns:
+        radix = int(c.max()) + 1 if len(c) else 1
+        if k * radix >= 1 << 62:
+            ids = _codes(ids)
+            k = int(ids.max()) + 1 if n else 1
+        ids = ids * radix + c
+        k *= radix
+    return _codes(ids) if columns else ids
+
+
+def pair_tables(rfs, pair_keys, by, where, stats):
+    """--pair: trials matched one to one and their paired differences. With several files,
+    the trial with the same index in each file (its sweep coordinates equal too, except those
+    that are constant within each file); with one file, the trials that differ only in the
+    pair keys (equal in every other sweep coordinate, the replicate included, except the
+    coordinates that are functions of the pair keys). Each level of the pair keys (each file)
+    is compared with the first. Returns (preamble lines, [Table])."""
+    multi = len(rfs) > 1
+    labels = file_labels(rfs)
+    pair_keys = [rfs[0]._name(k) for k in pair_keys]  # case: the field case_name
+    by_names = list(by)  # as the user wrote them (case), for the headers
+    by = [rfs[0]._name(b) for b in by]
+    coords = [c for c in rfs[0].coordinates() if all(c in rf.fields for rf in rfs)]
+    if not multi:
+        rf = rfs[0]
+        if not pair_keys:
+            pair_keys = [k for k in rf.common_keys() if k in rf.fields]
+        if not pair_keys:
+            raise UsageError("--pair: name the keys to pair on in one file (--pair T or "
+                             "--pair attention,T), or give several files")
+        for k in pair_keys:
+            if k not in coords:
+                raise UsageError("--pair: '%s' is not a sweep coordinate of %s (coordinates: "
+                                 "%s)" % (k, rf.path, ", ".join(coords)))
+    elif pair_keys:
+        raise UsageError("--pair KEYS pairs within one file; with several files give --pair "
+                         "alone (the files are paired trial by trial)")
+    for rf in rfs:
+        _check_axes(rf, by, "--by")
+    for b in by:
+        if b in pair_keys:
+            raise UsageError("--by %s: a pair key is not a group" % b)
+    pre, keycols, masks = [], {c: [] for c in coords}, []
+    vals = [[] for _ in stats]
+    file_idx, trial_idx = [], []
+    for fi, rf in enumerate(rfs):
+        mask = where_mask(rf, where)
+        cols = rf.read(list(dict.fromkeys(coords + by + ["verdict", "outcome"] +
+                                          [s.field for s in stats])))
+        pre += completeness(rf, cols)
+        if where:
+            pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+        done = _done_mask(rf, cols)
+        for c in coords:
+            col = np.asarray(cols[c])
+            if len(col) and (col == col[0]).all() and c not in pair_keys and c not in by:
+                # constant in this file: its one value (a coordinate constant in every file
+                # with the same value is dropped below, before the costly factorisation)
+                keycols[c].append(("const", _as_key(rf, c, col[:1])[0], len(col)))
+            elif len(col) and col.dtype.kind == "f" and np.isnan(col).all() and \
+                    c not in pair_keys and c not in by:
+                keycols[c].append(("const", np.nan, len(col)))
+            else:
+                keycols[c].append(_as_key(rf, c, col))
+        for j, st in enumerate(stats):
+            vals[j].append(stat_values(rf, st, cols, done))
+        masks.append(mask)
+        file_idx.append(np.full(rf.n_rows, fi, dtype=np.int64))
+        trial_idx.append(np.arange(rf.n_rows, dtype=np.int64))
+    sel = np.concatenate(masks)
+
+    def same(parts):  # every file constant with one value (NaN equal to NaN)
+        vals_ = [p[1] for p in parts]
+        return all(isinstance(p, tuple) for p in parts) and all(
+            (v == vals_[0]) or (isinstance(v, float) and isinstance(vals_[0], float) and
+                                math.isnan(v) and math.isnan(vals_[0])) for v in vals_)
+
+    def column(parts):
+        out = []
+        for p in parts:
+            if isinstance(p, tuple):
+                v = p[1]
+                out.append(np.full(p[2], v, dtype=float if isinstance(v, float) else
+                                   np.asarray([v]).dtype))
+            else:
+                out.append(p)
+        return np.concatenate(out)
+    coords = [c for c in coords if not same(keycols[c])]
+    key = {c: column(keycols[c])[sel] for c in coords}
+    vals = [np.concatenate(v)[sel] for v in vals]
+    fidx = np.concatenate(file_idx)[sel]
+    tidx = np.concatenate(trial_idx)[sel]
+    n = int(sel.sum())
+    codes = {c: _codes(v) for c, v in key.items()}
+    varying = {c for c in coords if n and codes[c].max() > 0}
+    if multi:
+        level = fidx
+        level_text = labels
+        levels = list(range(len(rfs)))
+        pair_names = ["file"]
+    else:
+        # levels in the order of the stored values (enum values, numbers), not of labels
+        raw = rfs[0].read(pair_keys)
+        level = _row_ids([_codes(np.asarray(raw[k])[sel]) for k in pair_keys], n)
+        level_text = {}
+        for lv in np.unique(level):
+            r = int(np.nonzero(level == lv)[0][0])
+            level_text[int(lv)] = ", ".join("%s = %s" % (k, _fmt_num(key[k][r])
+                                                         if key[k].dtype.kind == "f"
+                                                         else key[k][r]) for k in pair_keys)
+        levels = sorted(level_text)
+        pair_names = list(pair_keys)
+    if len(levels) < 2:
+        raise UsageError("--pair: the selected trials have one value of %s: nothing to pair" %
+                         ", ".join(pair_names))
+    nlev = len(np.unique(level))
+    dependent, match = [], []
+    for c in coords:
+        if c in pair_keys or c not in varying:  # constant: nothing to match
+            continue
+        both = len(np.unique(level * (int(codes[c].max()) + 1) + codes[c]))
+        if both == nlev:  # a function of the pair keys: not matched on
+            dependent.append(c)
+        else:
+            match.append(c)
+    mcols = [codes[c] for c in match] + ([tidx] if multi else [])
+    mid = _row_ids(mcols, n)
+    cell = mid * (max(levels) + 1) + level
+    uc, cnt = np.unique(cell, return_counts=True)
+    if (cnt > 1).any():
+        bad = uc[cnt > 1][0]
+        rows = np.nonzero(cell == bad)[0][:2]
+        raise UsageError("--pair: trials %s are equal in every coordinate matched on (%s) and "
+                         "in %s: the pairing is not one to one; pair on more keys" % (
+                             " and ".join(str(int(tidx[r])) for r in rows),
+                             ", ".join(match) or "none", ", ".join(pair_names)))
+    nmid = int(mid.max()) + 1 if n else 0
+
+    def rows_of(lv):  # the row of each match id at this level, -1 where none
+        out = np.full(nmid, -1, dtype=np.int64)
+        at = np.nonzero(level == lv)[0]
+        out[mid[at]] = at
+        return out
+    base = levels[0]
+    base_rows = rows_of(base)
+    for b in by:
+        if b not in match:
+            raise UsageError("--by %s: pair groups are sweep coordinates matched on (%s)" %
+                             (b, ", ".join(match) or "none"))
+    stats_p = []
+    seen = set()
+    for st in stats:  # one paired analysis per per-trial value
+        k = st.name if st.indicator else st.field
+        if k not in seen:
+            seen.add(k)
+            stats_p.append(st)
+    idx = {id(st): j for j, st in enumerate(stats)}
+    header = ["a", "b"] + by_names + ["pairs", "unpaired"]
+    chead = list(header)
+    for st in stats_p:
+        nm = st.name if st.indicator else st.field
+        tt = st.title if st.indicator else st.field
+        test = "McNemar p" if st.indicator else "sign test p"
+        header += ["%s: a, b mean" % tt, "%s: b - a mean [95%% CI]" % tt] + \
+            ([] if st.indicator else ["%s: b - a median [95%% CI]" % tt]) + \
+            ["%s: b>a/b<a/=" % tt, "%s: %s" % (tt, test)]
+        chead += ["%s_%s" % (nm, c) for c in fstat.PAIR_COLUMNS]
+    rows, crows = [], []
+    unpaired_total = 0
+    for lv in levels[1:]:
+        other = rows_of(lv)
+        both = (base_rows >= 0) & (other >= 0)
+        ia, ib = base_rows[both], other[both]
+        una = int((level == base).sum()) - len(ia)
+        unb = int((level == lv).sum()) - len(ib)
+        unpaired_total += una + unb
+        if by:
+            gcols = [_codes(key[b][ia]) for b in by]
+            gid = _row_ids(gcols, len(ia))
+        else:
+            gid = np.zeros(len(ia), dtype=np.int64)
+        for g in (np.unique(gid) if len(ia) else []):
+            sa, sb = ia[gid == g], ib[gid == g]
+            glab = [_fmt_num(key[b][sa[0]]) if key[b].dtype.kind == "f" else str(key[b][sa[0]])
+                    for b in by]
+            la, lb = level_text[base], level_text[lv]
+            row = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else "-"]
+            crow = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else ""]
+            for st in stats_p:
+                j = idx[id(st)]
+                p = fstat.paired(st, vals[j][sa], vals[j][sb])
+                dm = "-" if math.isnan(p["diff_mean"]) else "%s [%s, %s]" % (
+                    _g(p["diff_mean"], 4), _g(p["diff_mean_lo"]), _g(p["diff_mean_hi"]))
+                row += ["%s, %s" % (_g(p["mean_a"], 4), _g(p["mean_b"], 4)), dm]
+                if not st.indicator:
+                    row.append("-" if math.isnan(p["diff_median"]) else "%s [%s, %s]" % (
+                        _g(p["diff_median"], 4), _g(p["diff_median_lo"]),
+                        _g(p["diff_median_hi"])))
+                row += ["%d/%d/%d" % (p["pos"], p["neg"], p["zero"]), _g(p["p"], 3)]
+                crow += [_fnum(p[c]) for c in fstat.PAIR_COLUMNS]
+            rows.append(row)
+            crows.append(crow)
+    if multi:
+        how = "the trial index" + (" and the coordinates %s" % ", ".join(match) if match
+                                   else "")
+    else:
+        how = "the coordinates %s" % ", ".join(match) if match else "nothing (one trial each)"
+    notes = ["Pairs: trials matched on %s; a is %s (the first), b each other %s. Left out of "
+             "the matching as functions of %s: %s. Differences b - a per pair; mean with its "
+             "bootstrap 95%% interval, median with its exact interval, counts b > a / b < a / "
+             "equal and the two-sided exact sign test (McNemar's exact test for a fraction: "
+             "the mean difference is the difference of the paired proportions)." % (
+                 how, labels[0] if multi else level_text[base],
+                 "file" if multi else "value of " + ", ".join(pair_names),
+                 ", ".join(pair_names), ", ".join(dependent) or "none")]
+    if unpaired_total:
+        notes.append("%d selected trials have no partner and are left out." % unpaired_total)
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = "paired by %s" % ", ".join(pair_names)
+    return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)]
+
+
+def default_pair_stats(rfs, masks):
+    """--pair without --stat: the default statistics of the sweep, the fraction consistent
+    when some trial was judged, and the cluster count."""
+    stats = default_stats(rfs, masks)
+    judged = False
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read(["verdict"])
+        codes = [rf.code("verdict", v) for v in JUDGED if rf.has_code("verdict", v)]
+        judged |= bool(np.isin(cols["verdict"][mask], codes).any())
+    extra = (["verdict:=consistent"] if judged else []) + ["n_clusters:median"]
+    return parse_stat_tokens(rfs, extra) + stats
+
+
+# ---------------------------------------------------------------- --series
+#: observables of a snapshot X (n x d) that --series computes: name -> (meaning, function)
+def _res(X):
+    c = X - X.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt((c * c).sum(axis=(1, 2))) / np.sqrt((X * X).sum(axis=(1, 2)))
+
+
+def _diam(X):
+    diff = X[:, :, None, :] - X[:, None, :, :]
+    return np.sqrt((diff * diff).sum(axis=-1)).max(axis=(1, 2))
+
+
+def _hull(X):
+    import attnsweep_plots
+    out = np.full(len(X), np.nan)
+    for k, x in enumerate(X):
+        if x.shape[1] == 2:
+            out[k] = len(attnsweep_plots.convex_hull_2d(x))
+        elif x.shape[1] == 3:
+            out[k] = len(attnsweep_plots.convex_hull_3d(x)[1])
+        elif x.shape[1] == 1:
+            out[k] = 1 if np.ptp(x) == 0 else 2
+    return out
+
+
+SERIES = {
+    "residual": ("res(X) = ||X - 1 mean(X)^T||_F / ||X||_F", _res),
+    "diameter": ("diameter max_ij |x_i - x_j|", _diam),
+    "clusters": ("cluster count (/bulk/snapshot_clusters)", None),
+    "hull": ("vertices of the convex hull of the tokens (d <= 3)", _hull),
+}
+
+
+def series_tables(rf, by, where, names):
+    """--series: per --by group and time, the median [exact 95% CI], mean and count of each
+    observable over the trials whose snapshots are stored: t = 0 from the initial tokens when
+    those are stored, then the snapshot times (/bulk/snapshots@times, else the stored spec).
+    Returns (preamble lines, [Table], plot data)."""
+    for nm in names:
+        if nm not in SERIES:
+            raise UsageError("--series: '%s' is not an observable (one of: %s)" % (
+                nm, ", ".join(SERIES)))
+    _check_axes(rf, by, "--by")
+    mask = where_mask(rf, where)
+    cols = rf.read(list(dict.fromkeys(by + ["n", "d", "verdict", "outcome"])))
+    pre = completeness(rf, cols)
+    if where:
+        pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
+    snaps = rf.bulk_slabs("snapshots")
+    if snaps is None:
+        raise UsageError("--series needs snapshots: %s has no /bulk/snapshots (add "
+                         "output: {snapshots: [t1, t2, ...]} to the spec)" % rf.path)
+    clus = rf.bulk_slabs("snapshot_clusters")
+    if "clusters" in names and clus is None:
+        raise UsageError("--series clusters: %s has no /bulk/snapshot_clusters" % rf.path)
+    init = rf.bulk_slabs("initial_tokens")
+    times = rf.snapshot_times()
+    done = _done_mask(rf, cols)
+    axes = [Axis(rf, a, cols[a]) for a in by]
+    gid, keys = make_groups(axes, mask)
+    rows_sel = np.nonzero(mask)[0]
+    # values[name][group] -> list per time index of values
+    nt = None
+    data = {nm: {} for nm in names}
+    for k, trial in enumerate(rows_sel):
+        if not done[trial]:
+            continue
+        flat = snaps(trial)
+        if flat is None:
+            continue
+        n, d = int(cols["n"][trial]), int(cols["d"][trial])
+        X = flat.reshape(-1, n, d)
+        x0 = init(trial) if init is not None else None
+        with_zero = x0 is not None and len(x0) == n * d
+        if with_zero:
+            X = np.concatenate([x0.reshape(1, n, d), X])
+        if nt is None:
+            nt = len(X)
+            with_t0 = with_zero
+        if len(X) != nt:
+            raise schema.SchemaError("%s: trial %d has %d snapshots, others %d" % (
+                rf.path, trial, len(X) - with_zero, nt - with_t0))
+        for nm in names:
+            if nm == "clusters":
+                c = clus(trial)
+                v = np.full(nt, np.nan)
+                if c is not None:
+                    v[nt - len(c):] = c
+                    if with_t0:
+                        v[0] = np.nan
+            else:
+                v = SERIES[nm][1](X)
+            data[nm].setdefault(int(gid[k]), []).append(v)
+    if nt is None:
+        raise UsageError("--series: no selected trial that ran has snapshots stored")
+    snap_t = list(times) if times is not None else list(range(1, nt - with_t0 + 1))
+    tvals = ([0.0] if with_t0 else []) + [float(t) for t in snap_t[:nt - with_t0]]
+    med = fstat.Stat("x", "median")
+    # md and LaTeX: one row per group and observable, the medians in a column per time; the
+    # csv: long (one row per time) with the intervals and the mean
+    header = list(by) + ["observable", "trials"] + ["t = %s" % _g(t, 6) for t in tvals]
+    chead = list(by) + ["observable", "t", "trials", "median", "median_lo", "median_hi",
+                        "mean"]
+    rows, crows, plot = [], [], {"names": names, "series": {}, "where": where}
+    for nm in names:
+        for g, key in enumerate(keys):
+            vals = data[nm].get(g)
+            if not vals:
+                continue
+            arr = np.array(vals)  # trials x times
+            glabel = [ax.labels[key[j]] for j, ax in enumerate(axes)]
+            ser = plot["series"].setdefault(nm, {}).setdefault(
+                ", ".join("%s = %s" % nv for nv in zip(by, glabel)) or "all trials",
+                {"t": [], "median": [], "lo": [], "hi": [], "trials": []})
+            wide = []
+            for j, t in enumerate(tvals):
+                v = arr[:, j]
+                v = v[np.isfinite(v)]
+                r = fstat.summarise(med, v)
+                mean = float(np.mean(v)) if len(v) else np.nan
+                wide.append(_g(r["value"], 2))
+                crows.append(glabel + [nm, _fnum(t), str(len(v)), _fnum(r["value"]),
+                                       _fnum(r["lo"]), _fnum(r["hi"]), _fnum(mean)])
+                for key2, val in (("t", t), ("median", r["value"]), ("lo", r["lo"]),
+                                  ("hi", r["hi"]), ("trials", len(v))):
+                    ser[key2].append(val)
+            rows.append(glabel + [nm, str(len(arr))] + wide)
+    notes = ["Per time: the observable of each trial's tokens (%s), over the trials that ran "
+             "with stored snapshots; the median at each time (the csv, long, adds its exact "
+             "95%% interval and the mean). t = 0: the initial tokens%s." % (
+                 "; ".join("%s: %s" % (nm, SERIES[nm][0]) for nm in names),
+                 "" if with_t0 else " (not stored: the series starts at the first snapshot)")]
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    trows = [[latex_escape(c) for c in r] for r in rows]
+    title = "time series of %s%s" % (", ".join(names), (" by " + ", ".join(by)) if by else "")
+    return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)], plot
 
 
 def robustness_tables(rf, by, where, bins=12):
@@ -976,7 +1611,9 @@ def robustness_tables(rf, by, where, bins=12):
             num = _num_getter(st, i)
             fnum = lambda v: "" if v is None or math.isnan(v) else repr(float(v))  # noqa: E731
             blo, bhi = axes[-1].bounds[k[-1]]
-            crows.append(labels + [fnum(x), fnum(blo), fnum(bhi)] + cells + [num("consistent_frac"), num("consistent_lo"),
+            # long format: one csv table for every distance (the distance a column)
+            crows.append(labels[:-1] + [h, labels[-1]] + [fnum(x), fnum(blo), fnum(bhi)] +
+                         cells + [num("consistent_frac"), num("consistent_lo"),
                                   num("consistent_hi")])
             trows.append([latex_escape(l) for l in labels] + [_g(x, 2)] + cells[:2] +
                          [_tex_frac(st, "consistent", i)])
@@ -1002,7 +1639,8 @@ def robustness_tables(rf, by, where, bins=12):
         tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names] + \
             [("$x$", _tex_num("3em")), ("trials", _tex_num("2.6em")),
              ("judged", _tex_num("2.6em")), ("cons.", _tex_num("4.1em"))]
-        tables.append(Table(title, names + header_tail, rows, names + csv_tail, crows, notes,
+        tables.append(Table(title, names + header_tail, rows,
+                            by + ["near_theorem", "distance", "bin"] + csv_tail, crows, notes,
                             tex_cols, trows))
         panels.append({"param": h, "xlabel": rf.axis_label(h), "theorems": theorems,
                        "series": {g: v for g, v in series.items() if v["x"]}})
@@ -1182,11 +1820,21 @@ def main(argv=None):
     ap = _Parser(
         prog="attnsweep summarize",
         description="Summary tables and figures from an attnsweep results file.")
-    ap.add_argument("file", help="results file (OUT.h5)")
+    ap.add_argument("files", nargs="+", metavar="file",
+                    help="results file(s) (OUT.h5); several: one table, grouped by file")
+    ap.add_argument("--stat", nargs="+", action="extend", metavar="FIELD[:STAT,...]",
+                    help="statistics of any numeric field per --by group: median, mean, sd, "
+                    "min, max, n, qNN, gtX/geX/ltX/leX/eqX/neX (fraction), =LABEL (enum)")
+    ap.add_argument("--pair", nargs="?", const="", metavar="KEY[,KEY...]",
+                    help="paired differences: several files trial by trial, or in one file "
+                    "the trials that differ only in these sweep keys (default: the file's "
+                    "common_keys)")
     ap.add_argument("--by", help="group by these axes, comma separated: any /trials field "
                     "(theorem, d, n, eps, vfamily, ...) or flag_<name>; default theorem")
     ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
-    ap.add_argument("--format", choices=("md", "csv", "latex"), default="md")
+    ap.add_argument("--format", choices=("md", "csv", "latex"),
+                    help="md (default), csv or latex; without it, -o FILE's extension "
+                    "(.csv, .tex, .md) chooses")
     ap.add_argument("--table1", action="store_true",
                     help="the paper's Table 1 with the measured columns beside it (one table "
                     "per value of --by)")
@@ -1205,6 +1853,9 @@ def main(argv=None):
     ap.add_argument("--plot", metavar="TRIAL", type=int,
                     help="figure of one trial's stored end state / trajectory and P (needs "
                     "--png and bulk data in the file)")
+    ap.add_argument("--series", metavar="OBS[,OBS...]",
+                    help="time series from the stored snapshots: residual, diameter, "
+                    "clusters, hull per --by group and time (--png: line figures)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the tables here, not stdout")
     try:
         args = ap.parse_args(argv)
@@ -1246,21 +1897,48 @@ def _run(args):
         raise UsageError("--bins must be >= 1")
     if args.plot is not None and not args.png:
         raise UsageError("--plot needs --png FILE")
-    if args.png and args.plot is None and not args.phase and not args.robustness:
-        raise UsageError("--png goes with --phase, --robustness or --plot")
+    if args.png and args.plot is None and not args.phase and not args.robustness and \
+            not args.series:
+        raise UsageError("--png goes with --phase, --robustness, --series or --plot")
+    if args.series and (args.phase or args.table1 or args.robustness or args.measure):
+        raise UsageError("--series goes without --phase, --table1, --robustness, --measure")
     if args.robustness and (args.phase or args.table1):
         raise UsageError("--robustness goes without --phase and --table1")
     if args.measure and (args.phase or args.table1 or args.robustness or args.png):
         raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
-    with schema.open_results(args.file) as rf:
+    special = [o for o, on in (("--series", args.series), ("--table1", args.table1),
+                                ("--phase", args.phase),
+                                ("--robustness", args.robustness), ("--measure", args.measure),
+                                ("--plot", args.plot is not None)) if on]
+    if special and (args.stat or args.pair is not None or len(args.files) > 1):
+        raise UsageError("%s goes with one file and without --stat and --pair" % special[0])
+    if args.pair is None and len(args.files) > 1 and len(set(args.files)) < len(args.files):
+        raise UsageError("a file is named twice")
+    fmt = output_format(args)
+    if len(args.files) > 1 or args.stat or args.pair is not None:
+        rfs = []
+        try:
+            for path in args.files:
+                rfs.append(schema.open_results(path))
+            pre, tables = many_tables(rfs, args)
+        finally:
+            for rf in rfs:
+                rf.close()
+        return _emit(args, fmt, pre, tables)
+    args.format = fmt
+    with schema.open_results(args.files[0]) as rf:
         if args.plot is not None:
             import attnsweep_plots
             attnsweep_plots.plot_trial_file(rf, args.plot, args.png)
             print("wrote %s" % args.png)
             return 0
         by = parse_by(args.by)
-        robust = None
-        if args.robustness:
+        robust = series = None
+        if args.series:
+            pre, tables, series = series_tables(rf, by or [], args.where,
+                                                parse_by(args.series) or [])
+            phase = None
+        elif args.robustness:
             pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins)
             phase = None
         elif args.measure:
@@ -1270,7 +1948,8 @@ def _run(args):
             if by is None:
                 by = [] if args.phase else ["theorem"]
             pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
-                                                phase=args.phase, bins=args.bins)
+                                                phase=args.phase, bins=args.bins,
+                                                defaults=not args.table1 and not args.phase)
         text = render(tables, args.format, pre)
         if args.format == "csv":
             for line in pre:
@@ -1287,10 +1966,88 @@ def _run(args):
             import attnsweep_plots
             attnsweep_plots.plot_phase(phase, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
+        if series and args.png:
+            import attnsweep_plots
+            attnsweep_plots.plot_series(series, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
         if robust and args.png:
             import attnsweep_plots
             attnsweep_plots.plot_robustness(robust, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
+    return 0
+
+
+def output_format(args):
+    """The output format: --format, else the extension of -o (.csv, .tex, .md), else md."""
+    if args.format:
+        return args.format
+    if args.output:
+        ext = os.path.splitext(args.output)[1].lower()
+        return {".csv": "csv", ".tex": "latex", ".md": "md"}.get(ext, "md")
+    return "md"
+
+
+def many_tables(rfs, args):
+    """Tables of several files, --stat or --pair: (preamble lines, [Table])."""
+    by = parse_by(args.by) or []
+    masks = [where_mask(rf, args.where) for rf in rfs]
+    if args.pair is not None:
+        keys = parse_by(args.pair) or []
+        stats = parse_stat_tokens(rfs, args.stat) if args.stat else \
+            default_pair_stats(rfs, masks)
+        return pair_tables(rfs, keys, by, args.where, stats)
+    if args.stat:
+        return stat_tables(rfs, by, args.where, parse_stat_tokens(rfs, args.stat))
+    # several files, the default table: one table, the file as the first key
+    labels = file_labels(rfs)
+    if args.by is None:
+        by = ["theorem"]
+    settle = False
+    for rf, mask in zip(rfs, masks):
+        cols = rf.read([f for f in ("settle_time", "settle_window") if f in rf.fields])
+        settle |= show_settle(cols, mask)
+    dstats = default_stats(rfs, masks)
+    pre, merged = [], None
+    for rf, label in zip(rfs, labels):
+        p, tables, _ = summary_tables(rf, by, args.where, settle=settle)
+        pre += p
+        t = tables[0]
+        if dstats:
+            mask = where_mask(rf, args.where)
+            axes = [Axis(rf, a, rf.read([a])[a]) for a in by]
+            gid, keys = make_groups(axes, mask)
+            append_stat_columns(t, dstats, compute_stat_results(rf, dstats, mask, gid,
+                                                                len(keys)))
+        t.rows = [[label] + r for r in t.rows]
+        t.csv_rows = [[label] + r for r in t.csv_rows]
+        t.tex_rows = [[latex_escape(label)] + r for r in t.tex_rows]
+        if merged is None:
+            merged = t
+            merged.header = ["file"] + t.header
+            merged.csv_header = ["file"] + t.csv_header
+            merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
+            merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+            merged.title = "by file, " + t.title
+        else:
+            merged.rows += t.rows
+            merged.csv_rows += t.csv_rows
+            merged.tex_rows += t.tex_rows
+    return pre, [merged]
+
+
+def _emit(args, fmt, pre, tables):
+    text = render(tables, fmt, pre)
+    if fmt == "csv":  # the csv is the table alone; what explains it goes to stderr
+        for line in pre + [n for t in tables for n in t.notes]:
+            print(line, file=sys.stderr)
+    if args.output:
+        try:
+            with open(args.output, "w") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise schema.FileAccessError("cannot write %s: %s" % (args.output, e))
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -102,7 +102,20 @@ ROOT_ATTRS = {
     "schema_version": ("schema_version",),
     "start_time": ("start_time",),
     "end_time": ("end_time",),
+    "spec_name": ("spec_name",),
+    "source_file": ("source_file",),
+    "source_trial": ("source_trial",),
 }
+
+#: Integer fill values ("not applicable / not measured") of measured record fields
+#: (include/attnsweep/record.h names them in each field's description, "(-1: none)"; checked
+#: by tests/py/test_stat.py). Integer sweep coordinates use -1 (docs/results.md).
+INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertices": -1,
+            "hull_vertices_init": -1, "ref_n_clusters": -1, "rank_p_head_min": -1,
+            "rank_p_head_max": -1}
+#: The BOOL keys of the parameter table (AS_PARAM_LIST, include/attnsweep/params.h): stored as
+#: int32 1 (true), 0 (false), -1 (not applicable); checked by tests/py/test_schema.py.
+BOOL_FIELDS = ("v_oblique", "skip", "ffn_bias")
 
 #: The newest schema_version (root attribute) this analysis knows.
 SCHEMA_VERSION = 2
@@ -248,15 +261,25 @@ class Results:
             self._f = None
 
     # ------------------------------------------------------------ enumerations
+    def _name(self, field):
+        """`case` is the name of the case column everywhere (the frame, --by, --where); the
+        file's field is `case_name` (record.h)."""
+        if field == "case" and "case" not in self.fields and "case_name" in self.fields:
+            return "case_name"
+        return field
+
     def is_enum(self, field):
+        field = self._name(field)
         return field in self.enums
 
     def label(self, field, value):
         """Label of one enum value ("?<v>" when the file's type has no such value)."""
+        field = self._name(field)
         return self.enums[field].get(int(value), "?%d" % int(value))
 
     def code(self, field, label):
         """Value of an enum label in the file's type; SchemaError naming the valid labels."""
+        field = self._name(field)
         for v, l in self.enums[field].items():
             if l == label:
                 return v
@@ -265,14 +288,17 @@ class Results:
 
     def labels(self, field):
         """The labels of an enum field in value order."""
+        field = self._name(field)
         return [self.enums[field][v] for v in sorted(self.enums[field])]
 
     def has_code(self, field, label):
+        field = self._name(field)
         return any(l == label for l in self.enums.get(field, {}).values())
 
     # ------------------------------------------------------------ rows
     def field_kind(self, field):
         """'enum', 'int', 'float', 'bytes' or 'flag' (a flag_<name> pseudo-field)."""
+        field = self._name(field)
         if field.startswith("flag_") and field[5:] in self.flag_bits and \
                 field not in self.fields and "flags" in self.fields:
             return "flag"
@@ -297,7 +323,7 @@ class Results:
         need = []
         for nm in names:
             kind = self.field_kind(nm)
-            base = "flags" if kind == "flag" else nm
+            base = "flags" if kind == "flag" else self._name(nm)
             if base not in self.fields:
                 raise SchemaError("no field '%s' in /trials" % base)
             if base not in need:
@@ -325,8 +351,8 @@ class Results:
         except OSError as e:
             raise FileAccessError("%s: reading /trials failed: %s" % (self.path, e))
         for nm in names:
-            if nm in cols:
-                out[nm] = cols[nm]
+            if self._name(nm) in cols:
+                out[nm] = cols[self._name(nm)]
             else:
                 bit = self.flag_bits[nm[5:]]
                 out[nm] = (cols["flags"].astype(np.int64) >> bit) & 1 == 1
@@ -336,6 +362,7 @@ class Results:
     def description(self, field):
         """One-line meaning of a field: the file's description:<field> attribute without its
         "[units]" suffix, else FIELD_TEXT, else None. flag_<name> pseudo-fields: "flag <name>"."""
+        field = self._name(field)
         if field.startswith("flag_") and field not in self.fields:
             return "flag %s" % field[5:]
         text = self.descriptions.get(field)
@@ -348,6 +375,7 @@ class Results:
     def unit(self, field):
         """Unit of a field ("" when dimensionless or unknown): units:<field>, the "[units]" at
         the end of description:<field>, else FIELD_TEXT."""
+        field = self._name(field)
         if field in self.units:
             return self.units[field]
         m = _UNITS_SUFFIX.search(self.descriptions.get(field, ""))
@@ -372,6 +400,20 @@ class Results:
         if "flags" not in self.fields:
             return []
         return [f for f in self.fields[:self.fields.index("flags")] if f != "trial"]
+
+    def common_keys(self):
+        """The sweep keys whose trials share their random draws (the root attribute
+        `common_keys` written for a spec's `common:` setting), a list of field names; [] when
+        the file has no such attribute."""
+        if "common_keys" not in self._f.attrs:
+            return []
+        v = self._f.attrs["common_keys"]
+        items = [text(x) for x in np.ravel(v)] if isinstance(v, np.ndarray) and v.shape \
+            else [text(v)]
+        out = []
+        for it in items:
+            out += [k for k in re.split(r"[\s,]+", str(it)) if k]
+        return out
 
     def spec_text(self):
         """The spec text stored in /spec ("" when absent)."""
@@ -406,6 +448,29 @@ class Results:
         if BULK not in self._f:
             return []
         return sorted(k for k in self._f[BULK].keys() if not k.endswith("_offset"))
+
+    def bulk_slabs(self, name):
+        """A reader of one bulk kind for many trials: a function trial -> the flat float
+        array of its slab (None when not stored for that trial), reading the offsets once;
+        None when the file has no /bulk/<name> with offsets."""
+        if BULK not in self._f or name not in self._f[BULK] or \
+                name + "_offset" not in self._f[BULK]:
+            return None
+        ds = self._f[BULK][name]
+        off = np.asarray(self._f[BULK][name + "_offset"][()], dtype=np.int64)
+        if len(off) != self.n_rows + 1:
+            raise SchemaError("%s: /bulk/%s_offset has %d entries, not n_trials + 1 = %d" %
+                              (self.path, name, len(off), self.n_rows + 1))
+
+        def slab(trial):
+            a, b = int(off[trial]), int(off[trial + 1])
+            if b <= a or b > ds.shape[0]:
+                return None
+            try:
+                return np.asarray(ds[a:b], dtype=float)
+            except OSError as e:
+                raise FileAccessError("%s: reading /bulk/%s failed: %s" % (self.path, name, e))
+        return slab
 
     def load_bulk(self, trial):
         """Bulk arrays of one trial, as far as the file has them, as numpy arrays:

@@ -13,9 +13,10 @@ if [ "${1:-}" = "--test" ]; then
   pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge
          # analysis tests: the LaTeX tables compile (pdflatex, booktabs, tabularx), the
          # pandas/xarray loader (about 100 s to install on the CI machine, mostly format
-         # building by texlive-latex-base)
+         # building by texlive-latex-base), scipy.stats for the intervals and tests of
+         # summarize --stat/--pair
          texlive-latex-base texlive-latex-recommended python3-pandas python3-xarray
-         python3-yaml)
+         python3-yaml python3-scipy)
 fi
 
 missing=()

@@ -73,6 +73,10 @@ typedef struct as_results_info {
   /* Per-trial number of doubles of each bulk kind (n_trials entries), NULL = kind not stored.
    * Offsets are their prefix sums: trial i occupies [off[i], off[i] + count[i]). */
   const uint64_t *bulk_counts[AS_BULK_COUNT];
+  /* The times of the snapshots (output.snapshots), stored as the attribute `times` of
+   * /bulk/snapshots when that dataset is created; NULL / 0: none. */
+  const double *snapshot_times;
+  int n_snapshot_times;
   /* Names of the LABEL fields (n_labels sets); a field without a set has only "-". */
   as_label_set labels[AS_RESULTS_MAX_LABELS];
   int n_labels;

@@ -150,6 +150,11 @@ double as_spec_flush_interval(const as_spec *s);        /* seconds (default 10) 
 /* `memory_limit`: bytes per rank a trial may use (cost.h as_cost_memory), 0: not given (the
  * default is MemAvailable / ranks on the node, as_cost_memory_available). */
 double as_spec_memory_limit(const as_spec *s);
+/* From now on every trial stores every bulk kind (initial and final tokens, attention, V and
+ * M) and, when n_snap > 0, snapshots at times[0..n_snap) (sorted, within (0, T] of the trials
+ * run; at most AS_MAX_SNAPSHOTS); n_snap = 0 keeps the spec's snapshots. What `attnsweep
+ * reproduce --save` regenerates. */
+void as_spec_store_all_bulk(as_spec *s, int n_snap, const double *times);
 int as_spec_spectral_threshold(const as_spec *s); /* ScaLAPACK from this d (spectral.h) */
 /* BLACS grid (rows x columns) of every large-d spectral analysis, whatever the job size: the
  * records depend on it, never on the number of ranks (`spectral_grid`, default 1x1). */

@@ -1,4 +1,4 @@
-/* cmd_reproduce.c: attnsweep reproduce OUT.h5 TRIAL
+/* cmd_reproduce.c: attnsweep reproduce OUT.h5 TRIAL [--save TRIAL.h5 [--snapshots K]]
  *
  * Reruns one trial from the spec stored in OUT.h5 (/spec), exactly as a worker of the sweep
  * runs it (as_sweep_trial), and compares the new record with the stored row bit for bit,
@@ -7,6 +7,15 @@
  * both values), 2 bad input (no such file or trial, trial not run yet), 3 I/O failure.
  * Collective on MPI_COMM_WORLD (a large-d trial uses every rank for its ScaLAPACK analysis);
  * rank 0 reads and reports.
+ *
+ * --save TRIAL.h5 regenerates the trial's bulk data whatever the spec stored: the rerun
+ * stores every bulk kind (initial and final tokens, final attention, V, M, and the spec's
+ * snapshots; --snapshots K: K snapshots at T (k + 1) / K instead, which can change the steps
+ * of an adaptive run, so the comparison says whether the record is still the stored one) and
+ * writes a results file of one row: the rerun record (its trial field 0, the row; the root
+ * attributes source_file and source_trial name where it came from) with its bulk data and the
+ * stored spec, so `attnsweep summarize TRIAL.h5 --plot 0` draws it. An existing TRIAL.h5 is not
+ * replaced (exit 2); the file is written whatever the comparison says.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attnsweep/outset.h"
 #include "attnsweep/results.h"
 #include "attnsweep/spec.h"
 #include "attnsweep/sweep.h"
@@ -153,15 +163,72 @@ static int compare_bulk(const stored_trial *s, double *const rerun[AS_BULK_COUNT
   return n;
 }
 
-/* `attnsweep reproduce` has no options of its own (only -h/--help). */
-const as_optset as_opts_reproduce = {NULL, 0, "OUT.h5 TRIAL"};
+/* The arguments of `attnsweep reproduce`; its options land here (reproduce_opts_table). */
+typedef struct reproduce_args {
+  const char *save; /* --save FILE */
+  long snapshots;   /* --snapshots K (0: the spec's) */
+} reproduce_args;
+
+static const as_opt reproduce_opts_table[] = {
+    AS_OPT_TEXT("save", 0, "TRIAL.h5", reproduce_args, save,
+                "also write the rerun trial with all its bulk data as a one-row results file"),
+    AS_OPT_WHOLE("snapshots", 0, "K", reproduce_args, snapshots, 1, AS_MAX_SNAPSHOTS,
+                 "with --save: K snapshots at T (k + 1) / K instead of the spec's"),
+};
+const as_optset as_opts_reproduce = AS_OPTSET(reproduce_opts_table, "OUT.h5 TRIAL");
+
+/* Rank 0: the rerun trial as a results file of one row (see the file comment). */
+static as_status save_trial(const char *out, const char *src, uint64_t trial, const as_spec *spec,
+                            const as_record *rec, double *const bulk[AS_BULK_COUNT],
+                            const uint64_t counts[AS_BULK_COUNT]) {
+  as_status st = AS_OK;
+  as_results_info info;
+  uint64_t *layout[AS_BULK_COUNT] = {NULL};
+  as_results *rf = NULL;
+  uint64_t one[AS_BULK_COUNT];
+  AS_TRY(as_outset_layout(spec, &info, layout)); /* labels, spec text, snapshot times */
+  info.n_trials = 1;
+  info.overwrite = 0;
+  /* Bulk data exist only for trials that ran to an end state (as_sweep_trial). */
+  const int ended = rec->outcome != AS_OUT_FAILED && rec->outcome != AS_OUT_INTERRUPTED;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    one[k] = ended && bulk[k] ? counts[k] : 0;
+    info.bulk_counts[k] = one[k] ? &one[k] : NULL;
+  }
+  AS_TRY(as_results_create(MPI_COMM_SELF, out, &info, &rf));
+  as_record r = *rec;
+  r.trial = 0;
+  AS_TRY(as_results_write_records(rf, &r, 1));
+  for (int k = 0; k < AS_BULK_COUNT; k++)
+    if (one[k]) AS_TRY(as_results_write_bulk(rf, (as_bulk_kind)k, 0, bulk[k], one[k]));
+  char num[32];
+  snprintf(num, sizeof num, "%llu", (unsigned long long)trial);
+  AS_TRY(as_results_set_attr_string(rf, "source_file", src));
+  AS_TRY(as_results_set_attr_string(rf, "source_trial", num));
+cleanup:
+  if (rf) {
+    as_status cst = as_results_close(&rf);
+    if (st == AS_OK) st = cst;
+  }
+  as_outset_layout_free(layout);
+  return st;
+}
 
 int as_cmd_reproduce(int argc, char **argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int npos = 0, code = 0;
-  if (as_opts_parse("reproduce", &as_opts_reproduce, argc, argv, NULL, rank == 0, &npos, &code))
+  reproduce_args args = {NULL, 0};
+  if (as_opts_parse("reproduce", &as_opts_reproduce, argc, argv, &args, rank == 0, &npos, &code))
     return code;
+  if (args.snapshots && !args.save)
+    return rank == 0 ? as_cli_usage_error("reproduce", "--snapshots goes with --save") : 2;
+  if (args.save && access(args.save, F_OK) == 0) {
+    if (rank == 0)
+      fprintf(stderr, "attnsweep reproduce: --save %s: the file exists; name a new file\n",
+              args.save);
+    return 2;
+  }
   if (npos > 2) return rank == 0 ? as_cli_usage_error("reproduce", "too many arguments") : 2;
   const char *path = npos >= 1 ? argv[1] : NULL, *tstr = npos >= 2 ? argv[2] : NULL;
   if (!path || !tstr)
@@ -219,6 +286,12 @@ int as_cmd_reproduce(int argc, char **argv) {
         what = "token file";
       }
     }
+    if (args.save) { /* every bulk kind; --snapshots K: at T (k + 1) / K of this trial */
+      double times[AS_MAX_SNAPSHOTS];
+      int ns = (int)args.snapshots;
+      for (int k = 0; k < ns; k++) times[k] = t.integ.T * (double)(k + 1) / (double)ns;
+      as_spec_store_all_bulk(spec, ns, times);
+    }
     if (missing) {
       if (rank == 0)
         fprintf(stderr,
@@ -251,6 +324,15 @@ int as_cmd_reproduce(int argc, char **argv) {
     } else {
       printf("DIFFERENT: %d field(s) and %d bulk dataset(s) differ\n", nd, nb);
       code = 1;
+    }
+    if (args.save) {
+      as_status sst = save_trial(args.save, path, trial, spec, &rec, rerun_bulk, rerun_counts);
+      if (sst != AS_OK)
+        code = as_cli_report("reproduce", sst);
+      else
+        printf("wrote %s: trial %llu as row 0 with its bulk data (attnsweep summarize %s "
+               "--plot 0 --png FILE)\n",
+               args.save, (unsigned long long)trial, args.save);
     }
     fflush(stdout);
   }

@@ -54,10 +54,11 @@ static const as_command commands[] = {
      "the options:\n",
      NULL, "attnsweep_summarize.py", NULL},
     {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
-     "usage: attnsweep reproduce OUT.h5 TRIAL\n\n"
+     "usage: attnsweep reproduce OUT.h5 TRIAL [--save TRIAL.h5 [--snapshots K]]\n\n"
      "Reruns trial TRIAL from the spec stored in OUT.h5 and compares it bit for bit with its\n"
      "record and bulk data (timing fields aside). Exit 0 identical, 1 different (fields\n"
-     "named), 2 no such or pending trial.\n",
+     "named), 2 no such or pending trial. --save writes the rerun trial with all its bulk\n"
+     "data as a results file of one row (summarize TRIAL.h5 --plot 0 draws it).\n",
      &as_opts_reproduce, NULL, NULL},
     {"repair", as_cmd_repair, 1, "rebuild the results from the journal after a hard kill",
      "usage: attnsweep repair [OPTIONS] OUT.h5\n\n"

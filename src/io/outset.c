@@ -530,6 +530,8 @@ as_status as_outset_layout(const as_spec *spec, as_results_info *info,
   info->spec_text = as_spec_text(spec, &len);
   info->spec_name = as_spec_name(spec);
   info->common_keys = as_spec_common_keys(spec);
+  info->snapshot_times = out->snapshot_times;
+  info->n_snapshot_times = out->n_snapshots;
   /* The labels of the record's LABEL fields (case names, file names) come from the spec. */
   const char *const *fields = NULL;
   int nf = as_results_label_fields(&fields);

@@ -440,6 +440,20 @@ cleanup:
   return st;
 }
 
+/* A 1-D attribute of n doubles (collective: every rank passes the same values). */
+static as_status attr_write_f64s(hid_t loc, const char *name, const double *v, int n) {
+  as_status st = AS_OK;
+  hid_t s = H5I_INVALID_HID, a = H5I_INVALID_HID;
+  hsize_t dims[1] = {(hsize_t)n};
+  AS_H5_ID(s, H5Screate_simple(1, dims, NULL));
+  AS_H5_ID(a, H5Acreate2(loc, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT));
+  AS_H5_CHECK(H5Awrite(a, H5T_NATIVE_DOUBLE, v));
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  if (s >= 0) H5Sclose(s);
+  return st;
+}
+
 /* Comma-separated unique host names of the ranks of comm (same string on every rank). */
 static as_status gather_hosts(MPI_Comm comm, int size, char **out) {
   as_status st = AS_OK;
@@ -950,6 +964,8 @@ static as_status create_bulk(as_results *rf, const as_results_info *info) {
     }
     AS_TRY(create_contiguous(g, bulk_names[k], H5T_IEEE_F64LE, off[rf->n_trials], H5T_NATIVE_DOUBLE,
                              NULL, &rf->bulk[k]));
+    if (k == AS_BULK_SNAPSHOTS && info->n_snapshot_times > 0 && info->snapshot_times)
+      AS_TRY(attr_write_f64s(rf->bulk[k], "times", info->snapshot_times, info->n_snapshot_times));
     char name[64];
     snprintf(name, sizeof name, "%s_offset", bulk_names[k]);
     AS_TRY(

@@ -1652,6 +1652,13 @@ uint64_t as_spec_seed(const as_spec *s) {
 const as_output_spec *as_spec_output(const as_spec *s) {
   return &s->output;
 }
+void as_spec_store_all_bulk(as_spec *s, int n_snap, const double *times) {
+  s->output.initial = s->output.final = s->output.attention = s->output.matrices = true;
+  if (n_snap <= 0 || !times) return;
+  if (n_snap > AS_MAX_SNAPSHOTS) n_snap = AS_MAX_SNAPSHOTS;
+  s->output.n_snapshots = n_snap;
+  memcpy(s->output.snapshot_times, times, (size_t)n_snap * sizeof *times);
+}
 double as_spec_flush_interval(const as_spec *s) {
   return s->flush_interval;
 }

@@ -262,6 +262,87 @@ class FrameTest(unittest.TestCase):
             self.assertEqual(int(cell["n_clusters"]), row["n_clusters"])
 
 
+class TidyTest(unittest.TestCase):
+    """NA conventions, booleans, zipped axes and the bulk loader, on a synthetic sweep
+    replicate x (heads zip v_scale) x skip with 2 snapshots per trial."""
+
+    @classmethod
+    def setUpClass(cls):
+        if pd is None or xr is None:
+            raise unittest.SkipTest("pandas or xarray missing")
+        cls.tmp = tempfile.TemporaryDirectory()
+        dt = schema.dtype_from_headers(INCLUDE)
+        rows = [(r, h, vs, sk) for r in range(3) for h, vs in ((1, 1.0), (4, 0.25))
+                for sk in (1, 0)]
+        a = np.zeros(len(rows), dtype=dt)
+        for f in dt.names:
+            if dt[f].kind == "f":
+                a[f] = np.nan
+        a["sinkhorn_iters"] = -1
+        for i, (r, h, vs, sk) in enumerate(rows):
+            a["trial"][i], a["replicate"][i], a["heads"][i] = i, r, h
+            a["v_scale"][i], a["skip"][i], a["n"][i], a["d"][i] = vs, sk, 3, 2
+            a["outcome"][i] = LABELS["outcome"].index("reached_T")
+            a["n_plateaus"][i] = -1 if i % 2 else 2
+            a["residual"][i] = 0.1 * i
+        a["skip"][0] = -1  # not applicable
+        cls.a = a
+        cls.path = os.path.join(cls.tmp.name, "tidy.h5")
+        cls.snaps = np.arange(len(a) * 2 * 3 * 2, dtype=float)
+        with h5py.File(cls.path, "w") as f:
+            f.create_dataset("trials", data=a)
+            f.attrs["n_trials"] = np.uint64(len(a))
+            g = f.create_group("bulk")
+            g["snapshots"] = cls.snaps
+            g["snapshots"].attrs["times"] = [0.5, 2.0]
+            g["snapshots_offset"] = np.arange(len(a) + 1, dtype=np.uint64) * 12
+            g["initial_tokens"] = -np.arange(len(a) * 6, dtype=float)
+            g["initial_tokens_offset"] = np.arange(len(a) + 1, dtype=np.uint64) * 6
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_na_and_booleans(self):
+        df = frame.load_trials(self.path)
+        self.assertIsInstance(df["skip"].dtype, pd.BooleanDtype)
+        self.assertTrue(pd.isna(df["skip"].iloc[0]))
+        self.assertEqual(df["skip"].iloc[1:].tolist(),
+                         [bool(v) for v in self.a["skip"][1:]])
+        self.assertEqual(str(df["n_plateaus"].dtype), "Int32")
+        self.assertEqual(int(df["n_plateaus"].isna().sum()),
+                         int((self.a["n_plateaus"] == -1).sum()))
+        self.assertEqual(str(df["sinkhorn_iters"].dtype), "Int32")  # -1 coordinate: <NA>
+        self.assertTrue(df["sinkhorn_iters"].isna().all())
+        self.assertEqual(df["steps"].dtype, np.int64)  # a count without fill: plain int
+        self.assertEqual(df["residual"].dtype, np.float64)
+
+    def test_zipped_axes_are_one_dimension(self):
+        df = frame.load_trials(self.path)
+        df = df[df.skip.notna()]
+        ds = frame.to_xarray(df[df.replicate > 0])
+        self.assertEqual(dict(ds.sizes), {"replicate": 2, "v_scale": 2, "skip": 2})
+        # heads goes along v_scale, one value each
+        self.assertEqual(ds["heads"].dims, ("v_scale",))
+        self.assertEqual(dict(zip(ds["v_scale"].values, ds["heads"].values)),
+                         {0.25: 4, 1.0: 1})
+        r = ds["residual"].sel(replicate=2, v_scale=0.25, skip=False).item()
+        i = [k for k in range(len(self.a)) if self.a["replicate"][k] == 2 and
+             self.a["heads"][k] == 4 and self.a["skip"][k] == 0][0]
+        self.assertAlmostEqual(r, self.a["residual"][i])
+        ds.to_netcdf(os.path.join(self.tmp.name, "tidy.nc"))  # netCDF export works
+
+    def test_load_bulk(self):
+        b = frame.load_bulk(self.path, 5)
+        self.assertEqual(b["snapshots"].dims, ("time", "token", "dim"))
+        self.assertEqual(b["snapshots"]["time"].values.tolist(), [0.5, 2.0])
+        np.testing.assert_array_equal(b["snapshots"].values.ravel(), self.snaps[60:72])
+        self.assertEqual(b["trajectory"]["time"].values.tolist(), [0.0, 0.5, 2.0])
+        np.testing.assert_array_equal(b["trajectory"].values[0].ravel(),
+                                      -np.arange(30, 36, dtype=float))
+        plain = frame.load_bulk(self.path, 5, xarray=False)
+        self.assertIsInstance(plain["snapshots"], np.ndarray)
+
 if __name__ == "__main__":
     prog = unittest.main(exit=False, verbosity=1)
     sys.exit(0 if prog.result.wasSuccessful() else 1)

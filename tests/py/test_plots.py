@@ -567,6 +567,9 @@ class RealRunTest(unittest.TestCase):
                                timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         dest = figure_dir(tmp.name)
+        with h5py.File(out, "r") as f:  # the C writer stores the times (not only the spec)
+            np.testing.assert_array_equal(f["bulk/snapshots"].attrs["times"],
+                                          [0.5, 1, 2, 4, 8])
         with schema.open_results(out) as rf:
             self.assertIsNotNone(rf.snapshot_times())
             cols = rf.read(["d", "theorem", "vars"])
@@ -603,6 +606,84 @@ class RealRunTest(unittest.TestCase):
                 self.assertTrue(is_png(png))
             self.assertTrue({"identity", "good", "paranormal", "d1"} <= seen, seen)
 
+
+D1_SPEC = """\
+name: d1_small
+seed: 5
+replicates: 1
+output: {attention: true}
+sweep: {vfamily: scalar, mfamily: scalar, d: 1, v_scale: [0.5, 1], n: 8, T: 3, dt: 0.1,
+        init: {kind: box, scale: 5}}
+"""
+
+
+class ReproduceSaveTest(unittest.TestCase):
+    """`attnsweep reproduce OUT.h5 TRIAL --save T.h5` regenerates the bulk data of a trial whose
+    sweep stored only P, bit for bit (its P and its record equal the stored ones), so the
+    trial can be drawn (the d = 1 figure: z(t) and the final P)."""
+
+    def test_save_and_plot(self):
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        spec = os.path.join(tmp.name, "d1.yaml")
+        with open(spec, "w") as fh:
+            fh.write(D1_SPEC)
+        out = os.path.join(tmp.name, "d1.h5")
+        p = subprocess.run([exe, "run", spec, "-o", out], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        png = os.path.join(tmp.name, "x.png")
+        with schema.open_results(out) as rf:  # the message says how to regenerate
+            with self.assertRaisesRegex(schema.SchemaError, "reproduce .* --save"):
+                plots.trial_figure(rf, 1)
+        saved = os.path.join(tmp.name, "t1.h5")
+        p = subprocess.run([exe, "reproduce", out, "1", "--save", saved],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("identical", p.stdout)
+        with h5py.File(out, "r") as a, h5py.File(saved, "r") as b:
+            ra, rb = a["trials"][1], b["trials"][0]
+            self.assertEqual(b["trials"].shape, (1,))
+            for f in a["trials"].dtype.names:
+                if f in ("trial", "wall_time", "rank"):
+                    continue
+                self.assertEqual(ra[f].tobytes(), rb[f].tobytes(), f)
+            self.assertEqual(int(rb["trial"]), 0)
+            self.assertEqual(b.attrs["source_trial"], b"1" if isinstance(
+                b.attrs["source_trial"], bytes) else "1")
+            off = a["bulk/final_attention_offset"]
+            pa = a["bulk/final_attention"][off[1]:off[2]]
+            np.testing.assert_array_equal(pa, b["bulk/final_attention"][()])  # bit for bit
+            for k in ("initial_tokens", "final_tokens", "V", "M"):
+                self.assertIn(k, b["bulk"], k)
+            self.assertEqual(b["bulk/initial_tokens"].shape, (8,))
+        p = subprocess.run([exe, "summarize", saved, "--plot", "0", "--png", png],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # --snapshots K: the trajectory at T (k + 1) / K (rk4 shortens the steps that land on
+        # them, so the record may differ in the last bits: exit 0 or 1, the file is written)
+        saved = os.path.join(tmp.name, "t1s.h5")
+        p = subprocess.run([exe, "reproduce", out, "1", "--save", saved, "--snapshots", "6"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        with h5py.File(saved, "r") as b:
+            np.testing.assert_array_equal(b["bulk/snapshots"].attrs["times"],
+                                          [0.5, 1, 1.5, 2, 2.5, 3])
+            # the last snapshot is at T: the final tokens
+            np.testing.assert_array_equal(b["bulk/snapshots"][-8:], b["bulk/final_tokens"][()])
+        with schema.open_results(saved) as rf:
+            fig = plots.trial_figure(rf, 0)
+            self.assertEqual(fig.axes[0].get_xlabel(), "time $t$")
+            self.assertIn("trial 1 of d1.h5", fig._suptitle.get_text())
+            t, _ = lines_by_gid(fig.axes[0], plots.TRAJECTORY)[0].get_data()
+            self.assertEqual(list(t), [0.0, 0.5, 1, 1.5, 2, 2.5, 3])
+        p = subprocess.run([exe, "reproduce", out, "1", "--save", saved],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2)  # an existing file is not replaced
+        self.assertIn("exists", p.stderr)
 
 if __name__ == "__main__":
     prog = unittest.main(exit=False, verbosity=1)

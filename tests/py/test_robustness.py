@@ -111,18 +111,26 @@ def run(argv):
 
 
 def csv_tables(text):
-    """The csv output as {distance field: [rows as dicts]} (tables separated by blank lines)."""
+    """The csv output, one table in long format (a `distance` column), as {distance field:
+    [rows as dicts]}, each row with its bin under the distance's name as well."""
+    rows = list(csv.DictReader(io.StringIO(text)))
     out = {}
-    for block in text.strip().split("\n\n"):
-        rows = list(csv.DictReader(io.StringIO(block)))
-        if rows:
-            field = [k for k in rows[0] if k not in ("near theorem", "x", "lo", "hi", "trials",
-                                                      "judged",
-                                                      "other") and not k.startswith(
-                                                          ("consistent", "violated",
-                                                           "unresolved"))][-1]
-            out[field] = rows
+    for r in rows:
+        r["near theorem"] = r["near_theorem"]
+        r[r["distance"]] = r["bin"]
+        out.setdefault(r["distance"], []).append(r)
     return out
+
+
+def test_csv_is_one_table(self, text):
+    """pandas reads the csv as one table with numeric columns."""
+    import pandas as pd
+    df = pd.read_csv(io.StringIO(text))
+    for c in ("x", "lo", "hi", "consistent_frac"):
+        self.assertEqual(df[c].dtype.kind, "f", c)
+    for c in ("trials", "judged", "consistent"):
+        self.assertEqual(df[c].dtype.kind, "i", c)
+    self.assertEqual(list(df.columns[:3]), ["near_theorem", "distance", "bin"])
 
 
 def in_bin(row, v, last):
@@ -200,6 +208,7 @@ class RobustnessTest(unittest.TestCase):
                                 str(bins)])
             self.assertEqual(rc, 0, err)
             tabs = csv_tables(out)
+            test_csv_is_one_table(self, out)
             self.check_field(tabs["dist_m_posdef"], "dist_m_posdef", ["identity"], bins)
             self.check_field(tabs["dist_margin"], "dist_margin", ["good"], bins)
             self.check_field(tabs["near_dist"], "near_dist", ["identity", "good"], bins)

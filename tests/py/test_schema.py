@@ -123,6 +123,12 @@ class HeaderParsingTest(unittest.TestCase):
             if kind in enums:
                 self.assertEqual(sorted(mapping, key=mapping.get), enums[kind], name)
 
+    def test_bool_keys(self):
+        # schema.BOOL_FIELDS mirrors the BOOL keys of the parameter table
+        bools = tuple(p["rname"] for p in schema.parse_params(INCLUDE)
+                      if p["kind"] == "BOOL" and p["rkind"] != "NONE")
+        self.assertEqual(bools, schema.BOOL_FIELDS)
+
     def test_unknown_kinds(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)

@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""The measured tables of docs/variants.md, docs/robustness-of-theorems.md and docs/meanfield.md
+are printed by a shipped command, written next to them as `<!-- table: attnsweep summarize
+ARGS -->`. This test reruns every such command on small versions of the sweeps (one replicate,
+fewer tokens, shorter horizons: their specs are the doc's or jobs/examples', reduced here) and
+checks the structure of what it prints against the doc's table: the same columns, and the same
+rows (the values of the grouping columns). Values are not compared: they come from the full
+runs. Needs the built attnsweep ($ATTNSWEEP) to run the sweeps.
+"""
+
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "analysis"))
+import attnsweep_summarize as summ  # noqa: E402
+
+DOCS = ["docs/variants.md", "docs/robustness-of-theorems.md", "docs/meanfield.md"]
+MARK = re.compile(r"^<!-- table: attnsweep summarize (.*) -->$")
+#: columns after which a row's cells are values, not the row's identity
+VALUE_START = ("trials", "pairs", "observable")
+
+
+def small(text, subs):
+    """A spec text with the given (pattern, replacement) substitutions, each of which must
+    apply (the test fails when a spec changes under it)."""
+    for pat, rep in subs:
+        new, k = re.subn(pat, rep, text, flags=re.M)
+        if not k:
+            raise AssertionError("pattern %r not in the spec" % pat)
+        text = new
+    return text
+
+
+def example(name, subs):
+    with open(os.path.join(SRC, "jobs", "examples", name + ".yaml")) as fh:
+        return small(fh.read(), subs)
+
+
+def doc_base_yaml():
+    """The base.yaml heredoc of docs/variants.md (the Sinkformer and causal-mask sweeps)."""
+    with open(os.path.join(SRC, "docs", "variants.md")) as fh:
+        text = fh.read()
+    m = re.search(r"cat >base\.yaml <<'YAML'\n(.*?)\n\s*YAML\n", text, re.S)
+    assert m, "docs/variants.md has no base.yaml"
+    lines = m.group(1).split("\n")
+    indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
+    return "\n".join(l[indent:] for l in lines) + "\n"
+
+
+def specs():
+    """File name -> small spec text."""
+    base = small(doc_base_yaml(), [(r"replicates: 10", "replicates: 1"), (r"T: 10", "T: 2"),
+                                   (r"T: 40", "T: 4")])
+    keys = {"softmax": "attention: softmax",
+            "sinkhorn": "attention: sinkhorn, sinkhorn_iters: 100, sinkhorn_tol: 1.0e-9",
+            "nomask": "mask: none", "causal": "mask: causal"}
+    out = {n + ".h5": base.replace("NAME", n).replace("KEYS", k) for n, k in keys.items()}
+    out["skip.h5"] = example("skip", [(r"^replicates: 10", "replicates: 1"),
+                                      (r"n: 32, d: 8", "n: 8, d: 3")])
+    out["multihead.h5"] = example("multihead", [(r"^replicates: 20", "replicates: 1"),
+                                                (r"n: 32, d: 2, T: 15", "n: 8, d: 2, T: 3")])
+    out["per_layer.h5"] = example("per_layer", [(r"^replicates: 10", "replicates: 1"),
+                                                (r"n: 20, d: 3, T: 30", "n: 6, d: 3, T: 6")])
+    # cheap enough at full size (340 and 400 trials, about 1 s each)
+    out["approximate.h5"] = example("approximate", [(r"^name: ", "name: ")])
+    out["perturbed.h5"] = example("perturbed", [(r"^name: ", "name: ")])
+    out["meanfield_seeds.h5"] = example("meanfield_seeds", [
+        (r"^replicates: 8", "replicates: 1"), (r"n: \[10000, 1000, 100\]", "n: [200, 100, 50]"),
+        (r"reference_n: \[1000, 100, 10\]", "reference_n: [20, 10, 5]")])
+    return out
+
+
+#: files whose small version has other values of a grouping column (the number of rows and
+#: the other columns are still compared)
+SCALED = {"meanfield_seeds.h5": ("n",)}
+
+
+def doc_tables():
+    """[(doc, line, argv, header, rows)] of every marked table."""
+    found = []
+    for doc in DOCS:
+        with open(os.path.join(SRC, doc)) as fh:
+            lines = fh.read().split("\n")
+        for i, line in enumerate(lines):
+            m = MARK.match(line)
+            if not m:
+                continue
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("|"):
+                j += 1
+            table = []
+            while j < len(lines) and lines[j].startswith("|"):
+                table.append(lines[j])
+                j += 1
+            assert len(table) >= 3, "%s:%d: no table after the marker" % (doc, i + 1)
+            found.append((doc, i + 1, shlex.split(m.group(1)), cells(table[0]),
+                          [cells(r) for r in table[2:]]))
+    return found
+
+
+def cells(row):
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def md_table(text):
+    """Header and rows of the first md table in summarize's output (--robustness prints one
+    per distance: the docs show the first)."""
+    rows = []
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    return cells(rows[0]), [cells(r) for r in rows[2:]]
+
+
+def columns(header):
+    """The columns, the mass columns of --measure (m1, m2, ...: as many as the data have
+    nonzero masses, docs/analysis.md) as one."""
+    out = []
+    for c in header:
+        c = re.sub(r"^m\d+ mean \(sd\)$", "mK mean (sd)", c)
+        if not out or out[-1] != c:
+            out.append(c)
+    return out
+
+
+def keys(header, rows, scaled=()):
+    """The identity of each row: the cells before the first value column (a scaled column
+    as *)."""
+    n = min([header.index(c) for c in VALUE_START if c in header] + [len(header)])
+    if "observable" in header:
+        n = header.index("observable") + 1
+    if not any(c in header[:n] for c in VALUE_START + ("observable",)):
+        n = 1  # a table without a count column (--measure): its first column
+    return sorted(tuple("*" if header[k] in scaled else r[k] for k in range(n)) for r in rows)
+
+
+class DocTablesTest(unittest.TestCase):
+    def test_every_marked_table(self):
+        tables = doc_tables()
+        self.assertGreaterEqual(len(tables), 9)
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        made = {}
+        sp = specs()
+        for doc, line, argv, header, rows in tables:
+            where = "%s:%d" % (doc, line)
+            args = []
+            for a in argv:
+                if a.endswith(".h5"):
+                    self.assertIn(a, sp, "%s: no small spec for %s" % (where, a))
+                    if a not in made:
+                        spec = os.path.join(tmp.name, a[:-3] + ".yaml")
+                        with open(spec, "w") as fh:
+                            fh.write(sp[a])
+                        made[a] = os.path.join(tmp.name, a)
+                        p = subprocess.run([exe, "run", spec, "-o", made[a]],
+                                           capture_output=True, text=True, timeout=300)
+                        self.assertEqual(p.returncode, 0, "%s: %s" % (a, p.stderr[-2000:]))
+                    a = made[a]
+                args.append(a)
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                rc = summ.main(args + ["--format", "md"])
+            self.assertEqual(rc, 0, "%s: %s" % (where, err.getvalue()))
+            h, r = md_table(out.getvalue())
+            self.assertEqual(columns(h), columns(header), "%s: the columns differ" % where)
+            scaled = [c for a in argv for c in SCALED.get(a, ())]
+            self.assertEqual(keys(h, r, scaled), keys(header, rows, scaled),
+                             "%s: the rows differ" % where)
+
+
+if __name__ == "__main__":
+    unittest.main()
