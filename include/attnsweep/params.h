@@ -61,9 +61,9 @@ enum {
 
 /* clang-format off */
 #define AS_PARAM_TABLE(X, C)                                                                       \
-  X(C, vfamily, ENUM, &as_vfamily_table, 0, 0, 0, AS_V_IDENTITY, triple.vfamily, VFAMILY,          \
+  X(C, vfamily, ENUM, &as_vfamily_table, 0, 0, 0, AS_V_IDENTITY, triple.vfamily, ENUM,          \
     vfamily, 1, "family of V (default explicit when V is given)")                                  \
-  X(C, mfamily, ENUM, &as_mfamily_table, 0, 0, 0, AS_M_IDENTITY, triple.mfamily, MFAMILY,          \
+  X(C, mfamily, ENUM, &as_mfamily_table, 0, 0, 0, AS_M_IDENTITY, triple.mfamily, ENUM,          \
     mfamily, 1, "family of Q, K (default explicit when Q, K or M is given)")                       \
   X(C, d, INT, NULL, 1, AS_MAX_D, 0, 2, d, I32, d, 1,                                                 \
     "dimension (default: the size of V or M when given; 1 for the scalar families)")               \
@@ -116,13 +116,13 @@ enum {
     AS_MF_IS(FILE), "factor applied to the M read (e.g. 1/sqrt(d_k))")                             \
   X(C, eps, NUM, NULL, 0, AS_BIG, 0, 0.0, triple.eps, F64, eps, 1,                                 \
     "perturbation: adds eps N(0,1)/sqrt(d) noise (0: none)")                                       \
-  X(C, perturb, ENUM, &as_perturb_table, 0, 0, 0, AS_PERTURB_V, triple.perturb, PERTURB, perturb,  \
+  X(C, perturb, ENUM, &as_perturb_table, 0, 0, 0, AS_PERTURB_V, triple.perturb, ENUM, perturb,  \
     t->triple.eps > 0, "what eps perturbs")                                                        \
   X(C, init, GROUP, NULL, 0, 0, AS_PF_NO_AXIS, 0, init, NONE, init_group, 1,                       \
     "initial tokens: {kind, scale, data, file, dataset} (recorded as init, init_scale, "           \
     "init_hash, init_file, init_dataset); `init: gauss` is short for {kind: gauss}; data "         \
     "implies kind explicit, file implies kind file")                                               \
-  X(C, init_kind, ENUM, &as_init_table, 0, 0, 0, AS_INIT_BOX, init.kind, INIT, init, 1,            \
+  X(C, init_kind, ENUM, &as_init_table, 0, 0, 0, AS_INIT_BOX, init.kind, ENUM, init, 1,            \
     "initial distribution (init.kind)")                                                            \
   X(C, init_scale, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 5.0, init.scale, F64, init_scale,          \
     t->init.kind == AS_INIT_BOX || t->init.kind == AS_INIT_GAUSS ||                                \
@@ -134,9 +134,9 @@ enum {
     t->init.kind == AS_INIT_FILE, "init.file: HDF5 file of the tokens")                            \
   X(C, init_dataset, TEXT, NULL, 0, 0, AS_PF_INIT_PART, 0, init.dataset, LABEL, init_dataset,      \
     t->init.kind == AS_INIT_FILE, "init.dataset: dataset (n x d) in init.file")                    \
-  X(C, method, ENUM, &as_method_table, 0, 0, 0, AS_METHOD_RK4, integ.method, METHOD, method, 1,    \
+  X(C, method, ENUM, &as_method_table, 0, 0, 0, AS_METHOD_RK4, integ.method, ENUM, method, 1,    \
     "integrator")                                                                                  \
-  X(C, vars, ENUM, &as_vars_table, 0, 0, 0, AS_VARS_Z, integ.vars, VARS, vars, 1,                  \
+  X(C, vars, ENUM, &as_vars_table, 0, 0, 0, AS_VARS_Z, integ.vars, ENUM, vars, 1,                  \
     "integrated variables: z (rescaled) or x")                                                     \
   X(C, T, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 5.0, integ.T, F64, T, 1,                            \
     "horizon (layers: T/dt layers)")                                                               \
@@ -153,7 +153,7 @@ enum {
     "settled when the max speed < settle_tol * radius throughout settle_window")                   \
   X(C, settle_window, NUM, NULL, 0, AS_BIG, 0, 0.0, integ.settle_window, F64, settle_window, 1,    \
     "length of the settling window (0: never stop early)")                                         \
-  X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, TSEED,        \
+  X(C, triple_seed, ENUM, &as_tseed_table, 0, 0, 0, AS_TSEED_PER_TRIAL, triple_seed, ENUM,        \
     triple_seed, 1, "whether the replicates of a point share its triple")                        \
   AS_PARAM_ATTN_TABLE(X, C)                                                                       \
   AS_BLOCKS_PARAMS(X, C)                                                                          \
@@ -163,17 +163,17 @@ enum {
 /* Attention normalisations and layer normalisation (docs/variants.md), one block. */
 #define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
 #define AS_PARAM_ATTN_TABLE(X, C)                                                                  \
-  X(C, attention, ENUM, &as_attn_table, 0, 0, 0, AS_ATTN_SOFTMAX, attn.attention, ATTN, attention, \
+  X(C, attention, ENUM, &as_attn_table, 0, 0, 0, AS_ATTN_SOFTMAX, attn.attention, ENUM, attention, \
     1, "attention weights: softmax (rows) or sinkhorn (doubly stochastic)")                        \
   X(C, sinkhorn_iters, INT, NULL, 1, 10000, 0, 100, attn.sinkhorn_iters, I32, sinkhorn_iters,      \
     AS_ATTN_IS_SINKHORN, "Sinkhorn: iteration cap (1: the row softmax)")                           \
   X(C, sinkhorn_tol, NUM, NULL, 0, AS_BIG, 0, 1e-9, attn.sinkhorn_tol, F64, sinkhorn_tol,          \
     AS_ATTN_IS_SINKHORN, "Sinkhorn: stop when every column sums to 1 within this")                 \
-  X(C, mask, ENUM, &as_mask_table, 0, 0, 0, AS_MASK_NONE, attn.mask, MASK, mask, 1,                \
+  X(C, mask, ENUM, &as_mask_table, 0, 0, 0, AS_MASK_NONE, attn.mask, ENUM, mask, 1,                \
     "attention mask: none or causal (P_ij = 0 for j > i)")                                         \
-  X(C, norm, ENUM, &as_norm_table, 0, 0, 0, AS_NORM_NONE, attn.norm, NORM, norm, 1,                \
+  X(C, norm, ENUM, &as_norm_table, 0, 0, 0, AS_NORM_NONE, attn.norm, ENUM, norm, 1,                \
     "layer normalisation: none or sphere (tokens on the unit sphere)")                             \
-  X(C, norm_form, ENUM, &as_nform_table, 0, 0, 0, AS_NFORM_SA, attn.norm_form, NFORM, norm_form,   \
+  X(C, norm_form, ENUM, &as_nform_table, 0, 0, 0, AS_NFORM_SA, attn.norm_form, ENUM, norm_form,   \
     t->attn.norm == AS_NORM_SPHERE, "sphere: sa (softmax weights) or usa (e^{beta<.,.>} / n)")
 
 /* Transformer blocks (blocks.h). Their enumerations are recorded as HDF5 enums of their etab (record kind ENUM, record.h). */

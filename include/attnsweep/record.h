@@ -4,12 +4,14 @@
  * compound type (io/results.c), the journal encoding and the schema documentation. Fields
  * are X(KIND, name, "meaning [units]"). KIND is one of
  *   U64 I64 I32 F64                  plain numbers
- *   VFAMILY MFAMILY INIT METHOD VARS EXPM THEOREM GEOM VERDICT OUTCOME
- *                                    enumerations of enums.h (int32 in C, HDF5 enums)
- *   ENUM                             a sweep key's enumeration: the etab of its entry in
- *                                    params.h (RKIND ENUM) gives the labels; int32 in C, an
- *                                    HDF5 enum with "-" = -1 (not applicable) plus the labels.
- *                                    A new enum key needs nothing beyond its table entry.
+ *   EXPM THEOREM GEOM VERDICT OUTCOME
+ *                                    the enumerations of enums.h that only results have (int32
+ *                                    in C, HDF5 enums)
+ *   ENUM                             a sweep key's enumeration, for every enum key: the etab of
+ *                                    its entry in params.h (RKIND ENUM) gives the labels; int32
+ *                                    in C, an HDF5 enum with "-" = -1 (not applicable: the one
+ *                                    place that decides it, record.c) plus the labels. A new
+ *                                    enum key needs nothing beyond its table entry.
  *   MSG                              char[AS_RECORD_MSG], NUL padded
  * Append fields at the end of a group; never reorder within a released version.
  * NaN in a F64 field means "not applicable / not measured".
@@ -34,17 +36,6 @@
 #define AS_PREC_I64(X, rname, doc) X(I64, rname, doc)
 #define AS_PREC_HASH(X, rname, doc) X(HASH, rname, doc)
 #define AS_PREC_LABEL(X, rname, doc) X(LABEL, rname, doc)
-#define AS_PREC_VFAMILY(X, rname, doc) X(VFAMILY, rname, doc)
-#define AS_PREC_MFAMILY(X, rname, doc) X(MFAMILY, rname, doc)
-#define AS_PREC_PERTURB(X, rname, doc) X(PERTURB, rname, doc)
-#define AS_PREC_INIT(X, rname, doc) X(INIT, rname, doc)
-#define AS_PREC_METHOD(X, rname, doc) X(METHOD, rname, doc)
-#define AS_PREC_VARS(X, rname, doc) X(VARS, rname, doc)
-#define AS_PREC_TSEED(X, rname, doc) X(TSEED, rname, doc)
-#define AS_PREC_ATTN(X, rname, doc) X(ATTN, rname, doc)
-#define AS_PREC_MASK(X, rname, doc) X(MASK, rname, doc)
-#define AS_PREC_NORM(X, rname, doc) X(NORM, rname, doc)
-#define AS_PREC_NFORM(X, rname, doc) X(NFORM, rname, doc)
 #define AS_PREC_ENUM(X, rname, doc) X(ENUM, rname, doc)
 
 /* Flags of the triple (field `flags`): X(NAME, bit, "meaning"). The list generates the
@@ -168,18 +159,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_CT_F64 double
 #define AS_CT_HASH uint64_t
 #define AS_CT_LABEL int32_t
-#define AS_CT_PERTURB int32_t
-#define AS_CT_TSEED int32_t
-#define AS_CT_ATTN int32_t
-#define AS_CT_MASK int32_t
-#define AS_CT_NORM int32_t
-#define AS_CT_NFORM int32_t
 #define AS_CT_ENUM int32_t
-#define AS_CT_VFAMILY int32_t
-#define AS_CT_MFAMILY int32_t
-#define AS_CT_INIT int32_t
-#define AS_CT_METHOD int32_t
-#define AS_CT_VARS int32_t
 #define AS_CT_EXPM int32_t
 #define AS_CT_THEOREM int32_t
 #define AS_CT_GEOM int32_t
@@ -192,18 +172,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_DIM_F64
 #define AS_DIM_HASH
 #define AS_DIM_LABEL
-#define AS_DIM_PERTURB
-#define AS_DIM_TSEED
-#define AS_DIM_ATTN
-#define AS_DIM_MASK
-#define AS_DIM_NORM
-#define AS_DIM_NFORM
 #define AS_DIM_ENUM
-#define AS_DIM_VFAMILY
-#define AS_DIM_MFAMILY
-#define AS_DIM_INIT
-#define AS_DIM_METHOD
-#define AS_DIM_VARS
 #define AS_DIM_EXPM
 #define AS_DIM_THEOREM
 #define AS_DIM_GEOM

@@ -55,18 +55,7 @@ static void diff_MSG(const char *name, const char *a, const char *b) {
 }
 #define diff_HASH diff_U64
 #define diff_LABEL diff_I32
-#define diff_PERTURB diff_I32
-#define diff_TSEED diff_I32
-#define diff_ATTN diff_I32
-#define diff_MASK diff_I32
-#define diff_NORM diff_I32
-#define diff_NFORM diff_I32
 #define diff_ENUM diff_I32
-#define diff_VFAMILY diff_I32
-#define diff_MFAMILY diff_I32
-#define diff_INIT diff_I32
-#define diff_METHOD diff_I32
-#define diff_VARS diff_I32
 #define diff_EXPM diff_I32
 #define diff_THEOREM diff_I32
 #define diff_GEOM diff_I32

@@ -13,17 +13,6 @@
 #define AS_FILL_F64(name) r->name = NAN;
 #define AS_FILL_HASH(name)
 #define AS_FILL_LABEL(name) r->name = -1;
-#define AS_FILL_VFAMILY(name)
-#define AS_FILL_MFAMILY(name)
-#define AS_FILL_PERTURB(name)
-#define AS_FILL_INIT(name)
-#define AS_FILL_METHOD(name)
-#define AS_FILL_VARS(name)
-#define AS_FILL_TSEED(name)
-#define AS_FILL_ATTN(name)
-#define AS_FILL_MASK(name)
-#define AS_FILL_NORM(name)
-#define AS_FILL_NFORM(name)
 #define AS_FILL_EXPM(name)
 #define AS_FILL_THEOREM(name)
 #define AS_FILL_GEOM(name)
@@ -48,17 +37,6 @@
 #define AS_NA_LABEL(rname) r->rname = -1;
 #define AS_NA_HASH(rname) r->rname = 0;
 #define AS_NA_NONE(rname)
-#define AS_NA_VFAMILY(rname)
-#define AS_NA_MFAMILY(rname)
-#define AS_NA_PERTURB(rname) r->rname = -1;
-#define AS_NA_INIT(rname)
-#define AS_NA_METHOD(rname)
-#define AS_NA_VARS(rname)
-#define AS_NA_TSEED(rname)
-#define AS_NA_ATTN(rname) r->rname = -1;
-#define AS_NA_MASK(rname) r->rname = -1;
-#define AS_NA_NORM(rname) r->rname = -1;
-#define AS_NA_NFORM(rname) r->rname = -1;
 #define AS_NA_ENUM(rname) r->rname = -1;
 
 void as_record_init(as_record *r, const as_trial *t) {

@@ -34,18 +34,8 @@ const char *as_bulk_name(as_bulk_kind kind) {
   return ((int)kind >= 0 && kind < AS_BULK_COUNT) ? bulk_names[kind] : "?";
 }
 
-/* The enum table of each enumeration kind of AS_RECORD_FIELDS. */
-#define AS_TAB_VFAMILY (&as_vfamily_table)
-#define AS_TAB_MFAMILY (&as_mfamily_table)
-#define AS_TAB_PERTURB (&as_perturb_table)
-#define AS_TAB_TSEED (&as_tseed_table)
-#define AS_TAB_ATTN (&as_attn_table)
-#define AS_TAB_MASK (&as_mask_table)
-#define AS_TAB_NORM (&as_norm_table)
-#define AS_TAB_NFORM (&as_nform_table)
-#define AS_TAB_INIT (&as_init_table)
-#define AS_TAB_METHOD (&as_method_table)
-#define AS_TAB_VARS (&as_vars_table)
+/* The enum table of each enumeration kind of AS_RECORD_FIELDS that is no sweep key (the keys'
+ * enumerations are kind ENUM: their etab in params.h). */
 #define AS_TAB_EXPM (&as_expm_table)
 #define AS_TAB_THEOREM (&as_theorem_table)
 #define AS_TAB_GEOM (&as_geom_table)
@@ -53,16 +43,8 @@ const char *as_bulk_name(as_bulk_kind kind) {
 #define AS_TAB_OUTCOME (&as_outcome_table)
 
 static const as_enum_table *const enum_tables[] = {
-    &as_vfamily_table, &as_mfamily_table, &as_perturb_table, &as_tseed_table,
-    &as_init_table,    &as_method_table,  &as_vars_table,    &as_expm_table,
-    &as_theorem_table, &as_geom_table,    &as_verdict_table, &as_outcome_table,
-    &as_attn_table,    &as_mask_table,    &as_norm_table,    &as_nform_table};
+    &as_expm_table, &as_theorem_table, &as_geom_table, &as_verdict_table, &as_outcome_table};
 enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
-
-/* Enumerations whose fields can be "not applicable": their HDF5 type has a member "-" = -1. */
-static int enum_has_na(const as_enum_table *tab) {
-  return tab == &as_perturb_table || tab == &as_nform_table;
-}
 
 /* The LABEL fields of the record, in record order: their labels come from the spec. */
 #define AS_LN_LABEL(name) #name,
@@ -72,18 +54,7 @@ static int enum_has_na(const as_enum_table *tab) {
 #define AS_LN_F64(name)
 #define AS_LN_HASH(name)
 #define AS_LN_MSG(name)
-#define AS_LN_VFAMILY(name)
-#define AS_LN_MFAMILY(name)
-#define AS_LN_PERTURB(name)
-#define AS_LN_TSEED(name)
-#define AS_LN_ATTN(name)
-#define AS_LN_MASK(name)
-#define AS_LN_NORM(name)
-#define AS_LN_NFORM(name)
 #define AS_LN_ENUM(name)
-#define AS_LN_INIT(name)
-#define AS_LN_METHOD(name)
-#define AS_LN_VARS(name)
 #define AS_LN_EXPM(name)
 #define AS_LN_THEOREM(name)
 #define AS_LN_GEOM(name)
@@ -239,17 +210,6 @@ static int enum_index(const as_enum_table *tab) {
 /* A sweep key's enumeration (record.h kind ENUM): built from its etab, "-" = -1 included. */
 #define AS_KIND_ENUM(fl, nm) \
   enum_type(as_record_enum_table(nm), (fl) ? H5T_STD_I32LE : H5T_NATIVE_INT32, 1)
-#define AS_KIND_VFAMILY(fl, nm) AS_KIND_TAB(VFAMILY)
-#define AS_KIND_MFAMILY(fl, nm) AS_KIND_TAB(MFAMILY)
-#define AS_KIND_PERTURB(fl, nm) AS_KIND_TAB(PERTURB)
-#define AS_KIND_TSEED(fl, nm) AS_KIND_TAB(TSEED)
-#define AS_KIND_ATTN(fl, nm) AS_KIND_TAB(ATTN)
-#define AS_KIND_MASK(fl, nm) AS_KIND_TAB(MASK)
-#define AS_KIND_NORM(fl, nm) AS_KIND_TAB(NORM)
-#define AS_KIND_NFORM(fl, nm) AS_KIND_TAB(NFORM)
-#define AS_KIND_INIT(fl, nm) AS_KIND_TAB(INIT)
-#define AS_KIND_METHOD(fl, nm) AS_KIND_TAB(METHOD)
-#define AS_KIND_VARS(fl, nm) AS_KIND_TAB(VARS)
 #define AS_KIND_EXPM(fl, nm) AS_KIND_TAB(EXPM)
 #define AS_KIND_THEOREM(fl, nm) AS_KIND_TAB(THEOREM)
 #define AS_KIND_GEOM(fl, nm) AS_KIND_TAB(GEOM)
@@ -391,7 +351,7 @@ static as_status build_mem_types(as_results *rf) {
   hid_t enums[N_ENUMS];
   for (int i = 0; i < N_ENUMS; i++) enums[i] = H5I_INVALID_HID;
   for (int i = 0; i < N_ENUMS; i++)
-    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32, enum_has_na(enum_tables[i])));
+    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_NATIVE_INT32, 0));
   AS_TRY(record_type(enums, rf->label_mem, 0, &rf->rec_mem));
   AS_H5_ID(rf->col_mem, H5Tcreate(H5T_COMPOUND, sizeof(col_pair)));
   AS_H5_CHECK(H5Tinsert(rf->col_mem, "outcome", offsetof(col_pair, outcome),
@@ -874,7 +834,7 @@ static as_status create_types_and_trials(as_results *rf, const as_results_info *
   AS_H5_ID(g, H5Gcreate2(rf->file, "types", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   /* Named enum types: h5dump shows /types/outcome etc.; the compound holds copies. */
   for (int i = 0; i < N_ENUMS; i++) {
-    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_STD_I32LE, enum_has_na(enum_tables[i])));
+    AS_H5_ID(enums[i], enum_type(enum_tables[i], H5T_STD_I32LE, 0));
     AS_H5_CHECK(
         H5Tcommit2(g, enum_tables[i]->type_name, enums[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   }
