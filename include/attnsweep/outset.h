@@ -120,6 +120,24 @@ as_status as_outset_resolve(const char *given, char *buf, size_t len);
 as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const char *spec_path,
                                  int resume);
 
+/* ---------------------------------------------------------------- inputs of a resume */
+
+/* Resume, rank 0: every input file recorded in the provenance of rf (input_sha256, "<sha256>
+ * <resolved path>" per line, one line per input label of the spec) must have the same content
+ * now, or the records of two segments would come from different inputs. A line is matched to
+ * the spec's input by its label (the same place in the list, its resolved path ending in the
+ * label), wherever the spec lives and whatever directory it resolves against, else by the
+ * same resolved path; an input the spec no longer has is not compared, nor one that was
+ * unreadable when the sweep started. AS_ERR_MISMATCH naming the file (and both paths when the
+ * spec resolves the label elsewhere), unless allow. A file without provenance: AS_OK. */
+as_status as_outset_inputs_check(as_results *rf, const as_spec *spec, const char *path, int allow);
+
+/* The directory the first run resolved the relative input labels of spec against, from the
+ * provenance of the results file (read-only, no MPI), into dir (len bytes): "" when no
+ * relative input label was recorded. A spec-less resume parses the stored spec as if it
+ * lived there, so its inputs are the first run's. Statuses of as_results_open. */
+as_status as_outset_inputs_base(const char *results, const as_spec *spec, char *dir, size_t len);
+
 /* ---------------------------------------------------------------- the spec copy */
 
 /* Write text (len bytes) to OUT.h5.spec durably and atomically (a temporary file in the same

@@ -837,3 +837,171 @@ as_status as_outset_swap_in(const char *results) {
 cleanup:
   return st;
 }
+
+/* ---------------------------------------------------------------- inputs of a resume */
+
+/* One line of an input_sha256 list: "<sha256 hex or 'unreadable: why'>  <path>". */
+typedef struct input_line {
+  const char *hash; /* NUL terminated in the list's buffer */
+  const char *path;
+} input_line;
+
+/* Split list (modified in place) into lines; *lines allocated (caller frees), *n their count. */
+static as_status input_lines(char *list, input_line **lines, size_t *n) {
+  as_status st = AS_OK;
+  size_t cap = 1, k = 0;
+  for (const char *c = list; *c; c++) cap += *c == '\n';
+  input_line *v = calloc(cap, sizeof *v);
+  AS_CHECK_ALLOC(v);
+  for (char *line = list; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    char *sep = strstr(line, "  ");
+    if (sep && k < cap) {
+      *sep = '\0';
+      v[k].hash = line;
+      v[k].path = sep + 2;
+      k++;
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  *lines = v;
+  *n = k;
+cleanup:
+  return st;
+}
+
+/* The labels of the input files of spec in the order of as_results_input_hashes: the `file`
+ * labels, then the `init_file` labels. *labels allocated (caller frees), *n their count. */
+static as_status input_labels(const as_spec *spec, const char ***labels, size_t *n) {
+  as_status st = AS_OK;
+  static const char *const fields[] = {"file", "init_file"};
+  const char *const *names[2] = {NULL, NULL};
+  int counts[2] = {0, 0};
+  for (int k = 0; k < 2; k++) counts[k] = as_spec_labels(spec, fields[k], &names[k]);
+  const char **v = calloc((size_t)(counts[0] + counts[1]) + 1, sizeof *v);
+  AS_CHECK_ALLOC(v);
+  size_t m = 0;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < counts[k]; i++) v[m++] = names[k][i];
+  *labels = v;
+  *n = m;
+cleanup:
+  return st;
+}
+
+/* Length of the directory part of path when path is label resolved against a directory
+ * ("<dir>/<label>"), else -1. An absolute label resolves to itself: -1. */
+static long resolved_dir_len(const char *path, const char *label) {
+  size_t pl = strlen(path), ll = strlen(label);
+  if (label[0] == '/' || ll == 0 || pl < ll + 1) return -1;
+  if (strcmp(path + pl - ll, label) != 0 || path[pl - ll - 1] != '/') return -1;
+  return (long)(pl - ll - 1);
+}
+
+/* Whether stored path p is what label resolves to in some directory (or the label itself). */
+static int resolves_from(const char *p, const char *label) {
+  return strcmp(p, label) == 0 || resolved_dir_len(p, label) >= 0;
+}
+
+/* The file's input_sha256 list (allocated; NULL without provenance, not an error). */
+static as_status stored_inputs(as_results *rf, char **out) {
+  as_status st = AS_OK;
+  enum { CAP = 1 << 20 };
+  *out = NULL;
+  char *buf = malloc(CAP);
+  AS_CHECK_ALLOC(buf);
+  if (as_results_attr_string(rf, "input_sha256", buf, CAP) != AS_OK) {
+    as_error_clear(); /* a file without provenance: nothing to compare */
+    free(buf);
+    buf = NULL;
+  }
+  *out = buf;
+cleanup:
+  return st;
+}
+
+as_status as_outset_inputs_check(as_results *rf, const as_spec *spec, const char *path, int allow) {
+  as_status st = AS_OK;
+  char *stored = NULL, *now = NULL;
+  input_line *sl = NULL, *nl = NULL;
+  const char **labels = NULL;
+  size_t ns = 0, nn = 0, nlab = 0;
+  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
+  AS_CHECK(rf && spec && path, AS_ERR_ARG, "as_outset_inputs_check: NULL argument");
+  AS_TRY(stored_inputs(rf, &stored));
+  if (!stored) goto cleanup;
+  as_results_info info;
+  AS_TRY(as_outset_layout(spec, &info, bulk));
+  AS_TRY(as_results_input_hashes(&info, &now));
+  AS_TRY(input_lines(stored, &sl, &ns));
+  AS_TRY(input_lines(now, &nl, &nn));
+  AS_TRY(input_labels(spec, &labels, &nlab));
+  for (size_t i = 0; i < ns; i++) {
+    /* A file that was unreadable when the sweep started gave failed trials only: putting it
+     * in place for --retry-failed is the documented fix, not a change. */
+    if (strncmp(sl[i].hash, "unreadable", 10) == 0) continue;
+    /* Which input of this spec line i was: the same label at the same place (the spec's
+     * labels are the file's when its SHA-256 is; the spec may live elsewhere and resolve it
+     * elsewhere), else the same resolved path; an input this spec no longer has is not
+     * compared. */
+    long j = -1;
+    if (ns == nn && nn == nlab && resolves_from(sl[i].path, labels[i])) j = (long)i;
+    for (size_t k = 0; j < 0 && k < nn; k++)
+      if (strcmp(nl[k].path, sl[i].path) == 0) j = (long)k;
+    if (j < 0 || allow || strcmp(nl[j].hash, sl[i].hash) == 0) continue;
+    if (strcmp(nl[j].path, sl[i].path) == 0)
+      AS_CHECK(0, AS_ERR_MISMATCH,
+               "%s: the input file %s changed since the sweep was started (SHA-256 %.12s..., "
+               "now %.12s): resume with the original file, or pass --allow-input-change if you "
+               "know the trials are unchanged",
+               path, sl[i].path, sl[i].hash, nl[j].hash);
+    AS_CHECK(0, AS_ERR_MISMATCH,
+             "%s: the input file %s is not the one the sweep was started with: %s, with SHA-256 "
+             "%.12s..., was %s (SHA-256 %.12s...) when the sweep was started; resume with the "
+             "original spec and files, or pass --allow-input-change if you know the trials are "
+             "unchanged",
+             path, labels && (size_t)j < nlab ? labels[j] : nl[j].path, nl[j].path, nl[j].hash,
+             sl[i].path, sl[i].hash);
+  }
+cleanup:
+  as_outset_layout_free(bulk);
+  free(sl);
+  free(nl);
+  free(labels);
+  free(stored);
+  free(now);
+  return st;
+}
+
+as_status as_outset_inputs_base(const char *results, const as_spec *spec, char *dir, size_t len) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  char *stored = NULL;
+  input_line *sl = NULL;
+  const char **labels = NULL;
+  size_t ns = 0, nlab = 0;
+  AS_CHECK(results && spec && dir && len > 0, AS_ERR_ARG, "as_outset_inputs_base: bad arguments");
+  dir[0] = '\0';
+  AS_TRY(as_results_open(MPI_COMM_NULL, results, AS_RESULTS_READ, &rf));
+  AS_TRY(stored_inputs(rf, &stored));
+  if (!stored) goto cleanup;
+  AS_TRY(input_lines(stored, &sl, &ns));
+  AS_TRY(input_labels(spec, &labels, &nlab));
+  /* Line i of the list is label i (as_results_input_hashes): the first relative label gives
+   * the directory it was resolved against. */
+  for (size_t i = 0; i < ns && i < nlab && ns == nlab; i++) {
+    long dl = resolved_dir_len(sl[i].path, labels[i]);
+    if (dl < 0) continue;
+    AS_CHECK((size_t)dl + 1 < len, AS_ERR_ARG, "%s: the directory of its inputs is too long",
+             results);
+    snprintf(dir, len, "%.*s", dl == 0 ? 1 : (int)dl, sl[i].path);
+    break;
+  }
+cleanup:
+  as_results_close(&rf);
+  free(sl);
+  free(labels);
+  free(stored);
+  return st;
+}
