@@ -114,6 +114,13 @@ as_status as_outset_probe(const char *results, int *held, long *pid, char *host,
  * given. AS_ERR_ARG for an empty or too long name. */
 as_status as_outset_resolve(const char *given, char *buf, size_t len);
 
+/* No command writes to one of its inputs: AS_ERR_ARG ("refusing to write OUTPUT over what
+ * INPUT, which this command reads (the same file) ...") when output and input both exist and
+ * are one file (device and inode: a hard link or a symbolic link is the same file). A missing
+ * output or input, or NULL, is not the same file: AS_OK. what (may be NULL) says what the input
+ * is ("the spec", "the checkpoint"). For every command with -o, before it creates anything. */
+as_status as_outset_guard_output(const char *output, const char *input, const char *what);
+
 /* Before a run claims results: refuse (AS_ERR_ARG, naming both) when the file, its lock file
  * or (without resume) its spec copy is the same file (device and inode) as spec_path (may be
  * NULL) or an input file of spec (matrix and token files). Rank 0, before the claim. */
@@ -248,5 +255,23 @@ as_status as_outset_set_aside(const char *results);
 /* Put the rebuilt set in place: OUT.h5.rebuild-journal becomes OUT.h5.journal.0, then
  * OUT.h5.rebuild becomes OUT.h5, and the directory is synced. AS_ERR_IO. */
 as_status as_outset_swap_in(const char *results);
+
+/* ---------------------------------------------------------------- fresh side files */
+
+/* Identity of a file created here (device and inode). */
+typedef struct as_outset_file {
+  uint64_t dev, ino;
+} as_outset_file;
+
+/* Create side file `side` of results (a kind that is not per rank) afresh and empty, its name
+ * into path (len bytes): whatever is at the name is removed first (a leftover of an
+ * interrupted command, or a symbolic link planted there: unlink removes a link, never its
+ * target), then the name is created with O_CREAT | O_EXCL | O_NOFOLLOW, so nothing but this
+ * new file is ever written through it. *id receives its identity. AS_ERR_IO. */
+as_status as_outset_side_create(const char *results, as_side side, char *path, size_t len,
+                                as_outset_file *id);
+/* AS_OK when path is still the regular file *id (not replaced, not a link); AS_ERR_IO
+ * otherwise. For a library (HDF5) that reopens the name itself after as_outset_side_create. */
+as_status as_outset_side_verify(const char *path, const as_outset_file *id);
 
 #endif /* ATTNSWEEP_OUTSET_H */

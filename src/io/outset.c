@@ -65,7 +65,8 @@ static void sync_dir_of(const char *path) {
 /* A name that does not exist yet: base, else base.1, base.2, ... */
 static void fresh_name(const char *base, char *buf, size_t len) {
   snprintf(buf, len, "%s", base);
-  for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++) {
+  struct stat sb; /* lstat: a link (even a dangling one) at a name takes it, never replaced */
+  for (int k = 1; lstat(buf, &sb) == 0 && k < 10000; k++) {
     int w = snprintf(buf, len, "%s.%d", base, k);
     if (w < 0 || (size_t)w >= len) break; /* does not fit: keep trying would loop on one name */
   }
@@ -177,6 +178,18 @@ cleanup:
   return st;
 }
 
+as_status as_outset_guard_output(const char *output, const char *input, const char *what) {
+  as_status st = AS_OK;
+  struct stat o, i;
+  if (!output || !input || stat(output, &o) != 0 || stat(input, &i) != 0) goto cleanup;
+  AS_CHECK(!(o.st_dev == i.st_dev && o.st_ino == i.st_ino), AS_ERR_ARG,
+           "refusing to write %s over %s %s, which this command reads (the same file): choose "
+           "another output name",
+           output, what ? what : "the input", input);
+cleanup:
+  return st;
+}
+
 /* One input the sweep reads against the files it writes: AS_ERR_ARG when they are one file. */
 static as_status guard_one(const char *results, const char *input, const char *what,
                            const struct stat *tgt, const char *const *tname, int ntgt) {
@@ -196,16 +209,34 @@ as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const
                                  int resume) {
   as_status st = AS_OK;
   char names[3][AS_OUTSET_PATH_MAX];
-  struct stat tgt[3];
-  const char *tname[3];
+  char **journals[2] = {NULL, NULL};
+  size_t nj[2] = {0, 0};
+  struct stat *tgt = NULL;
+  const char **tname = NULL;
   int ntgt = 0;
   AS_CHECK(results && spec, AS_ERR_ARG, "as_outset_guard_inputs: NULL argument");
-  /* What the run writes: the file, its lock and (for a new sweep) its spec copy. */
+  /* What the run writes: the file, its lock, (for a new sweep) its spec copy, and its journals
+   * (appended to, or removed by a new sweep). */
   snprintf(names[0], sizeof names[0], "%s", results);
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, names[1], sizeof names[1]));
   AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, names[2], sizeof names[2]));
+  /* A directory that cannot be listed has no journals to guard; the claim reports it. */
+  static const as_side kinds[2] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (int s = 0; s < 2; s++)
+    if (as_outset_list(results, kinds[s], &journals[s], &nj[s]) != AS_OK) {
+      as_error_clear();
+      nj[s] = 0;
+    }
+  const size_t cap = 3 + nj[0] + nj[1];
+  tgt = calloc(cap, sizeof *tgt);
+  tname = calloc(cap, sizeof *tname);
+  AS_CHECK_ALLOC(tgt);
+  AS_CHECK_ALLOC(tname);
   for (int k = 0; k < (resume ? 2 : 3); k++)
     if (stat(names[k], &tgt[ntgt]) == 0) tname[ntgt++] = names[k];
+  for (int s = 0; s < 2; s++)
+    for (size_t k = 0; k < nj[s]; k++)
+      if (stat(journals[s][k], &tgt[ntgt]) == 0) tname[ntgt++] = journals[s][k];
   if (ntgt == 0) goto cleanup;
   AS_TRY(guard_one(results, spec_path, "the spec", tgt, tname, ntgt));
   const char *const *fields = NULL;
@@ -216,6 +247,9 @@ as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const
     for (int j = 0; j < np; j++) AS_TRY(guard_one(results, paths[j], "input", tgt, tname, ntgt));
   }
 cleanup:
+  free(tgt);
+  free(tname);
+  for (int s = 0; s < 2; s++) as_outset_list_free(&journals[s], nj[s]);
   return st;
 }
 
@@ -249,8 +283,16 @@ static as_status lock_take(const char *results, as_outset *os) {
   as_status st = AS_OK;
   char path[AS_OUTSET_PATH_MAX];
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
-  os->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  /* Never through a link planted at its name (issue 36): its bytes would land in the target. */
+  os->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  AS_CHECK(os->fd >= 0 || errno != ELOOP, AS_ERR_ARG,
+           "the lock file %s is a symbolic link: refusing to follow it (remove it)", path);
   AS_CHECK(os->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
+  {
+    struct stat lb;
+    AS_CHECK(fstat(os->fd, &lb) == 0 && S_ISREG(lb.st_mode), AS_ERR_ARG,
+             "the lock file %s is not a regular file: refusing to use it (remove it)", path);
+  }
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
@@ -411,12 +453,18 @@ cleanup:
 as_status as_outset_spec_save(const char *results, const char *text, size_t len) {
   as_status st = AS_OK;
   int fd = -1;
+  int made = 0; /* tmp exists */
   char dst[AS_OUTSET_PATH_MAX], tmp[AS_OUTSET_PATH_MAX + 32] = "";
   AS_CHECK(text || len == 0, AS_ERR_ARG, "as_outset_spec_save: NULL text");
   AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, dst, sizeof dst));
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dst, (long)getpid());
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
+  /* A new name of our own beside it (mkstemp: O_CREAT | O_EXCL), never an existing file or a
+   * link planted at a predictable name; renamed over the copy, which replaces a link there
+   * instead of following it. */
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", dst);
+  fd = mkostemp(tmp, O_CLOEXEC);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot write the spec copy %s.tmp.*: %s", dst, strerror(errno));
+  made = 1;
+  (void)fchmod(fd, 0644); /* mkstemp makes 0600; the copy is as readable as the results */
   AS_CHECK(write_all(fd, text ? text : "", len) == 0 && fdatasync(fd) == 0, AS_ERR_IO,
            "cannot write the spec copy %s: %s", tmp, strerror(errno));
   AS_CHECK(close(fd) == 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
@@ -426,7 +474,7 @@ as_status as_outset_spec_save(const char *results, const char *text, size_t len)
   sync_dir_of(dst);
 cleanup:
   if (fd >= 0) close(fd);
-  if (st != AS_OK && tmp[0]) unlink(tmp);
+  if (st != AS_OK && made) unlink(tmp);
   return st;
 }
 
@@ -832,6 +880,13 @@ as_status as_outset_swap_in(const char *results) {
   AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, 0, to, sizeof to));
   AS_TRY(rename_checked(from, to));
   AS_TRY(as_outset_name(results, AS_SIDE_REBUILD, -1, from, sizeof from));
+  {
+    struct stat sb; /* only the file built here: a link would become the results file */
+    AS_CHECK(lstat(from, &sb) == 0 && S_ISREG(sb.st_mode), AS_ERR_IO,
+             "%s is not the regular file repair built (a symbolic link?): refusing to put it in "
+             "place of %s",
+             from, results);
+  }
   AS_TRY(rename_checked(from, results));
   sync_dir_of(results);
 cleanup:
@@ -1003,5 +1058,40 @@ cleanup:
   free(sl);
   free(labels);
   free(stored);
+  return st;
+}
+
+/* ---------------------------------------------------------------- fresh side files */
+
+as_status as_outset_side_create(const char *results, as_side side, char *path, size_t len,
+                                as_outset_file *id) {
+  as_status st = AS_OK;
+  int fd = -1;
+  AS_CHECK(results && path && id, AS_ERR_ARG, "as_outset_side_create: NULL argument");
+  AS_TRY(as_outset_name(results, side, 0, path, len));
+  /* Whatever is at the name goes (a leftover of an interrupted command, or a link planted
+   * there: unlink removes the link, never its target); then the name is ours alone. */
+  AS_CHECK(unlink(path) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove the stale %s: %s", path,
+           strerror(errno));
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+  struct stat sb;
+  AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  id->dev = (uint64_t)sb.st_dev;
+  id->ino = (uint64_t)sb.st_ino;
+cleanup:
+  if (fd >= 0) close(fd);
+  return st;
+}
+
+as_status as_outset_side_verify(const char *path, const as_outset_file *id) {
+  as_status st = AS_OK;
+  struct stat sb;
+  AS_CHECK(path && id, AS_ERR_ARG, "as_outset_side_verify: NULL argument");
+  AS_CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == id->dev &&
+               (uint64_t)sb.st_ino == id->ino,
+           AS_ERR_IO, "%s was replaced while it was being written (not the file created here)",
+           path);
+cleanup:
   return st;
 }
