@@ -166,6 +166,27 @@ static as_status stored_parse_name(const char *out, const char *stored, const ch
   return st;
 }
 
+/* The stop watchdog of run (signals.h as_signals_set_grace): ATTNSWEEP_STOP_GRACE seconds
+ * (0: none), default AS_RUN_STOP_GRACE, the default KillWait of Slurm, after which Slurm
+ * kills a job step anyway. */
+#define AS_RUN_STOP_GRACE 30
+static as_status stop_grace(void) {
+  as_status st = AS_OK;
+  long v = AS_RUN_STOP_GRACE;
+  const char *env = getenv("ATTNSWEEP_STOP_GRACE");
+  if (env && *env) {
+    char *end = NULL;
+    errno = 0;
+    v = strtol(env, &end, 10);
+    AS_CHECK(errno == 0 && end != env && *end == '\0' && v >= 0 && v <= 86400, AS_ERR_ARG,
+             "ATTNSWEEP_STOP_GRACE = '%s' must be whole seconds in [0, 86400] (0: no watchdog)",
+             env);
+  }
+  as_signals_set_grace((unsigned)v, "run");
+cleanup:
+  return st;
+}
+
 int as_cmd_run(int argc, char **argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -199,6 +220,17 @@ int as_cmd_run(int argc, char **argv) {
 
   as_status st = as_par_setup(MPI_COMM_WORLD);
   if (st != AS_OK) return as_cli_report("run", st);
+  /* Memory: BLAS's buffer now, where a limit fails cleanly (exit 3 on every rank), not in a
+   * trial; and a stop signal is honoured within the grace even inside a library call. */
+  st = stop_grace();
+  if (st == AS_OK) st = as_par_blas_reserve();
+  {
+    int mine = (int)st, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+      all = (int)AS_ERR_MPI;
+    if (all != AS_OK)
+      return st != AS_OK ? as_cli_report("run", st) : as_status_exit_code((as_status)all);
+  }
 
   /* The spec: the file's text, or the built-in default sweep. */
   as_spec *spec = NULL;
