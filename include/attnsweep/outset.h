@@ -256,6 +256,15 @@ as_status as_outset_set_aside(const char *results);
  * OUT.h5.rebuild becomes OUT.h5, and the directory is synced. AS_ERR_IO. */
 as_status as_outset_swap_in(const char *results);
 
+/* ---------------------------------------------------------------- damage refused */
+
+/* For a command that reads results (summarize, reproduce): verify the checksums of rows
+ * [first, first + count) of rf and of their bulk slabs (as_results_verify) and refuse damage:
+ * AS_ERR_IO (exit 3) naming path, the damaged rows (their trials, the first 8) and
+ * `attnsweep repair`. A file without checksums is not refused. Rows beyond the file are
+ * ignored. Statuses of as_results_verify. */
+as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first, uint64_t count);
+
 /* ---------------------------------------------------------------- fresh side files */
 
 /* Identity of a file created here (device and inode). */

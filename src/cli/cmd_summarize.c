@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "attnsweep/outset.h"
+#include "attnsweep/results.h"
 #include "cli.h"
 
 #ifndef AS_ANALYSIS_DIR
@@ -147,6 +148,41 @@ int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv)
   return 3;
 }
 
+/* The results file among summarize's arguments: the first that is neither an option nor the
+ * value of one of the script's options that take a value (also as a unique prefix). */
+static const char *summarize_file(int argc, char **argv) {
+  static const char *const valued[] = {"by",   "where", "format", "phase",
+                                       "bins", "png",   "plot",   "output"};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-o") == 0) {
+      i++;
+      continue;
+    }
+    if (strncmp(a, "--", 2) == 0 && a[2] && !strchr(a, '=')) {
+      for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        if (strncmp(valued[k], a + 2, strlen(a + 2)) == 0) {
+          i++;
+          break;
+        }
+      continue;
+    }
+    if (a[0] != '-' || !a[1]) return a;
+  }
+  return NULL;
+}
+
 int as_cmd_summarize(int argc, char **argv) {
+  /* Damaged rows are never summarized (issue 36): the checksums of every row and bulk slab
+   * are verified here, before the script reads the file; a file that does not open as
+   * results is left to the script, which says why. */
+  const char *file = summarize_file(argc, argv);
+  as_results *rf = NULL;
+  if (file && as_results_open(MPI_COMM_NULL, file, AS_RESULTS_READ, &rf) == AS_OK) {
+    as_status st = as_outset_refuse_damage(rf, file, 0, as_results_n_trials(rf));
+    as_results_close(&rf);
+    if (st != AS_OK) return as_cli_report("summarize", st);
+  }
+  as_error_clear();
   return as_cli_exec_script("summarize", "attnsweep_summarize.py", argc, argv);
 }

@@ -1095,3 +1095,69 @@ as_status as_outset_side_verify(const char *path, const as_outset_file *id) {
 cleanup:
   return st;
 }
+
+/* ---------------------------------------------------------------- damage refused */
+
+/* Appends " a, b, c" (at most 8 trials, then "...") of rows [first, first + n) flagged f. */
+static void list_flagged(char *buf, size_t len, const uint8_t *flags, uint64_t first, uint64_t n,
+                         uint8_t f) {
+  size_t used = strlen(buf);
+  int shown = 0;
+  for (uint64_t i = 0; i < n && used + 24 < len; i++) {
+    if (flags[i] != f) continue;
+    if (shown == 8) {
+      snprintf(buf + used, len - used, " ...");
+      return;
+    }
+    int k = snprintf(buf + used, len - used, "%s%llu", shown ? ", " : " ",
+                     (unsigned long long)(first + i));
+    if (k > 0) used += (size_t)k;
+    shown++;
+  }
+}
+
+as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first,
+                                  uint64_t count) {
+  as_status st = AS_OK;
+  uint8_t *flags = NULL;
+  char rows[256] = "", bulk[256] = "";
+  AS_CHECK(rf && path, AS_ERR_ARG, "as_outset_refuse_damage: NULL argument");
+  const uint64_t n = as_results_n_trials(rf);
+  if (first >= n) goto cleanup;
+  if (count > n - first) count = n - first;
+  flags = calloc(count ? count : 1, 1);
+  AS_CHECK_ALLOC(flags);
+  as_results_verify_counts vc;
+  AS_TRY(as_results_verify(rf, first, count, flags, &vc));
+  /* A row a running sweep is writing may read as damaged for a moment: look once more. */
+  for (uint64_t i = 0; i < count && (vc.rows_bad || vc.bulk_bad); i++) {
+    if (!flags[i]) continue;
+    as_results_verify_counts one;
+    uint8_t f = 0;
+    AS_TRY(as_results_verify(rf, first + i, 1, &f, &one));
+    if (f) continue;
+    if (flags[i] == AS_VERIFY_ROW) vc.rows_bad--;
+    if (flags[i] == AS_VERIFY_BULK) vc.bulk_bad--;
+    flags[i] = 0;
+  }
+  if (vc.rows_bad == 0 && vc.bulk_bad == 0) goto cleanup;
+  if (vc.rows_bad) {
+    snprintf(rows, sizeof rows, "%llu damaged row(s) (trial", (unsigned long long)vc.rows_bad);
+    list_flagged(rows, sizeof rows - 2, flags, first, count, AS_VERIFY_ROW);
+    strcat(rows, ")");
+  }
+  if (vc.bulk_bad) {
+    snprintf(bulk, sizeof bulk, "%s%llu row(s) with damaged bulk data (trial",
+             vc.rows_bad ? " and " : "", (unsigned long long)vc.bulk_bad);
+    list_flagged(bulk, sizeof bulk - 2, flags, first, count, AS_VERIFY_BULK);
+    strcat(bulk, ")");
+  }
+  AS_CHECK(0, AS_ERR_IO,
+           "%s: %s%s fail their checksums: refusing to use damaged results; `attnsweep repair "
+           "%s` restores them from the journals or sets them to pending (then `attnsweep run "
+           "-o %s --resume` runs them again)",
+           path, rows, bulk, path, path);
+cleanup:
+  free(flags);
+  return st;
+}
