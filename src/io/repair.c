@@ -376,7 +376,12 @@ as_status as_repair_run(const char *given, const char *spec_path, int dry_run,
       ost = as_results_count(rf, &c, NULL);
     }
     if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH) AS_TRY(ost);
-    if (ost != AS_OK) snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
+    if (ost != AS_OK) {
+      snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
+      /* The way out that message gives is this command itself: keep only the cause. */
+      char *hint = strstr(rep->reason, ": `attnsweep repair");
+      if (hint) *hint = '\0';
+    }
   } else {
     snprintf(rep->reason, sizeof rep->reason, "%.900s: no such file", path);
   }
