@@ -15,6 +15,10 @@
 as_status as_error_from_mpi(int rc, const char *file, int line, const char *func, const char *call);
 /* Record an HDF5 failure with the current HDF5 error stack; returns AS_ERR_HDF5. */
 as_status as_error_from_h5(const char *file, int line, const char *func, const char *call);
+/* Record the failure of H5Fopen of a file that carries the HDF5 signature (so is damaged, e.g.
+ * truncated): AS_ERR_HDF5 naming path, the innermost cause HDF5 gives, and `attnsweep repair`,
+ * instead of the raw stack. */
+as_status as_error_from_h5_open(const char *file, int line, const char *func, const char *path);
 /* Stop HDF5 from printing error stacks (they are captured by AS_H5_CHECK instead). */
 void as_h5_quiet(void);
 

@@ -114,11 +114,36 @@ as_status as_outset_probe(const char *results, int *held, long *pid, char *host,
  * given. AS_ERR_ARG for an empty or too long name. */
 as_status as_outset_resolve(const char *given, char *buf, size_t len);
 
+/* No command writes to one of its inputs: AS_ERR_ARG ("refusing to write OUTPUT over what
+ * INPUT, which this command reads (the same file) ...") when output and input both exist and
+ * are one file (device and inode: a hard link or a symbolic link is the same file). A missing
+ * output or input, or NULL, is not the same file: AS_OK. what (may be NULL) says what the input
+ * is ("the spec", "the checkpoint"). For every command with -o, before it creates anything. */
+as_status as_outset_guard_output(const char *output, const char *input, const char *what);
+
 /* Before a run claims results: refuse (AS_ERR_ARG, naming both) when the file, its lock file
  * or (without resume) its spec copy is the same file (device and inode) as spec_path (may be
  * NULL) or an input file of spec (matrix and token files). Rank 0, before the claim. */
 as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const char *spec_path,
                                  int resume);
+
+/* ---------------------------------------------------------------- inputs of a resume */
+
+/* Resume, rank 0: every input file recorded in the provenance of rf (input_sha256, "<sha256>
+ * <resolved path>" per line, one line per input label of the spec) must have the same content
+ * now, or the records of two segments would come from different inputs. A line is matched to
+ * the spec's input by its label (the same place in the list, its resolved path ending in the
+ * label), wherever the spec lives and whatever directory it resolves against, else by the
+ * same resolved path; an input the spec no longer has is not compared, nor one that was
+ * unreadable when the sweep started. AS_ERR_MISMATCH naming the file (and both paths when the
+ * spec resolves the label elsewhere), unless allow. A file without provenance: AS_OK. */
+as_status as_outset_inputs_check(as_results *rf, const as_spec *spec, const char *path, int allow);
+
+/* The directory the first run resolved the relative input labels of spec against, from the
+ * provenance of the results file (read-only, no MPI), into dir (len bytes): "" when no
+ * relative input label was recorded. A spec-less resume parses the stored spec as if it
+ * lived there, so its inputs are the first run's. Statuses of as_results_open. */
+as_status as_outset_inputs_base(const char *results, const as_spec *spec, char *dir, size_t len);
 
 /* ---------------------------------------------------------------- the spec copy */
 
@@ -230,5 +255,32 @@ as_status as_outset_set_aside(const char *results);
 /* Put the rebuilt set in place: OUT.h5.rebuild-journal becomes OUT.h5.journal.0, then
  * OUT.h5.rebuild becomes OUT.h5, and the directory is synced. AS_ERR_IO. */
 as_status as_outset_swap_in(const char *results);
+
+/* ---------------------------------------------------------------- damage refused */
+
+/* For a command that reads results (summarize, reproduce): verify the checksums of rows
+ * [first, first + count) of rf and of their bulk slabs (as_results_verify) and refuse damage:
+ * AS_ERR_IO (exit 3) naming path, the damaged rows (their trials, the first 8) and
+ * `attnsweep repair`. A file without checksums is not refused. Rows beyond the file are
+ * ignored. Statuses of as_results_verify. */
+as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first, uint64_t count);
+
+/* ---------------------------------------------------------------- fresh side files */
+
+/* Identity of a file created here (device and inode). */
+typedef struct as_outset_file {
+  uint64_t dev, ino;
+} as_outset_file;
+
+/* Create side file `side` of results (a kind that is not per rank) afresh and empty, its name
+ * into path (len bytes): whatever is at the name is removed first (a leftover of an
+ * interrupted command, or a symbolic link planted there: unlink removes a link, never its
+ * target), then the name is created with O_CREAT | O_EXCL | O_NOFOLLOW, so nothing but this
+ * new file is ever written through it. *id receives its identity. AS_ERR_IO. */
+as_status as_outset_side_create(const char *results, as_side side, char *path, size_t len,
+                                as_outset_file *id);
+/* AS_OK when path is still the regular file *id (not replaced, not a link); AS_ERR_IO
+ * otherwise. For a library (HDF5) that reopens the name itself after as_outset_side_create. */
+as_status as_outset_side_verify(const char *path, const as_outset_file *id);
 
 #endif /* ATTNSWEEP_OUTSET_H */

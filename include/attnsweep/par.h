@@ -17,6 +17,14 @@
  * Statuses: AS_ERR_ARG for an ATTNSWEEP_BLAS_THREADS that is not a positive integer (named). */
 as_status as_par_blas_threads(int *threads);
 
+/* Not collective. Makes BLAS take its work buffer now, while a failure is clean: checks with
+ * an allocation of its own that the buffer fits (AS_ERR_NOMEM naming the size and the
+ * `ulimit -v` limit when it does not), then runs one 1 x 1 dgemm, after which OpenBLAS reuses
+ * that buffer. Without it, OpenBLAS meeting an address-space limit at a trial's first
+ * level-3 call retries its allocation forever. Commands that run trials call it once per
+ * process, after as_par_setup. */
+as_status as_par_blas_reserve(void);
+
 /* Collective on comm. Makes MPI errors on comm return codes (checked by AS_MPI_CHECK)
  * instead of aborting, records the rank in the error context, silences HDF5's own stack
  * printing, and pins the BLAS threads (as_par_blas_threads). */

@@ -42,6 +42,19 @@ int as_signals_caught(void);
 /* Set the flag without a signal (keeps a signal number already there). Async-signal-safe. */
 void as_signals_request_stop(void);
 
+/* Exit code of a process the watchdog ends (as_signals_set_grace): like a drained stop, the
+ * sweep is resumable (its journals hold every finished trial). */
+#define AS_SIGNALS_GRACE_EXIT 99
+
+/* The watchdog: once a stop signal has set the flag, the process has `seconds` to honour it;
+ * a call that never comes back to a place that polls the flag (a long BLAS or LAPACK routine,
+ * a library that retries a failed allocation forever) would otherwise make the signal
+ * useless, leaving only SIGKILL. When they have passed, SIGALRM writes one line naming what
+ * (e.g. "run") and ends the process with _exit(AS_SIGNALS_GRACE_EXIT), as a kill would: the
+ * journals are durable, and `run --resume` (or `repair`) recovers them. 0 turns it off (the
+ * default). Uses SIGALRM and alarm(); not async-signal-safe itself: call before the work. */
+void as_signals_set_grace(unsigned seconds, const char *what);
+
 /* Clear the flag (tests, or a command that runs several sweeps). */
 void as_signals_reset(void);
 

@@ -97,6 +97,7 @@ static as_status read_stored(const char *path, uint64_t trial, stored_trial *s) 
   uint64_t n = as_results_n_trials(rf);
   AS_CHECK(trial < n, AS_ERR_ARG, "%s has trials 0 to %llu; there is no trial %llu", path,
            (unsigned long long)(n - 1), (unsigned long long)trial);
+  AS_TRY(as_outset_refuse_damage(rf, path, trial, 1)); /* a damaged row is no reference */
   AS_TRY(as_results_read_records(rf, trial, 1, &s->rec));
   AS_CHECK(s->rec.outcome != AS_OUT_PENDING, AS_ERR_DATA,
            "%s: trial %llu has not been run yet (pending): nothing to compare", path,

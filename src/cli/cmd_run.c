@@ -137,6 +137,56 @@ cleanup:
   return st;
 }
 
+/* The name the stored spec of out is parsed under (stored: its copy's name): a name in the
+ * directory the first run resolved its relative input files against (outset.h
+ * as_outset_inputs_base), so a spec-less resume reads the first run's inputs wherever the
+ * results file and the working directory are; stored itself when nothing was recorded.
+ * Rank 0 decides, every rank receives name (AS_OUTSET_PATH_MAX bytes). */
+static as_status stored_parse_name(const char *out, const char *stored, const char *text, long len,
+                                   int rank, char *name) {
+  as_status st = AS_OK;
+  snprintf(name, AS_OUTSET_PATH_MAX, "%s", stored);
+  if (rank == 0) {
+    as_spec *first = NULL;
+    char dir[AS_OUTSET_PATH_MAX] = "";
+    const char *base = strrchr(stored, '/');
+    base = base ? base + 1 : stored;
+    if (as_spec_parse(text, (size_t)len, stored, NULL, &first) == AS_OK &&
+        as_outset_inputs_base(out, first, dir, sizeof dir) == AS_OK && dir[0] &&
+        strlen(dir) < AS_OUTSET_PATH_MAX / 2) {
+      int w = snprintf(name, AS_OUTSET_PATH_MAX, "%.*s/%s", AS_OUTSET_PATH_MAX / 2,
+                       strcmp(dir, "/") == 0 ? "" : dir, base);
+      if (w < 0 || w >= AS_OUTSET_PATH_MAX) snprintf(name, AS_OUTSET_PATH_MAX, "%s", stored);
+    }
+    as_error_clear(); /* nothing recorded or unreadable: the parse and the run report it */
+    as_spec_destroy(&first);
+  }
+  if (MPI_Bcast(name, AS_OUTSET_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    st = as_error_set(AS_ERR_MPI, __FILE__, __LINE__, __func__, "MPI_Bcast of the spec's name");
+  return st;
+}
+
+/* The stop watchdog of run (signals.h as_signals_set_grace): ATTNSWEEP_STOP_GRACE seconds
+ * (0: none), default AS_RUN_STOP_GRACE, the default KillWait of Slurm, after which Slurm
+ * kills a job step anyway. */
+#define AS_RUN_STOP_GRACE 30
+static as_status stop_grace(void) {
+  as_status st = AS_OK;
+  long v = AS_RUN_STOP_GRACE;
+  const char *env = getenv("ATTNSWEEP_STOP_GRACE");
+  if (env && *env) {
+    char *end = NULL;
+    errno = 0;
+    v = strtol(env, &end, 10);
+    AS_CHECK(errno == 0 && end != env && *end == '\0' && v >= 0 && v <= 86400, AS_ERR_ARG,
+             "ATTNSWEEP_STOP_GRACE = '%s' must be whole seconds in [0, 86400] (0: no watchdog)",
+             env);
+  }
+  as_signals_set_grace((unsigned)v, "run");
+cleanup:
+  return st;
+}
+
 int as_cmd_run(int argc, char **argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -170,6 +220,17 @@ int as_cmd_run(int argc, char **argv) {
 
   as_status st = as_par_setup(MPI_COMM_WORLD);
   if (st != AS_OK) return as_cli_report("run", st);
+  /* Memory: BLAS's buffer now, where a limit fails cleanly (exit 3 on every rank), not in a
+   * trial; and a stop signal is honoured within the grace even inside a library call. */
+  st = stop_grace();
+  if (st == AS_OK) st = as_par_blas_reserve();
+  {
+    int mine = (int)st, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+      all = (int)AS_ERR_MPI;
+    if (all != AS_OK)
+      return st != AS_OK ? as_cli_report("run", st) : as_status_exit_code((as_status)all);
+  }
 
   /* The spec: the file's text, or the built-in default sweep. */
   as_spec *spec = NULL;
@@ -177,11 +238,12 @@ int as_cmd_run(int argc, char **argv) {
   char *text = NULL;
   long len = 0;
   /* Resume without SPEC: the spec stored with OUT.h5 (its .spec copy, or /spec). */
-  char stored_name[AS_OUTSET_PATH_MAX] = "";
+  char stored_name[AS_OUTSET_PATH_MAX] = "", parse_name[AS_OUTSET_PATH_MAX] = "";
   if (!spec_path && opts.resume) {
     st = as_outset_name(out, AS_SIDE_SPEC, -1, stored_name, sizeof stored_name);
     if (st == AS_OK) st = read_and_share(NULL, out, rank, &text, &len);
-    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, stored_name, &diags, &spec);
+    if (st == AS_OK) st = stored_parse_name(out, stored_name, text, len, rank, parse_name);
+    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, parse_name, &diags, &spec);
   } else if (spec_path) {
     st = read_and_share(spec_path, NULL, rank, &text, &len);
     if (st == AS_OK) st = as_spec_parse(text, (size_t)len, spec_path, &diags, &spec);

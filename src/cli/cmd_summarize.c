@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attnsweep/outset.h"
+#include "attnsweep/results.h"
 #include "cli.h"
 
 #ifndef AS_ANALYSIS_DIR
@@ -61,8 +63,51 @@ static int find_script(const char *name, char *out, size_t cap) {
   return 0;
 }
 
+/* The file an output option at argv[i] names (-o FILE, -oFILE, --output[=]FILE or a unique
+ * prefix such as --out, --png[=]FILE), or NULL; *next = 1 when it is argv[i + 1]. */
+static const char *output_value(int argc, char **argv, int i, int *next) {
+  const char *a = argv[i];
+  *next = 0;
+  if (a[0] == '-' && a[1] == 'o') {
+    if (a[2]) return a + 2;
+    *next = i + 1 < argc;
+    return *next ? argv[i + 1] : NULL;
+  }
+  if (a[0] != '-' || a[1] != '-' || !a[2]) return NULL;
+  const char *eq = strchr(a, '=');
+  size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+  if (!((len >= 1 && len <= 6 && strncmp(a + 2, "output", len) == 0) ||
+        (len >= 2 && len <= 3 && strncmp(a + 2, "png", len) == 0)))
+    return NULL;
+  if (eq) return eq + 1;
+  *next = i + 1 < argc;
+  return *next ? argv[i + 1] : NULL;
+}
+
+/* No script writes over one of its inputs (issue 36): every output named on the command line
+ * is compared (device and inode) with every other argument that names a file. 0, or the exit
+ * code of the refusal (2). */
+static int refuse_output_over_input(const char *cmd, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    int next = 0;
+    const char *out = output_value(argc, argv, i, &next);
+    if (!out) continue;
+    for (int j = 1; j < argc; j++) {
+      int jn = 0;
+      if (j == i || (next && j == i + 1) || output_value(argc, argv, j, &jn)) continue;
+      if (j > 1 && output_value(argc, argv, j - 1, &jn) && jn) continue; /* another output */
+      const char *in = argv[j], *eq = strncmp(in, "--", 2) == 0 ? strchr(in, '=') : NULL;
+      as_status st = as_outset_guard_output(out, eq ? eq + 1 : in, "the input");
+      if (st != AS_OK) return as_cli_report(cmd, st);
+    }
+  }
+  return 0;
+}
+
 int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv) {
   char script[PATH_CAP];
+  int refused = refuse_output_over_input(cmd, argc, argv);
+  if (refused) return refused;
   if (!find_script(name, script, sizeof script)) {
     fprintf(stderr,
             "attnsweep %s: the analysis script %s was not found (looked in "
@@ -103,6 +148,41 @@ int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv)
   return 3;
 }
 
+/* The results file among summarize's arguments: the first that is neither an option nor the
+ * value of one of the script's options that take a value (also as a unique prefix). */
+static const char *summarize_file(int argc, char **argv) {
+  static const char *const valued[] = {"by",   "where", "format", "phase",
+                                       "bins", "png",   "plot",   "output"};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-o") == 0) {
+      i++;
+      continue;
+    }
+    if (strncmp(a, "--", 2) == 0 && a[2] && !strchr(a, '=')) {
+      for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        if (strncmp(valued[k], a + 2, strlen(a + 2)) == 0) {
+          i++;
+          break;
+        }
+      continue;
+    }
+    if (a[0] != '-' || !a[1]) return a;
+  }
+  return NULL;
+}
+
 int as_cmd_summarize(int argc, char **argv) {
+  /* Damaged rows are never summarized (issue 36): the checksums of every row and bulk slab
+   * are verified here, before the script reads the file; a file that does not open as
+   * results is left to the script, which says why. */
+  const char *file = summarize_file(argc, argv);
+  as_results *rf = NULL;
+  if (file && as_results_open(MPI_COMM_NULL, file, AS_RESULTS_READ, &rf) == AS_OK) {
+    as_status st = as_outset_refuse_damage(rf, file, 0, as_results_n_trials(rf));
+    as_results_close(&rf);
+    if (st != AS_OK) return as_cli_report("summarize", st);
+  }
+  as_error_clear();
   return as_cli_exec_script("summarize", "attnsweep_summarize.py", argc, argv);
 }

@@ -41,3 +41,20 @@ as_status as_error_from_h5(const char *file, int line, const char *func, const c
 void as_h5_quiet(void) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
+
+/* Keeps the description of the innermost frame of the HDF5 error stack (the cause). */
+static herr_t h5_last_cb(unsigned n, const H5E_error2_t *e, void *data) {
+  (void)n;
+  if (e->desc && e->desc[0]) snprintf((char *)data, 256, "%s", e->desc);
+  return 0;
+}
+
+as_status as_error_from_h5_open(const char *file, int line, const char *func, const char *path) {
+  char cause[256] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_last_cb, cause);
+  H5Eclear2(H5E_DEFAULT);
+  return as_error_set(AS_ERR_HDF5, file, line, func,
+                      "%s cannot be opened: HDF5 says \"%s\" (a truncated or damaged file?): "
+                      "`attnsweep repair %s` rebuilds it from its journals and spec copy",
+                      path, cause[0] ? cause : "unable to open file", path);
+}

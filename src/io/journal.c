@@ -171,6 +171,34 @@ static int torn_header(int fd, off_t size) {
   return read_at(fd, b, k, 0) == (ssize_t)k && memcmp(b, header_magic, k) == 0;
 }
 
+/* Open a journal (flags: O_RDONLY, or O_RDWR | O_CREAT) without following a symbolic link
+ * planted at its name (issue 36: a journal is written, so a link would send its bytes into
+ * another file), and only a regular file or a device. *fd >= 0 on success. AS_ERR_ARG for a
+ * link, a pipe, a socket; AS_ERR_IO otherwise. */
+static as_status open_journal_fd(const char *path, int flags, int *fd) {
+  as_status st = AS_OK;
+  *fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  AS_CHECK(*fd >= 0 || errno != ELOOP, AS_ERR_ARG,
+           "journal %s is a symbolic link: refusing to follow it (move it away)", path);
+  AS_CHECK(*fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  struct stat sb;
+  AS_CHECK(fstat(*fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  /* A pipe would block the writer; a device is the administrator's choice (/dev/full is how
+   * the tests fill a disk). */
+  AS_CHECK(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode), AS_ERR_ARG,
+           "journal %s is not a regular file: refusing to use it (move it away)", path);
+  /* Back to blocking I/O (O_NONBLOCK only kept a planted FIFO from blocking the open). */
+  int fl = fcntl(*fd, F_GETFL);
+  AS_CHECK(fl >= 0 && fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) == 0, AS_ERR_IO, "%s: fcntl: %s", path,
+           strerror(errno));
+cleanup:
+  if (st != AS_OK && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return st;
+}
+
 as_status as_journal_open(const char *path, int rank, int batch, double max_delay_s,
                           as_journal **out) {
   return as_journal_open_spec(path, rank, batch, max_delay_s, NULL, out);
@@ -201,8 +229,7 @@ as_status as_journal_open_spec(const char *path, int rank, int batch, double max
   j->buf = malloc((size_t)batch * AS_JOURNAL_ENTRY_BYTES);
   AS_CHECK_ALLOC(j->buf);
 
-  j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  AS_CHECK(j->fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  AS_TRY(open_journal_fd(path, O_RDWR | O_CREAT, &j->fd));
   struct stat sb;
   AS_CHECK(fstat(j->fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
   /* Cut while its header was being written: nothing durable is in it, start afresh. */
@@ -314,8 +341,7 @@ as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx
   memset(&local, 0, sizeof local);
   int fd = -1;
   AS_CHECK(path, AS_ERR_ARG, "as_journal_read: NULL path");
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  AS_TRY(open_journal_fd(path, O_RDONLY, &fd));
   /* Cut while its header was being written: an empty journal (see torn_header). */
   struct stat sb;
   AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
@@ -343,8 +369,7 @@ as_status as_journal_salvage(const char *path, as_journal_visit_fn visit, void *
   local.header_damaged = 1;
   int fd = -1;
   AS_CHECK(path, AS_ERR_ARG, "as_journal_salvage: NULL path");
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open journal %s: %s", path, strerror(errno));
+  AS_TRY(open_journal_fd(path, O_RDONLY, &fd));
   /* Entries of this build's size after a header of 64 bytes; each is trusted only by its own
    * magic and CRC (which cover the trial index and the record's bytes). */
   AS_TRY(scan_fd(fd, path, visit, ctx, &local));

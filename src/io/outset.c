@@ -65,7 +65,8 @@ static void sync_dir_of(const char *path) {
 /* A name that does not exist yet: base, else base.1, base.2, ... */
 static void fresh_name(const char *base, char *buf, size_t len) {
   snprintf(buf, len, "%s", base);
-  for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++) {
+  struct stat sb; /* lstat: a link (even a dangling one) at a name takes it, never replaced */
+  for (int k = 1; lstat(buf, &sb) == 0 && k < 10000; k++) {
     int w = snprintf(buf, len, "%s.%d", base, k);
     if (w < 0 || (size_t)w >= len) break; /* does not fit: keep trying would loop on one name */
   }
@@ -177,6 +178,18 @@ cleanup:
   return st;
 }
 
+as_status as_outset_guard_output(const char *output, const char *input, const char *what) {
+  as_status st = AS_OK;
+  struct stat o, i;
+  if (!output || !input || stat(output, &o) != 0 || stat(input, &i) != 0) goto cleanup;
+  AS_CHECK(!(o.st_dev == i.st_dev && o.st_ino == i.st_ino), AS_ERR_ARG,
+           "refusing to write %s over %s %s, which this command reads (the same file): choose "
+           "another output name",
+           output, what ? what : "the input", input);
+cleanup:
+  return st;
+}
+
 /* One input the sweep reads against the files it writes: AS_ERR_ARG when they are one file. */
 static as_status guard_one(const char *results, const char *input, const char *what,
                            const struct stat *tgt, const char *const *tname, int ntgt) {
@@ -196,16 +209,34 @@ as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const
                                  int resume) {
   as_status st = AS_OK;
   char names[3][AS_OUTSET_PATH_MAX];
-  struct stat tgt[3];
-  const char *tname[3];
+  char **journals[2] = {NULL, NULL};
+  size_t nj[2] = {0, 0};
+  struct stat *tgt = NULL;
+  const char **tname = NULL;
   int ntgt = 0;
   AS_CHECK(results && spec, AS_ERR_ARG, "as_outset_guard_inputs: NULL argument");
-  /* What the run writes: the file, its lock and (for a new sweep) its spec copy. */
+  /* What the run writes: the file, its lock, (for a new sweep) its spec copy, and its journals
+   * (appended to, or removed by a new sweep). */
   snprintf(names[0], sizeof names[0], "%s", results);
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, names[1], sizeof names[1]));
   AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, names[2], sizeof names[2]));
+  /* A directory that cannot be listed has no journals to guard; the claim reports it. */
+  static const as_side kinds[2] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (int s = 0; s < 2; s++)
+    if (as_outset_list(results, kinds[s], &journals[s], &nj[s]) != AS_OK) {
+      as_error_clear();
+      nj[s] = 0;
+    }
+  const size_t cap = 3 + nj[0] + nj[1];
+  tgt = calloc(cap, sizeof *tgt);
+  tname = calloc(cap, sizeof *tname);
+  AS_CHECK_ALLOC(tgt);
+  AS_CHECK_ALLOC(tname);
   for (int k = 0; k < (resume ? 2 : 3); k++)
     if (stat(names[k], &tgt[ntgt]) == 0) tname[ntgt++] = names[k];
+  for (int s = 0; s < 2; s++)
+    for (size_t k = 0; k < nj[s]; k++)
+      if (stat(journals[s][k], &tgt[ntgt]) == 0) tname[ntgt++] = journals[s][k];
   if (ntgt == 0) goto cleanup;
   AS_TRY(guard_one(results, spec_path, "the spec", tgt, tname, ntgt));
   const char *const *fields = NULL;
@@ -216,6 +247,9 @@ as_status as_outset_guard_inputs(const char *results, const as_spec *spec, const
     for (int j = 0; j < np; j++) AS_TRY(guard_one(results, paths[j], "input", tgt, tname, ntgt));
   }
 cleanup:
+  free(tgt);
+  free(tname);
+  for (int s = 0; s < 2; s++) as_outset_list_free(&journals[s], nj[s]);
   return st;
 }
 
@@ -249,8 +283,16 @@ static as_status lock_take(const char *results, as_outset *os) {
   as_status st = AS_OK;
   char path[AS_OUTSET_PATH_MAX];
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
-  os->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  /* Never through a link planted at its name (issue 36): its bytes would land in the target. */
+  os->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  AS_CHECK(os->fd >= 0 || errno != ELOOP, AS_ERR_ARG,
+           "the lock file %s is a symbolic link: refusing to follow it (remove it)", path);
   AS_CHECK(os->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
+  {
+    struct stat lb;
+    AS_CHECK(fstat(os->fd, &lb) == 0 && S_ISREG(lb.st_mode), AS_ERR_ARG,
+             "the lock file %s is not a regular file: refusing to use it (remove it)", path);
+  }
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
@@ -411,12 +453,18 @@ cleanup:
 as_status as_outset_spec_save(const char *results, const char *text, size_t len) {
   as_status st = AS_OK;
   int fd = -1;
+  int made = 0; /* tmp exists */
   char dst[AS_OUTSET_PATH_MAX], tmp[AS_OUTSET_PATH_MAX + 32] = "";
   AS_CHECK(text || len == 0, AS_ERR_ARG, "as_outset_spec_save: NULL text");
   AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, dst, sizeof dst));
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dst, (long)getpid());
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
+  /* A new name of our own beside it (mkstemp: O_CREAT | O_EXCL), never an existing file or a
+   * link planted at a predictable name; renamed over the copy, which replaces a link there
+   * instead of following it. */
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", dst);
+  fd = mkostemp(tmp, O_CLOEXEC);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot write the spec copy %s.tmp.*: %s", dst, strerror(errno));
+  made = 1;
+  (void)fchmod(fd, 0644); /* mkstemp makes 0600; the copy is as readable as the results */
   AS_CHECK(write_all(fd, text ? text : "", len) == 0 && fdatasync(fd) == 0, AS_ERR_IO,
            "cannot write the spec copy %s: %s", tmp, strerror(errno));
   AS_CHECK(close(fd) == 0, AS_ERR_IO, "cannot write the spec copy %s: %s", tmp, strerror(errno));
@@ -426,7 +474,7 @@ as_status as_outset_spec_save(const char *results, const char *text, size_t len)
   sync_dir_of(dst);
 cleanup:
   if (fd >= 0) close(fd);
-  if (st != AS_OK && tmp[0]) unlink(tmp);
+  if (st != AS_OK && made) unlink(tmp);
   return st;
 }
 
@@ -835,8 +883,284 @@ as_status as_outset_swap_in(const char *results) {
   AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, 0, to, sizeof to));
   AS_TRY(rename_checked(from, to));
   AS_TRY(as_outset_name(results, AS_SIDE_REBUILD, -1, from, sizeof from));
+  {
+    struct stat sb; /* only the file built here: a link would become the results file */
+    AS_CHECK(lstat(from, &sb) == 0 && S_ISREG(sb.st_mode), AS_ERR_IO,
+             "%s is not the regular file repair built (a symbolic link?): refusing to put it in "
+             "place of %s",
+             from, results);
+  }
   AS_TRY(rename_checked(from, results));
   sync_dir_of(results);
 cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- inputs of a resume */
+
+/* One line of an input_sha256 list: "<sha256 hex or 'unreadable: why'>  <path>". */
+typedef struct input_line {
+  const char *hash; /* NUL terminated in the list's buffer */
+  const char *path;
+} input_line;
+
+/* Split list (modified in place) into lines; *lines allocated (caller frees), *n their count. */
+static as_status input_lines(char *list, input_line **lines, size_t *n) {
+  as_status st = AS_OK;
+  size_t cap = 1, k = 0;
+  for (const char *c = list; *c; c++) cap += *c == '\n';
+  input_line *v = calloc(cap, sizeof *v);
+  AS_CHECK_ALLOC(v);
+  for (char *line = list; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    char *sep = strstr(line, "  ");
+    if (sep && k < cap) {
+      *sep = '\0';
+      v[k].hash = line;
+      v[k].path = sep + 2;
+      k++;
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  *lines = v;
+  *n = k;
+cleanup:
+  return st;
+}
+
+/* The labels of the input files of spec in the order of as_results_input_hashes: the `file`
+ * labels, then the `init_file` labels. *labels allocated (caller frees), *n their count. */
+static as_status input_labels(const as_spec *spec, const char ***labels, size_t *n) {
+  as_status st = AS_OK;
+  static const char *const fields[] = {"file", "init_file"};
+  const char *const *names[2] = {NULL, NULL};
+  int counts[2] = {0, 0};
+  for (int k = 0; k < 2; k++) counts[k] = as_spec_labels(spec, fields[k], &names[k]);
+  const char **v = calloc((size_t)(counts[0] + counts[1]) + 1, sizeof *v);
+  AS_CHECK_ALLOC(v);
+  size_t m = 0;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < counts[k]; i++) v[m++] = names[k][i];
+  *labels = v;
+  *n = m;
+cleanup:
+  return st;
+}
+
+/* Length of the directory part of path when path is label resolved against a directory
+ * ("<dir>/<label>"), else -1. An absolute label resolves to itself: -1. */
+static long resolved_dir_len(const char *path, const char *label) {
+  size_t pl = strlen(path), ll = strlen(label);
+  if (label[0] == '/' || ll == 0 || pl < ll + 1) return -1;
+  if (strcmp(path + pl - ll, label) != 0 || path[pl - ll - 1] != '/') return -1;
+  return (long)(pl - ll - 1);
+}
+
+/* Whether stored path p is what label resolves to in some directory (or the label itself). */
+static int resolves_from(const char *p, const char *label) {
+  return strcmp(p, label) == 0 || resolved_dir_len(p, label) >= 0;
+}
+
+/* The file's input_sha256 list (allocated; NULL without provenance, not an error). */
+static as_status stored_inputs(as_results *rf, char **out) {
+  as_status st = AS_OK;
+  enum { CAP = 1 << 20 };
+  *out = NULL;
+  char *buf = malloc(CAP);
+  AS_CHECK_ALLOC(buf);
+  if (as_results_attr_string(rf, "input_sha256", buf, CAP) != AS_OK) {
+    as_error_clear(); /* a file without provenance: nothing to compare */
+    free(buf);
+    buf = NULL;
+  }
+  *out = buf;
+cleanup:
+  return st;
+}
+
+as_status as_outset_inputs_check(as_results *rf, const as_spec *spec, const char *path, int allow) {
+  as_status st = AS_OK;
+  char *stored = NULL, *now = NULL;
+  input_line *sl = NULL, *nl = NULL;
+  const char **labels = NULL;
+  size_t ns = 0, nn = 0, nlab = 0;
+  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
+  AS_CHECK(rf && spec && path, AS_ERR_ARG, "as_outset_inputs_check: NULL argument");
+  AS_TRY(stored_inputs(rf, &stored));
+  if (!stored) goto cleanup;
+  as_results_info info;
+  AS_TRY(as_outset_layout(spec, &info, bulk));
+  AS_TRY(as_results_input_hashes(&info, &now));
+  AS_TRY(input_lines(stored, &sl, &ns));
+  AS_TRY(input_lines(now, &nl, &nn));
+  AS_TRY(input_labels(spec, &labels, &nlab));
+  for (size_t i = 0; i < ns; i++) {
+    /* A file that was unreadable when the sweep started gave failed trials only: putting it
+     * in place for --retry-failed is the documented fix, not a change. */
+    if (strncmp(sl[i].hash, "unreadable", 10) == 0) continue;
+    /* Which input of this spec line i was: the same label at the same place (the spec's
+     * labels are the file's when its SHA-256 is; the spec may live elsewhere and resolve it
+     * elsewhere), else the same resolved path; an input this spec no longer has is not
+     * compared. */
+    long j = -1;
+    if (ns == nn && nn == nlab && resolves_from(sl[i].path, labels[i])) j = (long)i;
+    for (size_t k = 0; j < 0 && k < nn; k++)
+      if (strcmp(nl[k].path, sl[i].path) == 0) j = (long)k;
+    if (j < 0 || allow || strcmp(nl[j].hash, sl[i].hash) == 0) continue;
+    if (strcmp(nl[j].path, sl[i].path) == 0)
+      AS_CHECK(0, AS_ERR_MISMATCH,
+               "%s: the input file %s changed since the sweep was started (SHA-256 %.12s..., "
+               "now %.12s): resume with the original file, or pass --allow-input-change if you "
+               "know the trials are unchanged",
+               path, sl[i].path, sl[i].hash, nl[j].hash);
+    AS_CHECK(0, AS_ERR_MISMATCH,
+             "%s: the input file %s is not the one the sweep was started with: %s, with SHA-256 "
+             "%.12s..., was %s (SHA-256 %.12s...) when the sweep was started; resume with the "
+             "original spec and files, or pass --allow-input-change if you know the trials are "
+             "unchanged",
+             path, labels && (size_t)j < nlab ? labels[j] : nl[j].path, nl[j].path, nl[j].hash,
+             sl[i].path, sl[i].hash);
+  }
+cleanup:
+  as_outset_layout_free(bulk);
+  free(sl);
+  free(nl);
+  free(labels);
+  free(stored);
+  free(now);
+  return st;
+}
+
+as_status as_outset_inputs_base(const char *results, const as_spec *spec, char *dir, size_t len) {
+  as_status st = AS_OK;
+  as_results *rf = NULL;
+  char *stored = NULL;
+  input_line *sl = NULL;
+  const char **labels = NULL;
+  size_t ns = 0, nlab = 0;
+  AS_CHECK(results && spec && dir && len > 0, AS_ERR_ARG, "as_outset_inputs_base: bad arguments");
+  dir[0] = '\0';
+  AS_TRY(as_results_open(MPI_COMM_NULL, results, AS_RESULTS_READ, &rf));
+  AS_TRY(stored_inputs(rf, &stored));
+  if (!stored) goto cleanup;
+  AS_TRY(input_lines(stored, &sl, &ns));
+  AS_TRY(input_labels(spec, &labels, &nlab));
+  /* Line i of the list is label i (as_results_input_hashes): the first relative label gives
+   * the directory it was resolved against. */
+  for (size_t i = 0; i < ns && i < nlab && ns == nlab; i++) {
+    long dl = resolved_dir_len(sl[i].path, labels[i]);
+    if (dl < 0) continue;
+    AS_CHECK((size_t)dl + 1 < len, AS_ERR_ARG, "%s: the directory of its inputs is too long",
+             results);
+    snprintf(dir, len, "%.*s", dl == 0 ? 1 : (int)dl, sl[i].path);
+    break;
+  }
+cleanup:
+  as_results_close(&rf);
+  free(sl);
+  free(labels);
+  free(stored);
+  return st;
+}
+
+/* ---------------------------------------------------------------- fresh side files */
+
+as_status as_outset_side_create(const char *results, as_side side, char *path, size_t len,
+                                as_outset_file *id) {
+  as_status st = AS_OK;
+  int fd = -1;
+  AS_CHECK(results && path && id, AS_ERR_ARG, "as_outset_side_create: NULL argument");
+  AS_TRY(as_outset_name(results, side, 0, path, len));
+  /* Whatever is at the name goes (a leftover of an interrupted command, or a link planted
+   * there: unlink removes the link, never its target); then the name is ours alone. */
+  AS_CHECK(unlink(path) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove the stale %s: %s", path,
+           strerror(errno));
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+  struct stat sb;
+  AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: stat failed: %s", path, strerror(errno));
+  id->dev = (uint64_t)sb.st_dev;
+  id->ino = (uint64_t)sb.st_ino;
+cleanup:
+  if (fd >= 0) close(fd);
+  return st;
+}
+
+as_status as_outset_side_verify(const char *path, const as_outset_file *id) {
+  as_status st = AS_OK;
+  struct stat sb;
+  AS_CHECK(path && id, AS_ERR_ARG, "as_outset_side_verify: NULL argument");
+  AS_CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == id->dev &&
+               (uint64_t)sb.st_ino == id->ino,
+           AS_ERR_IO, "%s was replaced while it was being written (not the file created here)",
+           path);
+cleanup:
+  return st;
+}
+
+/* ---------------------------------------------------------------- damage refused */
+
+/* Appends " a, b, c" (at most 8 trials, then "...") of rows [first, first + n) flagged f. */
+static void list_flagged(char *buf, size_t len, const uint8_t *flags, uint64_t first, uint64_t n,
+                         uint8_t f) {
+  size_t used = strlen(buf);
+  int shown = 0;
+  for (uint64_t i = 0; i < n && used + 24 < len; i++) {
+    if (flags[i] != f) continue;
+    if (shown == 8) {
+      snprintf(buf + used, len - used, " ...");
+      return;
+    }
+    int k = snprintf(buf + used, len - used, "%s%llu", shown ? ", " : " ",
+                     (unsigned long long)(first + i));
+    if (k > 0) used += (size_t)k;
+    shown++;
+  }
+}
+
+as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first,
+                                  uint64_t count) {
+  as_status st = AS_OK;
+  uint8_t *flags = NULL;
+  char rows[256] = "", bulk[256] = "";
+  AS_CHECK(rf && path, AS_ERR_ARG, "as_outset_refuse_damage: NULL argument");
+  const uint64_t n = as_results_n_trials(rf);
+  if (first >= n) goto cleanup;
+  if (count > n - first) count = n - first;
+  flags = calloc(count ? count : 1, 1);
+  AS_CHECK_ALLOC(flags);
+  as_results_verify_counts vc;
+  AS_TRY(as_results_verify(rf, first, count, flags, &vc));
+  /* A row a running sweep is writing may read as damaged for a moment: look once more. */
+  for (uint64_t i = 0; i < count && (vc.rows_bad || vc.bulk_bad); i++) {
+    if (!flags[i]) continue;
+    as_results_verify_counts one;
+    uint8_t f = 0;
+    AS_TRY(as_results_verify(rf, first + i, 1, &f, &one));
+    if (f) continue;
+    if (flags[i] == AS_VERIFY_ROW) vc.rows_bad--;
+    if (flags[i] == AS_VERIFY_BULK) vc.bulk_bad--;
+    flags[i] = 0;
+  }
+  if (vc.rows_bad == 0 && vc.bulk_bad == 0) goto cleanup;
+  if (vc.rows_bad) {
+    snprintf(rows, sizeof rows, "%llu damaged row(s) (trial", (unsigned long long)vc.rows_bad);
+    list_flagged(rows, sizeof rows - 2, flags, first, count, AS_VERIFY_ROW);
+    strcat(rows, ")");
+  }
+  if (vc.bulk_bad) {
+    snprintf(bulk, sizeof bulk, "%s%llu row(s) with damaged bulk data (trial",
+             vc.rows_bad ? " and " : "", (unsigned long long)vc.bulk_bad);
+    list_flagged(bulk, sizeof bulk - 2, flags, first, count, AS_VERIFY_BULK);
+    strcat(bulk, ")");
+  }
+  AS_CHECK(0, AS_ERR_IO,
+           "%s: %s%s fail their checksums: refusing to use damaged results; `attnsweep repair "
+           "%s` restores them from the journals or sets them to pending (then `attnsweep run "
+           "-o %s --resume` runs them again)",
+           path, rows, bulk, path, path);
+cleanup:
+  free(flags);
   return st;
 }

@@ -215,6 +215,7 @@ static as_status rebuild(const char *path, const char *spec_path, int dry_run,
   as_journal *j = NULL;
   as_record *out = NULL;
   char newfile[AS_OUTSET_PATH_MAX], newjournal[AS_OUTSET_PATH_MAX], name[AS_OUTSET_PATH_MAX];
+  as_outset_file newid, jid;
 
   rep->rebuilt = 1;
   /* The spec: the one given, else the side file written when the sweep started. */
@@ -245,10 +246,13 @@ static as_status rebuild(const char *path, const char *spec_path, int dry_run,
 
   if (!dry_run) {
     info.overwrite = 1;
-    AS_TRY(as_outset_name(path, AS_SIDE_REBUILD, -1, newfile, sizeof newfile));
-    AS_TRY(as_outset_name(path, AS_SIDE_REBUILD_JOURNAL, -1, newjournal, sizeof newjournal));
-    unlink(newjournal);
+    /* Both made here first (O_EXCL | O_NOFOLLOW): a link planted at either name is removed,
+     * never written through; HDF5 then truncates the file made here, checked after. */
+    AS_TRY(as_outset_side_create(path, AS_SIDE_REBUILD, newfile, sizeof newfile, &newid));
+    AS_TRY(
+        as_outset_side_create(path, AS_SIDE_REBUILD_JOURNAL, newjournal, sizeof newjournal, &jid));
     AS_TRY(as_results_create(MPI_COMM_SELF, newfile, &info, &rf));
+    AS_TRY(as_outset_side_verify(newfile, &newid));
     AS_TRY(as_journal_open_spec(newjournal, 0, REPAIR_BLOCK, 3600.0, as_spec_sha256(spec), &j));
     out = malloc(REPAIR_BLOCK * sizeof *out);
     AS_CHECK_ALLOC(out);
@@ -275,6 +279,8 @@ static as_status rebuild(const char *path, const char *spec_path, int dry_run,
   AS_TRY(as_outset_store(rf, j, out, n_out));
   AS_TRY(as_journal_close(&j));
   AS_TRY(as_results_close(&rf));
+  AS_TRY(as_outset_side_verify(newfile, &newid));
+  AS_TRY(as_outset_side_verify(newjournal, &jid));
   {
     /* Keep the spec beside the file (it may have come from --spec). */
     size_t slen = 0;
@@ -370,7 +376,12 @@ as_status as_repair_run(const char *given, const char *spec_path, int dry_run,
       ost = as_results_count(rf, &c, NULL);
     }
     if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH) AS_TRY(ost);
-    if (ost != AS_OK) snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
+    if (ost != AS_OK) {
+      snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
+      /* The way out that message gives is this command itself: keep only the cause. */
+      char *hint = strstr(rep->reason, ": `attnsweep repair");
+      if (hint) *hint = '\0';
+    }
   } else {
     snprintf(rep->reason, sizeof rep->reason, "%.900s: no such file", path);
   }

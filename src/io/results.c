@@ -1200,7 +1200,11 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   AS_CHECK(has_hdf5_signature(path), AS_ERR_DATA,
            "%s is not an attnsweep results file (not an HDF5 file)", path);
   AS_H5_ID(fapl, make_fapl(rf->comm));
-  AS_H5_ID(rf->file, H5Fopen(path, rf->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl));
+  rf->file = H5Fopen(path, rf->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+  if (rf->file < 0) { /* the signature is there: a damaged file, named, with the way out */
+    st = as_error_from_h5_open(__FILE__, __LINE__, __func__, path);
+    goto cleanup;
+  }
   AS_CHECK(H5Aexists(rf->file, "schema_version") > 0 &&
                H5Lexists(rf->file, "trials", H5P_DEFAULT) > 0,
            AS_ERR_DATA, "%s is not an attnsweep results file (no schema_version or /trials)", path);

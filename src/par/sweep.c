@@ -499,61 +499,6 @@ static as_status sink_cb(const as_record *recs, int count, void *vctx) {
   return as_outset_store(c->rf, c->journal, recs, (size_t)count);
 }
 
-/* Resume, rank 0: every input file whose SHA-256 is in the file's provenance (input_sha256)
- * must still have it, or the records of the two segments would come from different inputs.
- * AS_ERR_MISMATCH naming the first changed file, unless allow. */
-static as_status check_inputs_unchanged(as_results *rf, const as_spec *spec, const char *path,
-                                        int allow) {
-  as_status st = AS_OK;
-  enum { CAP = 1 << 20 };
-  char *stored = NULL, *now = NULL;
-  uint64_t *bulk[AS_BULK_COUNT] = {NULL};
-  stored = malloc(CAP);
-  AS_CHECK_ALLOC(stored);
-  if (as_results_attr_string(rf, "input_sha256", stored, CAP) != AS_OK) {
-    as_error_clear(); /* a file without provenance: nothing to compare */
-    goto cleanup;
-  }
-  as_results_info info;
-  AS_TRY(as_outset_layout(spec, &info, bulk));
-  AS_TRY(as_results_input_hashes(&info, &now));
-  /* Line by line: "<sha256>  <path>"; a path not in the current spec is not compared. */
-  for (char *line = stored; line && *line;) {
-    char *nl = strchr(line, '\n');
-    if (nl) *nl = '\0';
-    char *sep = strstr(line, "  ");
-    /* A file that was unreadable when the sweep started gave failed trials only: putting it
-     * in place for --retry-failed is the documented fix, not a change. */
-    if (sep && strncmp(line, "unreadable", 10) != 0) {
-      const char *file = sep + 2;
-      *sep = '\0';
-      for (char *c = now; c && *c;) {
-        char *cn = strchr(c, '\n');
-        size_t clen = cn ? (size_t)(cn - c) : strlen(c);
-        char *cs = strstr(c, "  ");
-        if (cs && cs < c + clen && strlen(file) == clen - (size_t)(cs + 2 - c) &&
-            strncmp(cs + 2, file, strlen(file)) == 0) {
-          const size_t hlen = (size_t)(cs - c);
-          if ((hlen != strlen(line) || strncmp(c, line, hlen) != 0) && !allow)
-            AS_CHECK(0, AS_ERR_MISMATCH,
-                     "%s: the input file %s changed since the sweep was started (SHA-256 %.12s..., "
-                     "now %.*s): resume with the original file, or pass --allow-input-change if "
-                     "you know the trials are unchanged",
-                     path, file, line, (int)(hlen < 12 ? hlen : 12), c);
-          break;
-        }
-        c = cn ? cn + 1 : NULL;
-      }
-    }
-    line = nl ? nl + 1 : NULL;
-  }
-cleanup:
-  as_outset_layout_free(bulk);
-  free(stored);
-  free(now);
-  return st;
-}
-
 /* The same status on every rank: the first failure (most negative code) wins. A rank that
  * did not fail itself records which status the others reported. */
 static as_status agree(MPI_Comm comm, as_status st) {
@@ -742,7 +687,7 @@ static as_status phase_reopen(sweep_run *w) {
       cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
                          "%s has %llu trials, the spec %llu: cannot resume", path,
                          (unsigned long long)rows, (unsigned long long)w->n_trials);
-    if (cst == AS_OK) cst = check_inputs_unchanged(w->rf, spec, path, w->opts.allow_input_change);
+    if (cst == AS_OK) cst = as_outset_inputs_check(w->rf, spec, path, w->opts.allow_input_change);
     /* A file from before the spec side file existed: give it one, from /spec. */
     if (cst == AS_OK) cst = as_outset_spec_ensure(path, w->rf);
     if (cst == AS_OK) cst = shard_select(spec, w->rf, path, &w->opts, &w->r, &w->owner);

@@ -11,6 +11,9 @@
 #               pending (never "kept without journal entry"); --resume (without repair) does
 #               the same, runs exactly the pending trials and that one, and ends equal to the
 #               reference;
+#               Before that (issue 36 point 1), summarize refuses the damaged file and reproduce
+#               a damaged row or slab (exit 3, naming the file, the trials and repair);
+#               reproduce of an intact row of it still agrees (exit 0);
 #   older file  a file without /checksums: status says "not verified", --resume goes on.
 # Every command runs under `timeout`: a hang fails the test.
 set -u
@@ -103,6 +106,18 @@ check "...3 damaged rows, 2 with damaged bulk data" \
   grep -q "3 damaged row(s), 2 row(s) with damaged bulk data" <<<"$out"
 check "...names exactly trials 3 5 7 11 15" \
   test "$(grep -oE '^  trial [0-9]+' <<<"$out" | awk '{printf "%s ", $2}')" = "3 5 7 11 15 "
+# issue 36 point 1: summarize and reproduce verify the checksums they rely on
+err=$($T "$bin" summarize c.h5 2>&1); rc=$?
+check "summarize of the damaged file: exit 3 ($rc)" test $rc -eq 3
+check "...names the file, the trials and repair" \
+  grep -q "c.h5: 3 damaged row(s) (trial 3, 7, 11) and 2 row(s) with damaged bulk data (trial 5, 15) fail their checksums: .*attnsweep repair c.h5" <<<"$err"
+err=$($T "$bin" reproduce c.h5 7 2>&1); rc=$?
+check "reproduce of a damaged row: exit 3 ($rc), names trial 7 and repair" \
+  bash -c "test $rc -eq 3 && grep -q 'c.h5: 1 damaged row(s) (trial 7) .*attnsweep repair c.h5' <<<\"\$1\"" _ "$err"
+err=$($T "$bin" reproduce c.h5 15 2>&1); rc=$?
+check "reproduce of a row with damaged bulk data: exit 3 ($rc)" test $rc -eq 3
+$T "$bin" reproduce c.h5 4 >log 2>&1; rc=$?
+check "reproduce of an intact row of that file: exit 0 ($rc)" test $rc -eq 0
 $T "$bin" run c.yaml -o c.h5 --resume >log 2>&1; rc=$?
 grep "attnsweep run:" log
 check "--resume: exit 0 ($rc)" test $rc -eq 0

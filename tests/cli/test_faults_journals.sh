@@ -8,6 +8,10 @@
 #      0, reported) and --resume sets the journal aside and goes on (exit 0, warning); the
 #      final file equals an uninterrupted run; a matrix file changed between segments:
 #      --resume refuses (exit 2, naming the file), --allow-input-change goes on.
+# Issue 36 point 3: a copy of the spec in another directory, whose relative `file:` names
+#   another matrix file, is refused on --resume (exit 2, naming both paths), the results
+#   untouched; the spec-less resume (what `status` prints), run from another directory on 2
+#   ranks, reads the first run's matrix file: no trial failed, the file equals a reference run.
 # Every command runs under `timeout`: a hang fails the test.
 set -u
 # shellcheck source=tests/cli/lib.sh
@@ -27,6 +31,7 @@ sed 's/flush_interval: 0.05/flush_interval: 0.06/' a.yaml >b.yaml # another SHA-
 $T "$bin" run a.yaml -o ref.h5 -q >log 2>&1
 check "reference run: exit 0" test $? -eq 0
 same() { "$py" "$tools/compare_results.py" ref.h5 "$1" --require-complete; }
+same_as() { "$py" "$tools/compare_results.py" "$1" "$2" --require-complete; }
 stop_early() { # stop_early OUT: a run stopped by its time limit, journals kept
   rm -f "$1" "$1".*
   $T "$bin" run a.yaml -o "$1" -q --time-limit 0.6 >log 2>&1
@@ -92,4 +97,35 @@ check "...names the file and the override" \
 check "...the results file is untouched ($before)" test "$("$bin" status i.h5 | grep '^trials:')" = "$before"
 $T "$bin" run mv.yaml -o i.h5 --resume --allow-input-change -q >log 2>&1; rc=$?
 check "--allow-input-change: exit 0 ($rc)" test $rc -eq 0
+# ---- issue 36 point 3: inputs compared by content, wherever the spec lives
+mkdir -p da db elsewhere
+"$py" -c "
+import h5py, numpy as np
+h5py.File('da/m.h5','w')['triples/V'] = np.eye(3)[None]
+h5py.File('db/m.h5','w')['triples/V'] = 2 * np.eye(3)[None]"
+cat >da/m.yaml <<'EOF'
+name: fjournals_where
+seed: 5
+replicates: 60
+flush_interval: 0.05
+sweep: {vfamily: file, mfamily: identity, file: m.h5, d: 3, n: 12, T: 20, dt: 0.01,
+        init: {kind: box, scale: 2}}
+EOF
+cp da/m.yaml db/m.yaml
+$T "$bin" run da/m.yaml -o w_ref.h5 -q >log 2>&1
+$T "$bin" run da/m.yaml -o w.h5 -q --time-limit 0.3 >log 2>&1; rc=$?
+check "input sweep stopped early: exit 99 ($rc)" test $rc -eq 99
+before=$("$bin" status w.h5 | grep '^trials:')
+err=$($T "$bin" run db/m.yaml -o w.h5 --resume -q 2>&1); rc=$?
+echo "$err"
+check "--resume with a copy of the spec reading another m.h5: exit 2 ($rc)" test $rc -eq 2
+check "...names the label, both paths and the override" \
+  bash -c "grep -q 'input file m.h5 is not the one the sweep was started with: $tmp/db/m.h5.*was $tmp/da/m.h5' <<<\"\$1\" && grep -q -- --allow-input-change <<<\"\$1\"" _ "$err"
+check "...the results file is untouched ($before)" test "$("$bin" status w.h5 | grep '^trials:')" = "$before"
+resume=$("$bin" status w.h5 | sed -n 's/.*(resume: \(.*\))$/\1/p')
+check "status prints the spec-less resume ($resume)" test "$resume" = "attnsweep run -o w.h5 --resume"
+err=$(cd elsewhere && $T "$mpiexec" -n 2 "$bin" run -o ../w.h5 --resume -q 2>&1); rc=$?
+check "spec-less resume from another directory, 2 ranks: exit 0 ($rc)" test $rc -eq 0
+[ $rc -eq 0 ] || echo "$err"
+check "...no trial failed, equal to the reference run" same_as w_ref.h5 w.h5
 exit $fail

@@ -5,7 +5,9 @@
 #     dataset: validate (exit 2) and run (the trial is recorded failed with that message,
 #     exit 4) name the file and the item;
 #   * T: 1e308 names the real upper bound of T (AS_BIG = 1e300 in params.h), not "> 0";
-#   * --flush 1e10 names the accepted range, 0 to 1e+09.
+#   * --flush 1e10 names the accepted range, 0 to 1e+09;
+#   * issue 36: validate of 2^31 - 1 replicates within seconds; a truncated results file in
+#     status, reproduce and run --resume: exit 3 naming it, HDF5's cause and repair.
 set -u
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -56,4 +58,20 @@ err=$($T "$bin" run big.yaml -o x.h5 --flush 1e10 2>&1); rc=$?
 echo "$err"
 check "--flush 1e10: exit 2 ($rc), names the range 0 to 1e+09" \
   bash -c "test $rc -eq 2 && grep -qF -- '--flush needs SECONDS, a number from 0 to 1e+09' <<<\"\$1\"" _ "$err"
+# Issue 36 point 15: 2^31 - 1 replicates validate at once (the files are checked per point);
+# a truncated results file is named, with HDF5's cause and `repair`, never a raw stack.
+printf 'name: many\nseed: 1\nreplicates: 2147483647\nsweep: {vfamily: identity, mfamily: identity, d: [2, 3], n: 8, T: 1, dt: 0.1, init: {kind: box, scale: 1}}\n' >many.yaml
+start=$(date +%s)
+$T "$bin" validate many.yaml >out 2>&1; rc=$?
+took=$(($(date +%s) - start))
+check "validate of 2^31 - 1 replicates: exit 0 ($rc) within 10 s (${took}s)" test $rc -eq 0 -a $took -le 10
+printf 'name: tr\nseed: 1\nreplicates: 4\nsweep: {vfamily: identity, mfamily: identity, d: 2, n: 8, T: 1, dt: 0.1, init: {kind: box, scale: 1}}\n' >tr.yaml
+$T "$bin" run tr.yaml -o tr.h5 -q >/dev/null 2>&1
+truncate -s 3000 tr.h5
+for c in "status tr.h5" "reproduce tr.h5 0" "run -o tr.h5 --resume"; do
+  # shellcheck disable=SC2086
+  err=$($T "$bin" $c 2>&1); rc=$?
+  check "$c of a truncated file: exit 3 ($rc), names it, the cause and repair, no stack" \
+    bash -c "test $rc -eq 3 && grep -q 'tr.h5 cannot be opened: HDF5 says \"truncated file.*attnsweep repair tr.h5' <<<\"\$1\" && ! grep -q 'H5Fopen\\|#1' <<<\"\$1\"" _ "$err"
+done
 exit $fail

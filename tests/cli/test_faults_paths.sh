@@ -13,6 +13,9 @@
 #      without a source path (exit 2), in run and validate alike; a spec over 64 MiB is
 #      refused by run as by validate; -o "" and --resume of a missing file leave no side
 #      file; results onto a character device are refused (exit 2, no crash).
+# Issue 36 point 4: summarize and import-weights refuse an output that is their input (the
+#   same name, a symlink, a hard link; -o, --output=, -oFILE, an abbreviation, --png), exit 2,
+#   the file byte-identical; run refuses a journal of OUT that is the spec (a hard link).
 # Every command runs under `timeout`: a hang fails the test.
 set -u
 # shellcheck source=tests/cli/lib.sh
@@ -65,6 +68,23 @@ err=$($T "$bin" run a.yaml -o s.h5 -q 2>&1); rc=$?
 check "OUT.lock is a symlink to the spec: exit 2 ($rc)" test $rc -eq 2
 check "the spec and the matrix file are intact" bash -c "cmp -s a.yaml a.keep && cmp -s m.h5 m.keep"
 check "no results file was made" bash -c "! test -e s.h5"
+
+# issue 36 point 4: no command writes over its input, by any name (device and inode)
+cp ref.h5 ref.keep; ln -s ref.h5 ref_sym.h5; ln ref.h5 ref_hard.h5
+for o in "-o ref.h5" "--output=ref_sym.h5" "-oref_hard.h5" "--out ref.h5" "--png ref_sym.h5"; do
+  # shellcheck disable=SC2086
+  err=$($T "$bin" summarize ref.h5 $o 2>&1); rc=$?
+  check "summarize ref.h5 $o: exit 2 ($rc), says so" \
+    bash -c "test $rc -eq 2 && grep -q 'refusing to write ref[_a-z]*.h5 over the input ref.h5' <<<\"\$1\"" _ "$err"
+done
+err=$($T "$bin" import-weights ref.h5 -o ref_hard.h5 2>&1); rc=$?
+check "import-weights CKPT -o (a hard link of CKPT): exit 2 ($rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'refusing to write ref_hard.h5 over the input ref.h5' <<<\"\$1\"" _ "$err"
+check "...the results file is byte-identical" cmp -s ref.h5 ref.keep
+ln a.yaml j.h5.journal.0
+err=$($T "$bin" run a.yaml -o j.h5 --force -q 2>&1); rc=$?
+check "-o OUT whose journal is a hard link of the spec, --force: exit 2 ($rc), the spec kept" \
+  bash -c "test $rc -eq 2 && grep -q 'refusing to write .*j.h5.journal.0 over the spec a.yaml' <<<\"\$1\" && cmp -s a.yaml a.keep" _ "$err"
 
 # ---- 3: one run per file, whatever its name
 "$mpiexec" -n 2 "$bin" run long.yaml -o live.h5 -q >first.log 2>&1 &

@@ -13,8 +13,8 @@
 #     exit 3 naming ENOSPC, and the records written before stay intact (each equals the
 #     reference's); once space is freed, --resume completes the sweep with the reference
 #     records;
-#   * reproduce: identical -> 0; a tampered row -> 1 naming the fields; pending trial or
-#     out of range -> 2.
+#   * reproduce: identical -> 0; a tampered row (its checksum rewritten) -> 1 naming the
+#     fields; pending trial or out of range -> 2.
 set -u
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -80,12 +80,15 @@ check "resume 3 -> 1 rank: reference records" h5check same "$tmp/ref.h5" "$tmp/q
 out=$("$bin" reproduce "$tmp/q.h5" 5 2>&1); rc=$?
 check "reproduce: identical, exit 0 ($rc)" test $rc -eq 0
 "$py" - "$tmp/q.h5" <<'PYEOF'
-import sys, h5py
+import sys, zlib, h5py
 with h5py.File(sys.argv[1], "r+") as f:
     row = f["trials"][5]
     row["n_clusters"] += 1
     row["lambda1_re"] = row["lambda1_re"] * (1 + 2 ** -50)
     f["trials"][5] = row
+    # A row that differs but carries its checksum (docs/results.md): a damaged row is refused
+    # before any comparison (exit 3, test_faults_corrupt.sh).
+    f["checksums/trials"][5] = zlib.crc32(f["trials"][5].tobytes())
 PYEOF
 out=$("$bin" reproduce "$tmp/q.h5" 5 2>&1); rc=$?
 echo "$out"

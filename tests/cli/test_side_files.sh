@@ -2,7 +2,8 @@
 # Side files: after a clean, complete close only OUT.h5 remains (journals verified against
 # /trials, then removed with the spec copy and the lock file); a stopped sweep keeps them all
 # (repair needs the journals); a journal entry that differs from its row keeps the journals,
-# with a warning.
+# with a warning. Issue 36 point 5: a symbolic link planted at the name of the lock file, the
+# spec copy, a journal, repair's .rebuild, .rebuild-journal or .damaged is never followed.
 set -u
 source "$(dirname "$0")/lib.sh"
 as_test_init side_files
@@ -56,4 +57,40 @@ check "the tidied file is complete and readable" bash -c "'$bin' status '$tmp/t.
 # A resume of the tidied file rewrites the spec copy and runs nothing.
 "$mpiexec" -n 1 "$bin" run -o "$tmp/t.h5" --resume -q >/dev/null 2>&1; rc=$?
 check "resume of a tidied file: exit 0 ($rc), nothing left beside it" test $rc -eq 0 -a -z "$(side t.h5)"
+# ---- issue 36 point 5: a symbolic link planted at a side file's name is never followed.
+# Victims must keep their bytes, dangling links' targets must not appear, and every command
+# refuses or goes on without writing through the link. Four commands in all.
+mkdir "$tmp/l" && cd "$tmp/l" || exit 1
+T="timeout -k 2 60"
+victim() { printf 'victim %s\n' "$1" >"v_$1"; cp "v_$1" "k_$1"; }
+intact() { cmp -s "v_$1" "k_$1"; }
+ln -s nowhere_lock o1.h5.lock
+err=$($T "$bin" run ../spec.yaml -o o1.h5 -q 2>&1); rc=$?
+check "lock file a dangling symlink: exit 2 ($rc), says so" \
+  bash -c "test $rc -eq 2 && grep -q 'lock file o1.h5.lock is a symbolic link: refusing to follow it' <<<\"\$1\"" _ "$err"
+check "...its target not created, no results file" test ! -e nowhere_lock -a ! -e o1.h5
+# the spec copy is replaced by a rename; a new sweep removes a linked journal, never its target
+victim spec; ln -s v_spec o3.h5.spec; ln -s nowhere_journal o3.h5.journal.0
+$T "$bin" run ../spec.yaml -o o3.h5 -q --time-limit 0.05 >/dev/null 2>&1; rc=$?
+check "spec copy and journal symlinks, new sweep: goes on (exit $rc)" test $rc -eq 99 -o $rc -eq 0
+check "...the spec victim intact, the copy a file, the journal's target not created" \
+  bash -c "cmp -s v_spec k_spec && test -f o3.h5.spec -a ! -L o3.h5.spec -a ! -e nowhere_journal"
+check "...no temporary spec copy left" bash -c "! ls o3.h5.spec.tmp* >/dev/null 2>&1"
+# a resume refuses a linked journal
+victim journal; rm -f o3.h5.journal.0; ln -s v_journal o3.h5.journal.0
+err=$($T "$bin" run ../spec.yaml -o o3.h5 --resume -q 2>&1); rc=$?
+check "resume with a journal a symlink: exit 2 ($rc), says so" \
+  bash -c "test $rc -eq 2 && grep -q 'journal \(./\)\?o3.h5.journal.0 is a symbolic link: refusing to follow it' <<<\"\$1\"" _ "$err"
+check "...the victim is intact" intact journal
+# repair's rebuild: the new file and its journal never go through a link, and the results
+# file that takes the place of the damaged one is a regular file
+rm -f o3.h5.journal.0; truncate -s 1000 o3.h5
+victim rebuild; victim rjournal
+ln -s v_rebuild o3.h5.rebuild; ln -s v_rjournal o3.h5.rebuild-journal; ln -s nowhere_damaged o3.h5.damaged
+$T "$bin" repair o3.h5 >log 2>&1; rc=$?
+check "repair with links at .rebuild, .rebuild-journal, .damaged: exit 0 ($rc), rebuilt" grep -q rebuilt log
+check "...both victims intact" bash -c "cmp -s v_rebuild k_rebuild && cmp -s v_rjournal k_rjournal"
+check "...o3.h5 a regular file that opens, the damaged file set aside beside the link" \
+  bash -c "test -f o3.h5 -a ! -L o3.h5 && test -L o3.h5.damaged -a -f o3.h5.damaged.1 && '$bin' status o3.h5 >/dev/null"
+cd "$tmp" || exit 1
 exit $fail
