@@ -613,6 +613,7 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
   uint64_t *todo = NULL;
   uint64_t n_todo = 0;
   uint32_t *owner = NULL;
+  uint64_t *shard_rows = NULL;
   as_sched_summary sum;
   memset(&sum, 0, sizeof sum);
   as_group_summary gsum;
@@ -666,6 +667,15 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
     AS_TRY(as_outset_layout(spec, &info, bulk));
     info.overwrite = opts.force;
     snprintf(file_sha, sizeof file_sha, "%s", as_spec_sha256(spec));
+    if (opts.shard_count) {
+      /* A shard's file holds its own rows only (a pure function of spec and split: every
+       * rank computes the same list). */
+      as_status hst = shard_select(spec, NULL, path, &opts, &r, &owner);
+      if (hst == AS_OK) hst = as_shard_rows(owner, n_trials, opts.shard_index, &shard_rows);
+      AS_TRY(agree(comm, hst));
+      info.rows = shard_rows;
+      info.n_rows = r.shard_trials;
+    }
     as_status sst_ = AS_OK;
     if (rank == 0) {
       size_t len = 0;
@@ -694,12 +704,8 @@ as_status as_sweep_run(MPI_Comm comm, const as_spec *spec, const char *given,
     if (rank == 0) lst = as_outset_hold(claim, path);
     AS_TRY(agree(comm, lst));
     if (opts.shard_count) {
-      /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
-      as_status hst = AS_OK;
-      if (rank == 0) hst = shard_select(spec, rf, path, &opts, &r, &owner);
-      AS_TRY(agree(comm, hst));
+      /* Which shard this file is (collective attribute writes). */
       uint64_t n_shard = r.shard_trials;
-      AS_MPI_CHECK(MPI_Bcast(&n_shard, 1, MPI_UINT64_T, 0, comm));
       AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_INDEX, opts.shard_index));
       AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_COUNT, opts.shard_count));
       AS_TRY(as_results_set_attr_u64(rf, AS_SHARD_ATTR_TRIALS, n_shard));
@@ -904,6 +910,7 @@ cleanup:
   free(done_before);
   free(todo);
   free(owner);
+  free(shard_rows);
   as_sched_summary_clear(&sum);
   r.elapsed = MPI_Wtime() - t0;
   if (res) *res = r;
