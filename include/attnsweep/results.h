@@ -83,6 +83,9 @@ typedef struct as_results_info {
   /* The root attribute input_sha256 as recorded before (a merge carries its shards'); NULL:
    * computed now by hashing the input files (as_results_input_hashes). */
   const char *input_sha256;
+  /* 1: no journal backs this file's rows (a merge's output): a failed write says so instead
+   * of pointing at the journals. */
+  int no_journal;
 } as_results_info;
 
 /* The provenance of the input files of info (the labels of `file` and `init_file`): one line

@@ -115,6 +115,7 @@ struct as_results {
   MPI_Comm comm;                    /* duplicate of the caller's, or MPI_COMM_NULL (serial) */
   int rank, size;                   /* in comm (0, 1 when serial) */
   int writable;                     /* opened for writing */
+  int no_journal;                   /* created without journals behind it (a merge's file) */
   hid_t file;                       /* the HDF5 file */
   hid_t trials;                     /* /trials */
   hid_t rec_mem;                    /* memory compound type of as_record */
@@ -1069,6 +1070,7 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
            "as_results_create: bad arguments");
   AS_TRY(results_alloc(comm, &rf));
   rf->writable = 1;
+  rf->no_journal = info->no_journal;
   rf->n_trials = info->n_trials;
   rf->n_rows = info->n_trials;
   if (info->rows) {
@@ -1411,8 +1413,12 @@ static as_status write_failure(as_results *rf, const char *what, uint64_t trial)
   as_error_clear(); /* replaced by the message below, which keeps the stack */
   return as_error_set(AS_ERR_HDF5, __FILE__, __LINE__, __func__,
                       "cannot write %s of trial %llu to %s (a full disk or a failing file "
-                      "system?); the journals keep every record written so far: %.600s",
-                      what, (unsigned long long)trial, name, stack);
+                      "system?); %s: %.600s",
+                      what, (unsigned long long)trial, name,
+                      rf->no_journal ? "the file is incomplete and is removed; its inputs are "
+                                       "untouched"
+                                     : "the journals keep every record written so far",
+                      stack);
 }
 
 /* Transfer properties for count records: a type conversion buffer of their size (HDF5's
