@@ -209,12 +209,28 @@ cleanup:
   return st;
 }
 
-/* One line per shard file (its own trials done, state), the shards of each split that are
- * missing, and the total; how to merge once every shard is complete. */
+/* The first damaged trials of flags (n entries) as "a, b, c" into buf. */
+static void damaged_list(const uint8_t *flags, uint64_t n, uint64_t bad, char *buf, size_t len) {
+  size_t used = 0;
+  uint64_t named = 0;
+  buf[0] = '\0';
+  for (uint64_t i = 0; i < n && named < MAX_FAILURES_SHOWN; i++) {
+    if (!flags[i]) continue;
+    int w = snprintf(buf + used, len - used, "%s%llu", named ? ", " : "", (unsigned long long)i);
+    if (w < 0 || (size_t)w >= len - used) return;
+    used += (size_t)w;
+    named++;
+  }
+  if (bad > named) snprintf(buf + used, len - used, ", ...");
+}
+
+/* One line per shard file (its own trials done, state, checksums), the shards of each split
+ * that are missing, and the total; how to merge once every shard is complete. Exit 3 when a
+ * shard file fails its checksums (merge would refuse it), else 0. */
 static int status_shards(const char *results, shard_file *f, int n) {
   as_status st = AS_OK;
   uint64_t all_done = 0, all_total = 0, sweep = 0;
-  int complete = 0, missing = 0;
+  int complete = 0, missing = 0, damaged = 0;
   printf("shards%s%s: %d file%s\n", results ? " of " : "", results ? results : "", n,
          n == 1 ? "" : "s");
   for (int k = 0; k < n; k++) {
@@ -235,6 +251,10 @@ static int status_shards(const char *results, shard_file *f, int n) {
     }
     if (st == AS_OK) st = as_results_count(rf, &cn, NULL);
     if (st == AS_OK) st = as_outset_probe(f[k].path, &held, &pid, host, sizeof host);
+    as_results_verify_counts vc;
+    memset(&vc, 0, sizeof vc);
+    uint8_t *flags = NULL;
+    if (st == AS_OK) st = check_sums(rf, held, &vc, &flags);
     if (st != AS_OK) {
       char buf[AS_ERRMSG_MAX + 64];
       as_error_format_user(buf, sizeof buf);
@@ -252,15 +272,28 @@ static int status_shards(const char *results, shard_file *f, int n) {
     complete += done;
     all_done += cn.done < own ? cn.done : own;
     all_total += own;
-    printf("  shard %u/%u %s: %llu / %llu done (%.1f%%), %s", i, c, f[k].path,
+    printf("  shard %u/%u %s: %llu / %llu done (%.1f%%), ", i, c, f[k].path,
            (unsigned long long)cn.done, (unsigned long long)own,
-           own ? 100.0 * (double)cn.done / (double)own : 100.0,
-           done   ? "complete"
-           : held ? "running"
-                  : "stopped (resume: attnsweep run -o FILE --resume)");
-    if (held && !done) printf(" (pid %ld on %s)", pid, host[0] ? host : "?");
+           own ? 100.0 * (double)cn.done / (double)own : 100.0);
+    if (done)
+      printf("complete");
+    else if (held)
+      printf("running (pid %ld on %s)", pid, host[0] ? host : "?");
+    else
+      printf("stopped (resume: attnsweep run -o %s --resume)", f[k].path);
     if (bad) printf(", %llu failed or non-finite", (unsigned long long)bad);
+    const uint64_t n_damaged = vc.rows_bad + vc.bulk_bad;
+    if (n_damaged && !held) {
+      char list[160];
+      damaged_list(flags, cn.total, n_damaged, list, sizeof list);
+      printf(", DAMAGED: %llu row(s) fail their checksums (trials %s): attnsweep repair %s",
+             (unsigned long long)n_damaged, list, f[k].path);
+      damaged++;
+    } else if (!vc.verified) {
+      printf(", checksums: none (not verified)");
+    }
     printf("\n");
+    free(flags);
     as_results_close(&rf);
   }
   if (n > 1) qsort(f, (size_t)n, sizeof *f, by_shard);
@@ -289,6 +322,11 @@ static int status_shards(const char *results, shard_file *f, int n) {
   printf("trials: %llu / %llu done (%.1f%%) over the shards of a %llu-trial sweep\n",
          (unsigned long long)all_done, (unsigned long long)all_total,
          all_total ? 100.0 * (double)all_done / (double)all_total : 0.0, (unsigned long long)sweep);
+  if (damaged) {
+    printf("state: %d shard file%s damaged (merge refuses %s: repair %s first)\n", damaged,
+           damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them", damaged == 1 ? "it" : "them");
+    return 3;
+  }
   if (!missing && complete == n)
     printf("state: every shard complete: attnsweep merge %s SHARD...\n",
            results ? results : "OUT.h5");
@@ -303,7 +341,7 @@ int as_cmd_status(int argc, char **argv) {
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
   uint8_t *flags = NULL;
-  int npos = 0, code = 0;
+  int npos = 0, code = 0, damaged_exit = 0;
   if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
   if (npos == 0) return as_cli_usage_error("status", "missing the results file");
   const char *path = argv[1];
@@ -383,11 +421,12 @@ int as_cmd_status(int argc, char **argv) {
            sh_i, sh_n, (unsigned long long)c.done, (unsigned long long)own);
   }
   const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
-  if (n_damaged && !held)
+  if (n_damaged && !held) {
     printf("state: damaged: %llu row(s) fail their checksums (attnsweep run -o %s --resume sets "
-           "them to pending and runs them again)\n",
-           (unsigned long long)n_damaged, path);
-  else if (c.done >= own && n_bad)
+           "them to pending and runs them again; attnsweep repair %s)\n",
+           (unsigned long long)n_damaged, path, path);
+    damaged_exit = 3;
+  } else if (c.done >= own && n_bad)
     printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
            "attnsweep run -o %s --resume --retry-failed)\n",
            (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
@@ -426,5 +465,5 @@ cleanup:
   free(flags);
   as_results_close(&rf);
   if (st != AS_OK) return as_cli_report("status", st);
-  return 0;
+  return damaged_exit; /* 3: the file fails its checksums (what merge and summarize refuse) */
 }

@@ -15,6 +15,7 @@
 #   * merge verifies every input's checksums: a damaged row is refused (exit 3, the file, the
 #     trial and `repair` named, no output); inputs whose recorded input_sha256 differ are
 #     refused (exit 2); the merged file carries the inputs' recorded input_sha256 verbatim;
+#   * status of a shard set verifies each file's checksums (exit 3, the file, trials, repair);
 #   * a failed `merge --force` leaves the file it was to replace byte for byte, and no
 #     OUT.h5.merging behind.
 set -u
@@ -99,7 +100,7 @@ check "merge refuses an unfinished shard, naming it (exit $rc)" \
   eval '[ $rc -eq 2 ] && grep -q "t.h5.shard-2-of-3: shard 2 of 3 has" merge.err && [ ! -e tm.h5 ]'
 "$bin" status t.h5 >status.out 2>&1
 check "status of the shard set: shard 2 stopped with its count, shards 1 and 3 missing" \
-  eval 'grep -q "^  shard 2/3 t.h5.shard-2-of-3: [0-9]* / $(done_rows m3.h5.shard-2-of-3) done.*stopped" status.out &&
+  eval 'grep -q "^  shard 2/3 t.h5.shard-2-of-3: [0-9]* / $(done_rows m3.h5.shard-2-of-3) done.*stopped (resume: attnsweep run -o t.h5.shard-2-of-3 --resume)" status.out &&
     grep -q "^  shard 1/3 t.h5.shard-1-of-3: missing" status.out &&
     grep -q "^  shard 3/3 t.h5.shard-3-of-3: missing" status.out && grep -q "0 of 3 shards complete" status.out'
 "$bin" status m7.h5.shard-*-of-7 >status.out 2>&1
@@ -167,6 +168,10 @@ rc=$?
 check "merge refuses a damaged shard: exit 3 naming the file, trial $trial and repair (exit $rc)" \
   eval '[ $rc -eq 3 ] && grep -q "dmg.h5.shard-1-of-3 is damaged: 1 row(s) fail their checksums (trials $trial)" merge.err &&
     grep -q "attnsweep repair dmg.h5.shard-1-of-3" merge.err && [ ! -e y.h5 ] && [ ! -e y.h5.merging ]'
+"$bin" status dmg.h5.shard-1-of-3 m3.h5.shard-2-of-3 m3.h5.shard-3-of-3 >status.out 2>&1
+rc=$?
+check "status of a shard set verifies checksums: exit 3, the damaged file, trial and repair named" \
+  eval '[ $rc -eq 3 ] && grep -q "dmg.h5.shard-1-of-3: .*DAMAGED: 1 row(s) fail their checksums (trials $trial): attnsweep repair dmg.h5.shard-1-of-3" status.out'
 cp x.h5 x.before
 "$bin" merge x.h5 dmg.h5.shard-1-of-3 m3.h5.shard-2-of-3 m3.h5.shard-3-of-3 --force >merge.err 2>&1
 rc=$?
