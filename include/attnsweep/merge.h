@@ -19,7 +19,7 @@
  * The output is built as OUT.h5.merging (created with O_EXCL in OUT.h5's directory, under
  * OUT.h5's lock) and renamed over OUT.h5 only when complete: a failed or stopped merge leaves
  * an existing OUT.h5 (--force) untouched and no partial file. It streams: blocks of
- * MERGE_BLOCK trials, each input's held rows of a block in one read, one write per run of
+ * MERGE_BLOCK (32768) trials, each input's held rows of a block in one read, one write per run of
  * rows; memory is a few bytes per trial (flags and owners) plus the block buffers. A stop
  * flag (opts.stop, e.g. SIGTERM) is checked between blocks: AS_ERR_INTERRUPTED, nothing
  * written; the same command merges again from the start.

@@ -19,7 +19,7 @@
 #include "attnsweep/spec.h"
 
 /* Trials per block of the streaming pass: each input's rows of a block are read at once. */
-#define MERGE_BLOCK 8192
+#define MERGE_BLOCK 32768
 
 /* Damaged trials named in a refusal. */
 #define MERGE_NAMED 5
