@@ -368,7 +368,8 @@ typedef struct plan_args {
   int cost_given;  /* --cost given */
   as_cost_model model;
   site_opts so;
-  long ranks; /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
+  long ranks;       /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
+  as_cli_sets sets; /* --set KEY=VALUE */
 } plan_args;
 
 /* Option handlers (cli.h as_opt_fn): 0, or -1 with what the option needs. */
@@ -499,6 +500,8 @@ static const as_opt plan_opts[] = {
                  "with --sbatch: a job array of N shards and a merge job"),
     AS_OPT_WHOLE("ranks", 0, "N", plan_args, ranks, 1, 65536,
                  "the job's MPI ranks: a trial asking for more (ranks_per_trial) is an error"),
+    AS_OPT_FN("set", 0, AS_ARG_REQUIRED, "KEY=VALUE", plan_args, sets, as_cli_opt_set,
+              "override a spec key (repeatable); with --sbatch the job runs with it too"),
 };
 const as_optset as_opts_plan = AS_OPTSET(plan_opts, "SPEC");
 
@@ -547,9 +550,17 @@ int as_cmd_plan(int argc, char **argv) {
   as_spec *spec = NULL;
   as_cost_estimate est;
   memset(&est, 0, sizeof est);
-  as_status st = as_spec_load(path, &diags, &spec);
+  char *stext = NULL;
+  size_t slen = 0;
+  int printed = 0;
+  as_status st = as_spec_read(path, NULL, &stext, &slen);
+  if (st == AS_OK)
+    st = as_cli_spec_parse("plan", stext, slen, path, &args.sets, 1, &diags, &spec, &printed);
+  free(stext);
   if (st != AS_OK) {
-    if (st == AS_ERR_SPEC && diags.count > 0) {
+    if (printed) {
+      code = 2;
+    } else if (st == AS_ERR_SPEC && diags.count > 0) {
       for (int k = 0; k < diags.count; k++)
         fprintf(stderr, "%s:%d:%d: %s\n", path, diags.items[k].line, diags.items[k].col,
                 diags.items[k].message);
