@@ -450,9 +450,9 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   AS_CHECK(taken && blk && held && held_trials, AS_ERR_NOMEM, "merge: buffers");
   for (uint64_t b = 0; b < T; b += B) {
     AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
-             "merge stopped by a signal at trial %llu of %llu: nothing of %s was written (%s is "
-             "untouched); run the same merge again",
-             (unsigned long long)b, (unsigned long long)T, tmp, out);
+             "merge stopped by a signal at trial %llu of %llu: %s is untouched and the partial "
+             "%s removed; run the same merge again",
+             (unsigned long long)b, (unsigned long long)T, out, tmp);
     const size_t len = T - b < B ? (size_t)(T - b) : B;
     memset(taken, 0, len * sizeof *taken);
     for (int k = 0; k < n; k++) {
