@@ -39,11 +39,12 @@ check "a new list key is an axis of every case: 1 x (4 + 1) x 2 = 10 trials ($(c
   test "$(count "$out")" = 10
 for bad in "Tx=2:unknown key 'Tx'" "T=-5:T = -5 is out of range" "T:needs KEY=VALUE" \
   "T=[1:one YAML value"; do
-  set_arg=${bad%%:*} want=${bad#*:}
-  err=$("$bin" validate s.yaml --set "$set_arg" 2>&1)
+  set_arg=${bad%%:*}
+  "$bin" validate s.yaml --set "$set_arg" >err.txt 2>&1
   rc=$?
   check "--set $set_arg: exit 2 ($rc) naming the option" \
-    eval '[ $rc -eq 2 ] && grep -qF -- "$want" <<<"$err" && grep -qF -- "--set" <<<"$err"'
+    bash -c '[ "$1" -eq 2 ] && grep -qF -- "$2" err.txt && grep -qF -- "--set $3" err.txt' _ \
+    "$rc" "${bad#*:}" "$set_arg"
 done
 out=$("$bin" plan s.yaml --set replicates=3 2>&1)
 check "plan --set replicates=3: 15 trials" grep -q "^15 trials = 3 replicates" <<<"$out"
