@@ -188,10 +188,14 @@ class Results:
         self.path = path
         try:
             self._f = h5py.File(path, "r")
-        except FileNotFoundError:
-            raise FileAccessError("%s: no such file" % path)
+        except FileNotFoundError:  # bad input, as `attnsweep status` says it (exit 2)
+            raise SchemaError("%s: no such file" % path)
         except OSError as e:
             raise FileAccessError("%s: cannot open as HDF5: %s" % (path, e))
+        if "trial_index" in self._f:  # a shard's sparse file (its own rows only)
+            self._f.close()
+            raise SchemaError("%s is one shard of a job array (its own rows only): merge the "
+                              "shards first (attnsweep merge OUT.h5 SHARD...)" % path)
         if TRIALS not in self._f or not isinstance(self._f[TRIALS], h5py.Dataset):
             self._f.close()
             raise SchemaError("%s: no /trials dataset: not an attnsweep results file" % path)

@@ -84,6 +84,18 @@ int as_cost_trial_ranks(const as_trial *t, int job_ranks);
  * one replicate (the key does not depend on the seed). Not collective. */
 as_status as_cost_ranks_check(const as_spec *spec, int job_ranks);
 
+/* The largest ranks_per_trial of spec (the points of one replicate; 0 when every trial says
+ * auto): a job needs at least that many ranks (`plan --sbatch` sizes --ntasks with it). */
+int as_cost_max_ranks_per_trial(const as_spec *spec);
+
+/* `merge` throughput for the merge job's walltime (`plan --sbatch --array`), measured with
+ * the commands in docs/slurm.md ("Merge time"): rows per second (checksums verified, rows
+ * read and written) and bulk bytes per second; the walltime allows half these rates. */
+#define AS_COST_MERGE_ROWS_PER_S 20000.0
+/* The fixed part of a results file (types, labels, attributes, /spec; docs/slurm.md). */
+#define AS_COST_FILE_FIXED_BYTES 65536.0
+#define AS_COST_MERGE_BYTES_PER_S 17e6
+
 /* seconds = a * work + b. */
 typedef struct as_cost_model {
   double a; /* seconds per unit of work, > 0 */

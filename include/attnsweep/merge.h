@@ -10,6 +10,20 @@
  * partial the merge goes on and the rows of missing or unfinished shards stay pending.
  * A file that is not a shard counts as shard 1 of 1 (a whole run).
  *
+ * Before anything is written every input is checked: the checksums of its rows and bulk slabs
+ * (results.h; damage is refused, AS_ERR_IO, exit 3, naming the file, the first damaged trials
+ * and `attnsweep repair`), and its recorded input_sha256 (the content hashes of the matrix and
+ * token files it read): inputs whose hashes differ are refused (AS_ERR_MISMATCH). The merged
+ * file carries the first input's input_sha256 as recorded: nothing is hashed again.
+ *
+ * The output is built as OUT.h5.merging (created with O_EXCL in OUT.h5's directory, under
+ * OUT.h5's lock) and renamed over OUT.h5 only when complete: a failed or stopped merge leaves
+ * an existing OUT.h5 (--force) untouched and no partial file. It streams: blocks of
+ * MERGE_BLOCK (32768) trials, each input's held rows of a block in one read, one write per run of
+ * rows; memory is a few bytes per trial (flags and owners) plus the block buffers. A stop
+ * flag (opts.stop, e.g. SIGTERM) is checked between blocks: AS_ERR_INTERRUPTED, nothing
+ * written; the same command merges again from the start.
+ *
  * Provenance: the root attribute merged_from lists every input (path, shard, rows taken,
  * its segments: job ids, restarts, ranks), merge_partial is 1 when rows are pending.
  * Not collective: one process, the output is written on MPI_COMM_SELF (MPI initialised).
@@ -17,6 +31,7 @@
 #ifndef ATTNSWEEP_MERGE_H
 #define ATTNSWEEP_MERGE_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "attnsweep/status.h"
@@ -24,6 +39,7 @@
 typedef struct as_merge_opts {
   int partial; /* 1: merge what exists (missing or unfinished shards leave rows pending) */
   int force;   /* 1: replace an existing output file */
+  const volatile sig_atomic_t *stop; /* non-zero: stop (checked between blocks); NULL: none */
 } as_merge_opts;
 
 typedef struct as_merge_report {
@@ -34,13 +50,16 @@ typedef struct as_merge_report {
   uint32_t missing;         /* shards none of the inputs is (named in missing_names) */
   uint32_t unfinished;      /* inputs with rows of their own shard pending */
   char missing_names[1024]; /* "A, B, ..." (truncated with "...") */
+  uint64_t rows_checked;    /* input rows whose checksums were verified */
+  int unverified;           /* inputs without checksums (older files): not verified */
 } as_merge_report;
 
 /* Merge n inputs into out. Statuses: AS_ERR_ARG (out exists without force, out is one of the
  * inputs, a missing or unfinished shard without partial: the file named), AS_ERR_MISMATCH
- * (another spec, a disagreeing row: both files and the trial named), AS_ERR_DATA (an input
- * that is not a results file), AS_ERR_BUSY (out in use), I/O and HDF5 failures. On failure
- * no output file is left behind. rep may be NULL. */
+ * (another spec, other input files, a disagreeing row: both files and the trial named),
+ * AS_ERR_DATA (an input that is not a results file), AS_ERR_IO (an input fails its checksums,
+ * or I/O), AS_ERR_BUSY (out in use), AS_ERR_INTERRUPTED (stopped), HDF5 failures. On failure
+ * no new output file is left behind and an existing one is untouched. rep may be NULL. */
 as_status as_merge_run(const char *out, const char *const *inputs, int n, const as_merge_opts *o,
                        as_merge_report *rep);
 

@@ -48,14 +48,15 @@
 #define AS_OUTSET_PATH_MAX 4400
 
 /* X(name, suffix appended to the results path, per rank: 1 = "<suffix><rank>", doc) */
-#define AS_SIDE_LIST(X)                                                                 \
-  X(AS_SIDE_LOCK, ".lock", 0, "run lock (fcntl), text 'pid P host H'")                  \
-  X(AS_SIDE_SPEC, ".spec", 0, "the spec text, the same as /spec")                       \
-  X(AS_SIDE_JOURNAL, ".journal.", 1, "journal of one writing rank")                     \
-  X(AS_SIDE_DAMAGED, ".damaged", 0, "an unreadable results file set aside by repair")   \
-  X(AS_SIDE_DAMAGED_JOURNAL, ".damaged.journal.", 1, "a journal of the set-aside file") \
-  X(AS_SIDE_REBUILD, ".rebuild", 0, "repair: the new results file while it is built")   \
-  X(AS_SIDE_REBUILD_JOURNAL, ".rebuild-journal", 0, "repair: the new journal while it is built")
+#define AS_SIDE_LIST(X)                                                                          \
+  X(AS_SIDE_LOCK, ".lock", 0, "run lock (fcntl), text 'pid P host H'")                           \
+  X(AS_SIDE_SPEC, ".spec", 0, "the spec text, the same as /spec")                                \
+  X(AS_SIDE_JOURNAL, ".journal.", 1, "journal of one writing rank")                              \
+  X(AS_SIDE_DAMAGED, ".damaged", 0, "an unreadable results file set aside by repair")            \
+  X(AS_SIDE_DAMAGED_JOURNAL, ".damaged.journal.", 1, "a journal of the set-aside file")          \
+  X(AS_SIDE_REBUILD, ".rebuild", 0, "repair: the new results file while it is built")            \
+  X(AS_SIDE_REBUILD_JOURNAL, ".rebuild-journal", 0, "repair: the new journal while it is built") \
+  X(AS_SIDE_MERGING, ".merging", 0, "merge: the new results file while it is built")
 
 #define AS_X_SIDE_ENUM(name, suffix, per_rank, doc) name,
 typedef enum as_side { AS_SIDE_LIST(AS_X_SIDE_ENUM) AS_SIDE_COUNT } as_side;

@@ -80,6 +80,17 @@ typedef struct as_results_info {
   /* Names of the LABEL fields (n_labels sets); a field without a set has only "-". */
   as_label_set labels[AS_RESULTS_MAX_LABELS];
   int n_labels;
+  /* A sparse file (a shard's, shard.h): only the rows of these trials (strictly increasing,
+   * n_rows of them, 0 allowed) are in /trials, bulk and checksums; /trial_index records the
+   * trial of each row. NULL: every trial (row i = trial i). bulk_counts stay per trial. */
+  const uint64_t *rows;
+  uint64_t n_rows;
+  /* The root attribute input_sha256 as recorded before (a merge carries its shards'); NULL:
+   * computed now by hashing the input files (as_results_input_hashes). */
+  const char *input_sha256;
+  /* 1: no journal backs this file's rows (a merge's output): a failed write says so instead
+   * of pointing at the journals. */
+  int no_journal;
 } as_results_info;
 
 /* The provenance of the input files of info (the labels of `file` and `init_file`): one line
@@ -120,8 +131,21 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
  * failure (the file is closed either way). */
 as_status as_results_close(as_results **rf);
 
-/* Rows of /trials. Not collective. */
+/* Trials of the sweep: the range of every trial index below (the rows of /trials, unless the
+ * file is sparse). Not collective. */
 uint64_t as_results_n_trials(const as_results *rf);
+
+/* Rows actually in /trials (as_results_n_trials unless the file is sparse), and whether it is.
+ * Every function below takes trial indices: a trial a sparse file does not hold reads as the
+ * fill record (pending, no bulk data), counts as pending, and cannot be written. */
+uint64_t as_results_n_rows(const as_results *rf);
+int as_results_is_sparse(const as_results *rf);
+
+/* The rows held for trials [first, first + count), in increasing trial order: their records
+ * into out[0 .. *n) and their trial indices into trials (each at most count entries). One
+ * read; what a streaming reader (merge) uses. Independent. */
+as_status as_results_read_held(as_results *rf, uint64_t first, size_t count, as_record *out,
+                               uint64_t *trials, size_t *n);
 
 /* Write count records into their rows: row = recs[i].trial (any order, no duplicates).
  * Independent (not collective): any rank, any time between create/open and close. The rows

@@ -6,11 +6,11 @@
  * far (ties: the lowest shard number). A pure function of (spec, N): every job of an array,
  * `merge` and `status` compute the same owners, for any rank count.
  *
- * Shard I of N of the results path OUT.h5 is the file OUT.h5.shard-I-of-N: an ordinary results
- * file of the whole spec (every row) in which only shard I's rows are run; the others stay
- * pending. Its root attributes shard_index, shard_count and shard_trials say which shard it
- * is (as_shard_identify falls back on the file name for a file that lacks them, e.g. one
- * rebuilt by repair). Nothing here uses MPI.
+ * Shard I of N of the results path OUT.h5 is the file OUT.h5.shard-I-of-N: a sparse results
+ * file (results.h) holding shard I's rows only, so its size is its share of the sweep's; the
+ * trials it does not hold read as pending. Its root attributes shard_index, shard_count and
+ * shard_trials say which shard it is (as_shard_identify falls back on the file name for a file that
+ * lacks them, e.g. one rebuilt by repair). Nothing here uses MPI.
  */
 #ifndef ATTNSWEEP_SHARD_H
 #define ATTNSWEEP_SHARD_H
@@ -43,6 +43,10 @@ int as_shard_path_parse(const char *path, uint32_t *index, uint32_t *count, size
 /* The owner 1..count of every trial of spec into owner[0 .. trial count) (the split above).
  * loads, if not NULL, receives count work totals (loads[I - 1]). AS_ERR_ARG, AS_ERR_NOMEM. */
 as_status as_shard_owners(const as_spec *spec, uint32_t count, uint32_t *owner, double *loads);
+
+/* The trials whose owner is index, increasing, into *rows (allocated, caller frees; at least
+ * one entry allocated). AS_ERR_NOMEM. */
+as_status as_shard_rows(const uint32_t *owner, uint64_t n_trials, uint32_t index, uint64_t **rows);
 
 /* Which shard a results file is: its attributes, else its name; *index = *count = 0 for a
  * file that is neither (a whole run). rf open in any mode, path its name. Not collective. */

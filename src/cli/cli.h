@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "attnsweep/spec.h"
 #include "attnsweep/status.h"
 
 /* ---------------------------------------------------------------- options (opts.c)
@@ -155,5 +156,21 @@ int as_cli_usage_error(const char *cmd, const char *fmt, ...)
 int as_cli_report(const char *cmd, as_status st);
 /* Says plainly that a command is not available in this build; returns 2. */
 int as_cli_not_implemented(const char *cmd);
+
+/* --set KEY=VALUE of run, validate and plan (override.h; spec_set.c): the options given. */
+typedef struct as_cli_sets {
+  const char *v[64];
+  int n;
+} as_cli_sets;
+/* The option handler (as_opt_fn; the member at o->at is an as_cli_sets). */
+int as_cli_opt_set(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap);
+/* Parse text (len bytes, named name) with the overrides applied (none: as_spec_parse). When
+ * the spec parses without them but not with them, the problems are printed on stderr naming
+ * the first --set that brought them (when loud) and AS_ERR_ARG is returned (exit 2, *printed =
+ * 1); diags then stays empty. Other failures as as_spec_parse (diags filled) or AS_ERR_ARG
+ * recorded (a malformed or unknown --set). */
+as_status as_cli_spec_parse(const char *cmd, const char *text, size_t len, const char *name,
+                            const as_cli_sets *sets, int loud, as_spec_diags *diags, as_spec **out,
+                            int *printed);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "attnsweep/iocheck.h"
 #include "attnsweep/merge.h"
+#include "attnsweep/signals.h"
 #include "cli.h"
 
 /* Every option of `attnsweep merge`, once (values into as_merge_opts). */
@@ -19,7 +20,7 @@ static const as_opt merge_opts[] = {
 const as_optset as_opts_merge = AS_OPTSET(merge_opts, "OUT.h5 SHARD...");
 
 int as_cmd_merge(int argc, char **argv) {
-  as_merge_opts opts = {0, 0};
+  as_merge_opts opts = {0, 0, NULL};
   const char *out = NULL;
   const char **inputs = calloc((size_t)argc, sizeof *inputs);
   int n = 0, rank = 0, code = 0, npos = 0;
@@ -38,15 +39,32 @@ int as_cmd_merge(int argc, char **argv) {
     code = rank == 0 ? as_cli_usage_error("merge", "needs OUT.h5 and at least one shard file") : 2;
   if (code == 0 && rank == 0) {
     as_h5_quiet();
+    /* SIGTERM (a job's time limit), SIGINT: the merge stops between blocks, leaving an
+     * existing OUT.h5 untouched and no partial file (exit 99). */
+    as_status sst = as_signals_install();
+    if (sst != AS_OK) as_error_clear();
+    opts.stop = as_signals_flag();
     as_merge_report rep;
+    const double t0 = MPI_Wtime();
     as_status st = as_merge_run(out, inputs, n, &opts, &rep);
+    const double secs = MPI_Wtime() - t0;
+    as_signals_restore();
     if (st != AS_OK) {
       code = as_cli_report("merge", st);
     } else {
-      fprintf(stderr, "attnsweep merge: %s: %llu of %llu trials from %u file%s%s%s\n", out,
-              (unsigned long long)rep.done, (unsigned long long)rep.n_trials, rep.inputs,
+      fprintf(stderr,
+              "attnsweep merge: %s: %llu of %llu trials from %u file%s%s%s (%llu rows checked, "
+              "%.1f s, %.0f rows/s)\n",
+              out, (unsigned long long)rep.done, (unsigned long long)rep.n_trials, rep.inputs,
               rep.inputs == 1 ? "" : "s", rep.overlaps ? " (rows found twice were identical)" : "",
-              rep.done == rep.n_trials ? "; the sweep is complete" : "");
+              rep.done == rep.n_trials ? "; the sweep is complete" : "",
+              (unsigned long long)rep.rows_checked, secs,
+              secs > 0 ? (double)rep.n_trials / secs : 0.0);
+      if (rep.unverified)
+        fprintf(stderr,
+                "attnsweep merge: warning: %d input%s without checksums (written by an older "
+                "attnsweep): not verified\n",
+                rep.unverified, rep.unverified == 1 ? "" : "s");
       if (rep.missing)
         fprintf(stderr, "attnsweep merge: --partial: missing %s; their rows are pending\n",
                 rep.missing_names);

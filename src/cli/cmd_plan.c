@@ -117,6 +117,14 @@ static void shell_quote(FILE *f, const char *s) {
   fputc('\'', f);
 }
 
+/* A value that goes into a job script on a line of its own or inside a here-document: no
+ * control character (a newline would end the line or the here-document and start another). */
+static int script_safe(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < ' ' || *s == 127) return 0;
+  return 1;
+}
+
 static int starts_with(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }
@@ -136,6 +144,9 @@ static void job_name(const char *name, char *out, size_t cap) {
 
 /* Site options of --sbatch, passed through to the job script. */
 #define SETUP_MAX 16
+/* The memory the job script asks for: the largest rank's estimate (cost.h) times this
+ * (docs/slurm.md, "Memory"). */
+#define AS_MEM_MARGIN 1.5
 typedef struct site_opts {
   const char *account, *partition, *qos, *mem; /* #SBATCH values, NULL: not given */
   long cpus_per_task;                          /* #SBATCH --cpus-per-task, 0: not given */
@@ -164,8 +175,8 @@ static long template_lead(const char *tpath) {
 /* Prints the job script: the template with its settings replaced. Returns an exit code. */
 static int render_sbatch(const as_spec *spec, const char *tpath, const char *spec_path,
                          const char *out_path, const site_opts *so, double ranks, const char *wall,
-                         const char *merge_wall, long lead, double expect_s, double tot_s,
-                         uint64_t trials) {
+                         const char *merge_wall, const char *mem_per_cpu, long lead,
+                         double expect_s, double tot_s, uint64_t trials) {
   char exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
@@ -188,6 +199,19 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
   }
   if (absolute_path(out_path, out_abs, sizeof out_abs) != 0) {
     fprintf(stderr, "attnsweep plan: -o %s: not a usable file path\n", out_path);
+    return 2;
+  }
+  /* Every value written into the script is quoted, and none may break a line. */
+  const char *unsafe = !script_safe(out_abs)    ? "-o OUT.h5"
+                       : !script_safe(spec_abs) ? "SPEC"
+                       : !script_safe(exe)      ? "the attnsweep executable's path"
+                       : !script_safe(tpath)    ? "the template's path"
+                                                : NULL;
+  if (unsafe) {
+    fprintf(stderr,
+            "attnsweep plan: %s contains a newline or another control character: it cannot go "
+            "into a job script (rename it)\n",
+            unsafe);
     return 2;
   }
   FILE *f = fopen(tpath, "r");
@@ -230,7 +254,10 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
       if (so->account) printf("#SBATCH --account=%s\n", so->account);
       if (so->partition) printf("#SBATCH --partition=%s\n", so->partition);
       if (so->qos) printf("#SBATCH --qos=%s\n", so->qos);
-      if (so->mem) printf("#SBATCH --mem=%s\n", so->mem);
+      if (so->mem)
+        printf("#SBATCH --mem=%s\n", so->mem);
+      else if (mem_per_cpu[0])
+        printf("#SBATCH --mem-per-cpu=%s\n", mem_per_cpu);
       if (so->cpus_per_task > 0) printf("#SBATCH --cpus-per-task=%ld\n", so->cpus_per_task);
     } else if (in_header && starts_with(line, "#SBATCH --output=")) {
       fputs(so->array ? "#SBATCH --output=attnsweep-%A_%a.out\n" : line, stdout);
@@ -282,7 +309,8 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
   if (so->array) {
     /* The merge job: one task, after every array task succeeded; site options as above. */
     printf("AS_ARRAY_TASK\n)\narray=${array%%%%;*}\n"
-           "merge=$(sbatch --parsable --dependency=afterok:\"$array\" <<'AS_MERGE_JOB'\n"
+           "merge=$(sbatch --parsable --dependency=afterok:\"$array\" --kill-on-invalid-dep=yes "
+           "<<'AS_MERGE_JOB'\n"
            "#!/bin/bash\n#SBATCH --job-name=%s-merge\n#SBATCH --ntasks=1\n"
            "#SBATCH --time=%s\n#SBATCH --output=attnsweep-merge-%%j.out\n",
            name, merge_wall);
@@ -306,7 +334,7 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
            "srun --mpi=${AS_SRUN_MPI:-%s} -n 1 \"$bin\" merge \"$out\" \"${shards[@]}\"\n"
            "AS_MERGE_JOB\n)\n"
            "echo \"attnsweep: job array $array (%ld shards of %s) and merge job $merge "
-           "(afterok:$array) submitted\"\n",
+           "(afterok:$array; Slurm removes it if a task fails for good) submitted\"\n",
            so->array, so->array, so->mpi ? so->mpi : "pmix", so->array, name);
   }
   if (fflush(stdout) != 0) return 3;
@@ -340,7 +368,8 @@ typedef struct plan_args {
   int cost_given;  /* --cost given */
   as_cost_model model;
   site_opts so;
-  long ranks; /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
+  long ranks;       /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
+  as_cli_sets sets; /* --set KEY=VALUE */
 } plan_args;
 
 /* Option handlers (cli.h as_opt_fn): 0, or -1 with what the option needs. */
@@ -355,7 +384,7 @@ static int opt_word(const as_opt *o, const char *arg, void *dst, char *msg, size
 
 /* Seconds and trials of the costliest shard of spec split into n (shard.h) under m. */
 static as_status shard_seconds(const as_spec *spec, const as_cost_model *m, uint32_t n,
-                               double *seconds, double *trials) {
+                               double *seconds, double *trials, double *most_trials) {
   as_status st = AS_OK;
   const uint64_t t = as_spec_trial_count(spec);
   uint32_t *owner = malloc((t ? t : 1) * sizeof *owner);
@@ -365,7 +394,9 @@ static as_status shard_seconds(const as_spec *spec, const as_cost_model *m, uint
   for (uint64_t i = 0; i < t; i++) count[owner[i] - 1] += 1;
   *seconds = 0;
   *trials = 0;
+  *most_trials = 0;
   for (uint32_t s = 0; s < n; s++) {
+    if (count[s] > *most_trials) *most_trials = count[s];
     double sec = m->a * loads[s] + m->b * count[s];
     if (sec > *seconds) {
       *seconds = sec;
@@ -392,8 +423,8 @@ static int opt_mpi(const as_opt *o, const char *arg, void *dst, char *msg, size_
 static int opt_setup(const as_opt *o, const char *arg, void *dst, char *msg, size_t cap) {
   (void)o;
   site_opts *so = &((plan_args *)dst)->so;
-  if (!arg[0]) {
-    snprintf(msg, cap, "needs a shell command");
+  if (!arg[0] || !script_safe(arg)) {
+    snprintf(msg, cap, "needs a shell command on one line (no newline or control character)");
     return -1;
   }
   if (so->n_setup == SETUP_MAX) {
@@ -469,6 +500,8 @@ static const as_opt plan_opts[] = {
                  "with --sbatch: a job array of N shards and a merge job"),
     AS_OPT_WHOLE("ranks", 0, "N", plan_args, ranks, 1, 65536,
                  "the job's MPI ranks: a trial asking for more (ranks_per_trial) is an error"),
+    AS_OPT_FN("set", 0, AS_ARG_REQUIRED, "KEY=VALUE", plan_args, sets, as_cli_opt_set,
+              "override a spec key (repeatable); with --sbatch the job runs with it too"),
 };
 const as_optset as_opts_plan = AS_OPTSET(plan_opts, "SPEC");
 
@@ -517,9 +550,17 @@ int as_cmd_plan(int argc, char **argv) {
   as_spec *spec = NULL;
   as_cost_estimate est;
   memset(&est, 0, sizeof est);
-  as_status st = as_spec_load(path, &diags, &spec);
+  char *stext = NULL;
+  size_t slen = 0;
+  int printed = 0;
+  as_status st = as_spec_read(path, NULL, &stext, &slen);
+  if (st == AS_OK)
+    st = as_cli_spec_parse("plan", stext, slen, path, &args.sets, 1, &diags, &spec, &printed);
+  free(stext);
   if (st != AS_OK) {
-    if (st == AS_ERR_SPEC && diags.count > 0) {
+    if (printed) {
+      code = 2;
+    } else if (st == AS_ERR_SPEC && diags.count > 0) {
       for (int k = 0; k < diags.count; k++)
         fprintf(stderr, "%s:%d:%d: %s\n", path, diags.items[k].line, diags.items[k].col,
                 diags.items[k].message);
@@ -626,14 +667,29 @@ int as_cmd_plan(int argc, char **argv) {
   double target_s = target_h * 3600.0, longest_s = est.max_seconds;
   /* A job array: every task is sized for the costliest shard of the split (shard.h). */
   double job_s = tot_s, job_trials = (double)as_spec_trial_count(spec);
+  const double n_trials_d = (double)as_spec_trial_count(spec);
   if (so.array) {
-    st = shard_seconds(spec, &model, (uint32_t)so.array, &job_s, &job_trials);
+    double most = 0;
+    st = shard_seconds(spec, &model, (uint32_t)so.array, &job_s, &job_trials, &most);
     if (st != AS_OK) {
       code = as_cli_report("plan", st);
       goto done;
     }
     fprintf(rep, "job array of %ld shards: the costliest %.3g core-hours (%.0f trials)\n", so.array,
             job_s / 3600.0, job_trials);
+    /* A shard's file holds its own rows (shard.h): its share of the results file, the trial
+     * index of each row, and the fixed part of a results file. */
+    char sb[32], allsb[32], mb[32], sjb[32];
+    const double share = n_trials_d > 0 ? most / n_trials_d : 0.0;
+    human_bytes(share * tot_bytes + 8.0 * most + AS_COST_FILE_FIXED_BYTES, sb, sizeof sb);
+    human_bytes(tot_bytes + (double)so.array * AS_COST_FILE_FIXED_BYTES + 8.0 * n_trials_d, allsb,
+                sizeof allsb);
+    human_bytes(tot_bytes, mb, sizeof mb);
+    human_bytes(share * jbytes, sjb, sizeof sjb);
+    fprintf(rep,
+            "job array files: each shard file up to %s (%.0f trials), %s for all %ld; merged "
+            "file %s; journals up to %s per shard while it runs (removed when it completes)\n",
+            sb, most, allsb, so.array, mb, sjb);
   }
   double workers = ceil(job_s / (0.85 * target_s));
   if (workers < 1) workers = 1;
@@ -664,6 +720,13 @@ int as_cmd_plan(int argc, char **argv) {
   /* Up to AS_SCHED_COORD_RUNS_MAX ranks the coordinator runs trials too (sched.h); beyond,
    * it only coordinates and needs a rank of its own. */
   double ranks = workers <= AS_SCHED_COORD_RUNS_MAX ? workers : workers + 1;
+  /* A trial over several ranks (ranks_per_trial) needs at least that many in the job. */
+  const int most_rpt = as_cost_max_ranks_per_trial(spec);
+  if ((double)most_rpt > ranks) {
+    fprintf(rep, "ranks_per_trial: a trial runs on %d ranks, so the job gets at least %d\n",
+            most_rpt, most_rpt);
+    ranks = most_rpt;
+  }
   char nodes[96] = "";
   if (so.per_node > 0) {
     /* Whole nodes: the extra ranks run trials too, so the estimate only gets shorter. */
@@ -679,6 +742,7 @@ int as_cmd_plan(int argc, char **argv) {
           ranks <= AS_SCHED_COORD_RUNS_MAX ? "every rank runs trials, rank 0 also coordinates"
                                            : "one coordinator, the others run trials",
           nodes, wall, longest_s, lead);
+  char mem_per_cpu[32] = "";
   {
     /* Memory (cost.h): per trial, the largest, and per rank against the limit run applies. */
     const int per_node = so.per_node > 0 ? (int)so.per_node : 1;
@@ -705,13 +769,31 @@ int as_cmd_plan(int argc, char **argv) {
       fprintf(rep, "memory: run would refuse this spec: %s\n", as_error_get()->message);
       as_error_clear();
     }
+    /* The job's request: the largest rank's need with AS_MEM_MARGIN, per CPU (--mem
+     * overrides it). */
+    const double cpus = so.cpus_per_task > 0 ? (double)so.cpus_per_task : 1.0;
+    const double per_cpu =
+        ceil(AS_MEM_MARGIN * (mi.max_bytes + AS_COST_RANK_BASE_BYTES) / cpus / 1048576.0);
+    snprintf(mem_per_cpu, sizeof mem_per_cpu, "%.0fM", per_cpu > 1.0 ? per_cpu : 1.0);
+    if (sbatch)
+      fprintf(rep, "memory request: %s\n",
+              so.mem ? "--mem as given"
+                     : "--mem-per-cpu from the largest rank x AS_MEM_MARGIN (1.5)");
+    if (sbatch && !so.mem)
+      fprintf(rep, "  #SBATCH --mem-per-cpu=%s (override with --mem)\n", mem_per_cpu);
   }
-  /* The merge job reads every shard and writes the file: 10 minutes plus 20 MB/s. */
+  /* The merge job checks every shard and writes the file at the measured rates (cost.h),
+   * allowed twice as long, plus 10 minutes. */
   char merge_wall[32];
-  hms(600.0 + 2.0 * (tot_bytes + jbytes) / 20e6, merge_wall, sizeof merge_wall);
+  const double merge_s =
+      n_trials_d / AS_COST_MERGE_ROWS_PER_S + tot_bytes / AS_COST_MERGE_BYTES_PER_S;
+  hms(600.0 + 2.0 * merge_s, merge_wall, sizeof merge_wall);
+  if (so.array)
+    fprintf(rep, "merge job: about %.0f s at %.0f rows/s and %.0f MB/s (measured), walltime %s\n",
+            merge_s, AS_COST_MERGE_ROWS_PER_S, AS_COST_MERGE_BYTES_PER_S / 1e6, merge_wall);
   if (sbatch)
-    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, merge_wall, lead, expect_s,
-                         tot_s, as_spec_trial_count(spec));
+    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, merge_wall, mem_per_cpu,
+                         lead, expect_s, tot_s, as_spec_trial_count(spec));
 done:
   as_cost_estimate_free(&est);
   as_spec_diags_free(&diags);

@@ -25,6 +25,7 @@ typedef struct run_args {
   const char *out; /* -o OUT.h5 */
   int quiet;       /* -q */
   as_sweep_opts sweep;
+  as_cli_sets sets; /* --set KEY=VALUE (spec_set.c) */
 } run_args;
 
 #define SECONDS_MAX 1e9
@@ -51,6 +52,8 @@ static const as_opt run_opts[] = {
                 "resume although the spec's SHA-256 differs (experts)"),
     AS_OPT_FLAG("allow-input-change", 0, run_args, sweep.allow_input_change,
                 "resume although a matrix or token file's SHA-256 changed (experts)"),
+    AS_OPT_FN("set", 0, AS_ARG_REQUIRED, "KEY=VALUE", run_args, sets, as_cli_opt_set,
+              "override a spec key (repeatable; recorded in the stored spec)"),
     AS_OPT_FN("shard", 0, AS_ARG_REQUIRED, "I/N", run_args, sweep, opt_shard,
               "run only shard I of N into OUT.h5.shard-I-of-N (merge joins them)"),
     AS_OPT_NUM("time-limit", 0, "SECONDS", run_args, sweep.time_limit, 0, SECONDS_MAX,
@@ -239,6 +242,11 @@ int as_cmd_run(int argc, char **argv) {
   long len = 0;
   /* Resume without SPEC: the spec stored with OUT.h5 (its .spec copy, or /spec). */
   char stored_name[AS_OUTSET_PATH_MAX] = "", parse_name[AS_OUTSET_PATH_MAX] = "";
+  int printed = 0; /* a --set problem already printed */
+  if (args.sets.n && !spec_path && opts.resume)
+    return rank == 0 ? as_cli_usage_error("run", "--set needs SPEC: a resume without SPEC runs "
+                                                 "the stored spec, its overrides included")
+                     : 2;
   if (!spec_path && opts.resume) {
     st = as_outset_name(out, AS_SIDE_SPEC, -1, stored_name, sizeof stored_name);
     if (st == AS_OK) st = read_and_share(NULL, out, rank, &text, &len);
@@ -246,13 +254,19 @@ int as_cmd_run(int argc, char **argv) {
     if (st == AS_OK) st = as_spec_parse(text, (size_t)len, parse_name, &diags, &spec);
   } else if (spec_path) {
     st = read_and_share(spec_path, NULL, rank, &text, &len);
-    if (st == AS_OK) st = as_spec_parse(text, (size_t)len, spec_path, &diags, &spec);
+    if (st == AS_OK)
+      st = as_cli_spec_parse("run", text, (size_t)len, spec_path, &args.sets, rank == 0, &diags,
+                             &spec, &printed);
+  } else if (args.sets.n) {
+    const char *dt = as_spec_default_text();
+    st = as_cli_spec_parse("run", dt, strlen(dt), "<built-in default sweep>", &args.sets, rank == 0,
+                           &diags, &spec, &printed);
   } else {
     st = as_spec_default(&spec);
   }
   if (st != AS_OK) {
     int code = 2;
-    if (rank == 0) {
+    if (rank == 0 && !printed) {
       if (st == AS_ERR_SPEC && diags.count > 0) {
         for (int k = 0; k < diags.count; k++)
           fprintf(stderr, "%s:%d:%d: %s\n",

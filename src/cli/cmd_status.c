@@ -118,8 +118,49 @@ static void print_sums(const as_results_verify_counts *vc, const uint8_t *flags,
   if (bad > shown) printf("  ... and %llu more\n", (unsigned long long)(bad - shown));
 }
 
-/* `attnsweep status` has no options of its own (only -h/--help). */
-const as_optset as_opts_status = {NULL, 0, "OUT.h5 | SHARD..."};
+/* The arguments of `attnsweep status`. */
+typedef struct status_args {
+  int json; /* --json */
+} status_args;
+
+static const as_opt status_opts[] = {
+    AS_OPT_FLAG("json", 0, status_args, json,
+                "one JSON object on stdout; exit 0 complete, 1 incomplete, 3 damaged, 2 bad input"),
+};
+const as_optset as_opts_status = AS_OPTSET(status_opts, "OUT.h5 | SHARD...");
+
+/* Exit status of `status --json` for a readable file or shard set that is not complete (docs/
+ * slurm.md, "Scripts"): stopped, running or shards missing. */
+#define STATUS_EXIT_INCOMPLETE 1
+
+/* s as a JSON string. */
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    const unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* {"label": count, ...} of the nonzero counts of an enum. */
+static void json_counts(FILE *f, const as_enum_table *tab, const uint64_t *n) {
+  fputc('{', f);
+  int first = 1;
+  for (int v = 0; v < tab->count; v++) {
+    if (!n[v]) continue;
+    fprintf(f, "%s", first ? "" : ", ");
+    json_str(f, tab->labels[v]);
+    fprintf(f, ": %llu", (unsigned long long)n[v]);
+    first = 0;
+  }
+  fputc('}', f);
+}
 
 /* ---------------------------------------------------------------- shard sets (job arrays) */
 
@@ -209,14 +250,41 @@ cleanup:
   return st;
 }
 
-/* One line per shard file (its own trials done, state), the shards of each split that are
- * missing, and the total; how to merge once every shard is complete. */
-static int status_shards(const char *results, shard_file *f, int n) {
+/* The first damaged trials of flags (n entries) as "a, b, c" into buf. */
+static void damaged_list(const uint8_t *flags, uint64_t n, uint64_t bad, char *buf, size_t len) {
+  size_t used = 0;
+  uint64_t named = 0;
+  buf[0] = '\0';
+  for (uint64_t i = 0; i < n && named < MAX_FAILURES_SHOWN; i++) {
+    if (!flags[i]) continue;
+    int w = snprintf(buf + used, len - used, "%s%llu", named ? ", " : "", (unsigned long long)i);
+    if (w < 0 || (size_t)w >= len - used) return;
+    used += (size_t)w;
+    named++;
+  }
+  if (bad > named) snprintf(buf + used, len - used, ", ...");
+}
+
+/* One line per shard file (its own trials done, state, checksums), the shards of each split
+ * that are missing, and the total; how to merge once every shard is complete. Exit 3 when a
+ * shard file fails its checksums (merge would refuse it), else 0. */
+static int status_shards(const char *results, shard_file *f, int n, int json) {
   as_status st = AS_OK;
   uint64_t all_done = 0, all_total = 0, sweep = 0;
-  int complete = 0, missing = 0;
-  printf("shards%s%s: %d file%s\n", results ? " of " : "", results ? results : "", n,
-         n == 1 ? "" : "s");
+  int complete = 0, missing = 0, damaged = 0, unreadable = 0;
+  /* The text goes to stdout, or with json to nowhere: the JSON object is printed at the end. */
+  FILE *txt = json ? fopen("/dev/null", "w") : stdout;
+  if (!txt) return 3;
+  char *js = NULL;
+  size_t js_len = 0;
+  FILE *jf = json ? open_memstream(&js, &js_len) : NULL;
+  if (json && !jf) {
+    fclose(txt);
+    return 3;
+  }
+  if (jf) fputs("\"shards\": [", jf);
+  fprintf(txt, "shards%s%s: %d file%s\n", results ? " of " : "", results ? results : "", n,
+          n == 1 ? "" : "s");
   for (int k = 0; k < n; k++) {
     as_results *rf = NULL;
     uint32_t i = 0, c = 0;
@@ -235,10 +303,22 @@ static int status_shards(const char *results, shard_file *f, int n) {
     }
     if (st == AS_OK) st = as_results_count(rf, &cn, NULL);
     if (st == AS_OK) st = as_outset_probe(f[k].path, &held, &pid, host, sizeof host);
+    as_results_verify_counts vc;
+    memset(&vc, 0, sizeof vc);
+    uint8_t *flags = NULL;
+    if (st == AS_OK) st = check_sums(rf, held, &vc, &flags);
     if (st != AS_OK) {
       char buf[AS_ERRMSG_MAX + 64];
       as_error_format_user(buf, sizeof buf);
-      printf("  %s: unreadable: %s\n", f[k].path, buf);
+      fprintf(txt, "  %s: unreadable: %s\n", f[k].path, buf);
+      if (jf) {
+        fprintf(jf, "%s{\"file\": ", k ? ", " : "");
+        json_str(jf, f[k].path);
+        fputs(", \"state\": \"unreadable\", \"error\": ", jf);
+        json_str(jf, buf);
+        fputc('}', jf);
+      }
+      unreadable++;
       as_error_clear();
       as_results_close(&rf);
       st = AS_OK;
@@ -252,15 +332,51 @@ static int status_shards(const char *results, shard_file *f, int n) {
     complete += done;
     all_done += cn.done < own ? cn.done : own;
     all_total += own;
-    printf("  shard %u/%u %s: %llu / %llu done (%.1f%%), %s", i, c, f[k].path,
-           (unsigned long long)cn.done, (unsigned long long)own,
-           own ? 100.0 * (double)cn.done / (double)own : 100.0,
-           done   ? "complete"
-           : held ? "running"
-                  : "stopped (resume: attnsweep run -o FILE --resume)");
-    if (held && !done) printf(" (pid %ld on %s)", pid, host[0] ? host : "?");
-    if (bad) printf(", %llu failed or non-finite", (unsigned long long)bad);
-    printf("\n");
+    fprintf(txt, "  shard %u/%u %s: %llu / %llu done (%.1f%%), ", i, c, f[k].path,
+            (unsigned long long)cn.done, (unsigned long long)own,
+            own ? 100.0 * (double)cn.done / (double)own : 100.0);
+    if (done)
+      fprintf(txt, "complete");
+    else if (held)
+      fprintf(txt, "running (pid %ld on %s)", pid, host[0] ? host : "?");
+    else
+      fprintf(txt, "stopped (resume: attnsweep run -o %s --resume)", f[k].path);
+    if (bad) fprintf(txt, ", %llu failed or non-finite", (unsigned long long)bad);
+    const uint64_t n_damaged = vc.rows_bad + vc.bulk_bad;
+    const int is_damaged = n_damaged && !held;
+    if (is_damaged) {
+      char list[160];
+      damaged_list(flags, cn.total, n_damaged, list, sizeof list);
+      fprintf(txt, ", DAMAGED: %llu row(s) fail their checksums (trials %s): attnsweep repair %s",
+              (unsigned long long)n_damaged, list, f[k].path);
+      damaged++;
+    } else if (!vc.verified) {
+      fprintf(txt, ", checksums: none (not verified)");
+    }
+    fprintf(txt, "\n");
+    if (jf) {
+      fprintf(jf, "%s{\"file\": ", k ? ", " : "");
+      json_str(jf, f[k].path);
+      fprintf(jf,
+              ", \"index\": %u, \"count\": %u, \"done\": %llu, \"own\": %llu, \"state\": "
+              "\"%s\", \"failed\": %llu, \"damaged\": %llu, \"verified\": %s, \"outcomes\": ",
+              i, c, (unsigned long long)cn.done, (unsigned long long)own,
+              is_damaged ? "damaged"
+              : done     ? "complete"
+              : held     ? "running"
+                         : "stopped",
+              (unsigned long long)bad, (unsigned long long)n_damaged,
+              vc.verified ? "true" : "false");
+      json_counts(jf, &as_outcome_table, cn.outcome);
+      if (!done && !held) {
+        char cmd[AS_OUTSET_PATH_MAX + 64];
+        snprintf(cmd, sizeof cmd, "attnsweep run -o %s --resume", f[k].path);
+        fputs(", \"resume\": ", jf);
+        json_str(jf, cmd);
+      }
+      fputc('}', jf);
+    }
+    free(flags);
     as_results_close(&rf);
   }
   if (n > 1) qsort(f, (size_t)n, sizeof *f, by_shard);
@@ -270,14 +386,20 @@ static int status_shards(const char *results, shard_file *f, int n) {
     uint32_t c = f[k].count;
     if (!c) continue;
     uint8_t *have = calloc(c + 1u, 1);
-    if (!have) return 3;
+    if (!have) {
+      if (json) fclose(txt);
+      if (jf) fclose(jf);
+      free(js);
+      return 3;
+    }
     for (int j = k; j < n && f[j].count == c; j++) have[f[j].index] = 1;
     for (uint32_t i = 1; i <= c; i++)
       if (!have[i]) {
         if (results)
-          printf("  shard %u/%u %s.shard-%u-of-%u: missing\n", i, c, results, i, c);
+          fprintf(txt, "  shard %u/%u %s.shard-%u-of-%u: missing\n", i, c, results, i, c);
         else
-          printf("  shard %u/%u: missing\n", i, c);
+          fprintf(txt, "  shard %u/%u: missing\n", i, c);
+        if (jf) fprintf(jf, "%s\"%u/%u\"", missing ? ", " : "], \"missing\": [", i, c);
         missing++;
       }
     free(have);
@@ -286,16 +408,42 @@ static int status_shards(const char *results, shard_file *f, int n) {
   int one_split = n > 0 && f[0].count > 0 && f[0].count == f[n - 1].count;
   for (int k = 1; k < n && one_split; k++) one_split = f[k].index != f[k - 1].index;
   if (one_split) all_total = sweep;
-  printf("trials: %llu / %llu done (%.1f%%) over the shards of a %llu-trial sweep\n",
-         (unsigned long long)all_done, (unsigned long long)all_total,
-         all_total ? 100.0 * (double)all_done / (double)all_total : 0.0, (unsigned long long)sweep);
-  if (!missing && complete == n)
-    printf("state: every shard complete: attnsweep merge %s SHARD...\n",
-           results ? results : "OUT.h5");
-  else
-    printf("state: %d of %d shard%s complete%s\n", complete, n + missing,
-           n + missing == 1 ? "" : "s", missing ? ", some missing" : "");
-  return 0;
+  fprintf(txt, "trials: %llu / %llu done (%.1f%%) over the shards of a %llu-trial sweep\n",
+          (unsigned long long)all_done, (unsigned long long)all_total,
+          all_total ? 100.0 * (double)all_done / (double)all_total : 0.0,
+          (unsigned long long)sweep);
+  int rc = 0;
+  const char *state = "complete";
+  if (damaged) {
+    fprintf(txt, "state: %d shard file%s damaged (merge refuses %s: repair %s first)\n", damaged,
+            damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them", damaged == 1 ? "it" : "them");
+    rc = 3;
+    state = "damaged";
+  } else if (!missing && complete == n) {
+    fprintf(txt, "state: every shard complete: attnsweep merge %s SHARD...\n",
+            results ? results : "OUT.h5");
+  } else {
+    fprintf(txt, "state: %d of %d shard%s complete%s\n", complete, n + missing,
+            n + missing == 1 ? "" : "s", missing ? ", some missing" : "");
+    state = "incomplete";
+    if (json) rc = STATUS_EXIT_INCOMPLETE;
+  }
+  if (json) {
+    if (!missing) fputs("], \"missing\": [", jf);
+    fclose(jf);
+    printf("{\"shards_of\": ");
+    if (results)
+      json_str(stdout, results);
+    else
+      fputs("null", stdout);
+    printf(", \"trials\": %llu, \"done\": %llu, \"total\": %llu, \"state\": \"%s\", "
+           "\"unreadable\": %d, \"exit\": %d, %s]}\n",
+           (unsigned long long)sweep, (unsigned long long)all_done, (unsigned long long)all_total,
+           state, unreadable, rc, js ? js : "\"shards\": [], \"missing\": [");
+    free(js);
+    fclose(txt);
+  }
+  return rc;
 }
 
 int as_cmd_status(int argc, char **argv) {
@@ -303,8 +451,10 @@ int as_cmd_status(int argc, char **argv) {
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
   uint8_t *flags = NULL;
-  int npos = 0, code = 0;
-  if (as_opts_parse("status", &as_opts_status, argc, argv, NULL, 1, &npos, &code)) return code;
+  int npos = 0, code = 0, damaged_exit = 0;
+  status_args args = {0};
+  if (as_opts_parse("status", &as_opts_status, argc, argv, &args, 1, &npos, &code)) return code;
+  const int json = args.json;
   if (npos == 0) return as_cli_usage_error("status", "missing the results file");
   const char *path = argv[1];
   const int n_paths = npos; /* the operands, moved to argv[1..npos] */
@@ -317,13 +467,13 @@ int as_cmd_status(int argc, char **argv) {
       f = calloc((size_t)n_paths, sizeof *f);
       if (!f) return 3;
       for (int i = 1; i <= n_paths; i++) f[n++].path = argv[i];
-      rc = status_shards(NULL, f, n);
+      rc = status_shards(NULL, f, n, json);
       free(f);
       return rc;
     }
     st = find_shards(path, &f, &n);
     if (st != AS_OK) return as_cli_report("status", st);
-    if (n > 0) rc = status_shards(path, f, n);
+    if (n > 0) rc = status_shards(path, f, n, json);
     for (int k = 0; k < n; k++) free(f[k].path);
     free(f);
     if (n > 0) return rc;
@@ -364,6 +514,65 @@ int as_cmd_status(int argc, char **argv) {
   AS_TRY(check_sums(rf, held, &vc, &flags));
   const uint64_t n_damaged = vc.rows_bad + vc.bulk_bad;
 
+  if (json) {
+    /* One object: counts, state, how the last segment ended, the resume command. */
+    uint32_t ji = 0, jn = 0;
+    uint64_t jown = c.total;
+    AS_TRY(as_shard_identify(rf, path, &ji, &jn));
+    if (jn) AS_TRY(shard_trials(rf, path, ji, jn, &jown));
+    const uint64_t jbad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
+    const int complete = c.done >= jown;
+    const char *state = n_damaged && !held ? "damaged"
+                        : complete         ? (jbad ? "complete_with_failures" : "complete")
+                        : held             ? "running"
+                                           : "stopped";
+    const int rc = n_damaged && !held ? 3 : complete ? 0 : STATUS_EXIT_INCOMPLETE;
+    printf("{\"file\": ");
+    json_str(stdout, path);
+    printf(", \"spec_name\": ");
+    json_str(stdout, name);
+    printf(", \"spec_sha256\": ");
+    json_str(stdout, sha);
+    printf(", \"trials\": %llu, \"own\": %llu, \"done\": %llu, \"state\": \"%s\", "
+           "\"exit\": %d, \"failed\": %llu, \"damaged\": %llu, \"verified\": %s",
+           (unsigned long long)c.total, (unsigned long long)jown, (unsigned long long)c.done, state,
+           rc, (unsigned long long)jbad, (unsigned long long)n_damaged,
+           vc.verified ? "true" : "false");
+    if (jn) printf(", \"shard\": {\"index\": %u, \"count\": %u}", ji, jn);
+    printf(", \"outcomes\": ");
+    json_counts(stdout, &as_outcome_table, c.outcome);
+    printf(", \"verdicts\": ");
+    json_counts(stdout, &as_verdict_table, c.verdict);
+    if (!complete && !held) {
+      char cmd[2 * AS_OUTSET_PATH_MAX + 64];
+      if (name[0] && access(name, R_OK) == 0)
+        snprintf(cmd, sizeof cmd, "attnsweep run %s -o %s --resume", name, path);
+      else
+        snprintf(cmd, sizeof cmd, "attnsweep run -o %s --resume", path);
+      printf(", \"resume\": ");
+      json_str(stdout, cmd);
+    }
+    if (held) printf(", \"pid\": %ld", pid);
+    /* How the last segment ended: closed (its run returned), or not (killed, or running). */
+    printf(", \"segments\": %zu, \"last_segment\": ", nseg);
+    if (nseg) {
+      const as_results_segment *ls = &segs[nseg - 1];
+      printf("{\"job_id\": ");
+      json_str(stdout, ls->job_id);
+      printf(", \"restart\": %d, \"ranks\": %d, \"start\": ", ls->restart, ls->ranks);
+      json_str(stdout, ls->start);
+      printf(", \"end\": ");
+      json_str(stdout, ls->end);
+      printf(", \"ended\": \"%s\", \"trials_done\": %llu}",
+             ls->end[0] ? "closed" : (held ? "running" : "killed"),
+             (unsigned long long)ls->trials_done);
+    } else {
+      printf("null");
+    }
+    printf("}\n");
+    damaged_exit = rc;
+    goto cleanup;
+  }
   printf("results: %s\n", path);
   printf("written by: attnsweep %s (git %s)\n", tool, git);
   printf("spec: %s (sha256 %.16s...), seed %llu\n", name[0] ? name : "(built-in)",
@@ -383,11 +592,12 @@ int as_cmd_status(int argc, char **argv) {
            sh_i, sh_n, (unsigned long long)c.done, (unsigned long long)own);
   }
   const uint64_t n_bad = c.outcome[AS_OUT_FAILED] + c.outcome[AS_OUT_NONFINITE];
-  if (n_damaged && !held)
+  if (n_damaged && !held) {
     printf("state: damaged: %llu row(s) fail their checksums (attnsweep run -o %s --resume sets "
-           "them to pending and runs them again)\n",
-           (unsigned long long)n_damaged, path);
-  else if (c.done >= own && n_bad)
+           "them to pending and runs them again; attnsweep repair %s)\n",
+           (unsigned long long)n_damaged, path, path);
+    damaged_exit = 3;
+  } else if (c.done >= own && n_bad)
     printf("state: complete, but %llu trial(s) failed or non-finite (run exits %d; rerun them: "
            "attnsweep run -o %s --resume --retry-failed)\n",
            (unsigned long long)n_bad, AS_EXIT_TRIALS_FAILED, path);
@@ -426,5 +636,5 @@ cleanup:
   free(flags);
   as_results_close(&rf);
   if (st != AS_OK) return as_cli_report("status", st);
-  return 0;
+  return damaged_exit; /* 3: the file fails its checksums (what merge and summarize refuse) */
 }

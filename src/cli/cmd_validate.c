@@ -1,5 +1,6 @@
 /* cmd_validate.c: attnsweep validate SPEC...: every problem of each spec as SPEC:LINE:COL. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnsweep/cost.h"
@@ -70,8 +71,9 @@ static int check_files(const char *path, const as_spec *spec) {
 
 /* The arguments of `attnsweep validate`; its options land here (validate_opts). */
 typedef struct validate_args {
-  int quiet;    /* -q: no summary line for a valid spec */
-  int no_files; /* --no-files */
+  int quiet;        /* -q: no summary line for a valid spec */
+  int no_files;     /* --no-files */
+  as_cli_sets sets; /* --set KEY=VALUE */
 } validate_args;
 
 /* Every option of `attnsweep validate`, once. */
@@ -79,11 +81,14 @@ static const as_opt validate_opts[] = {
     AS_OPT_FLAG("no-files", 0, validate_args, no_files,
                 "do not load the matrix and token files the spec reads"),
     AS_OPT_FLAG("quiet", 'q', validate_args, quiet, "no summary line for a valid spec"),
+    AS_OPT_FN("set", 0, AS_ARG_REQUIRED, "KEY=VALUE", validate_args, sets, as_cli_opt_set,
+              "override a spec key (repeatable), as run --set does"),
 };
 const as_optset as_opts_validate = AS_OPTSET(validate_opts, "SPEC...");
 
 int as_cmd_validate(int argc, char **argv) {
-  validate_args args = {0, 0};
+  validate_args args;
+  memset(&args, 0, sizeof args);
   int nspecs = 0, worst = 0, pcode = 0;
   if (as_opts_parse("validate", &as_opts_validate, argc, argv, &args, 1, &nspecs, &pcode))
     return pcode;
@@ -94,7 +99,13 @@ int as_cmd_validate(int argc, char **argv) {
     as_spec_diags diags = {0, 0, NULL};
     as_spec *spec = NULL;
     as_error_clear();
-    as_status st = as_spec_load(path, &diags, &spec);
+    char *stext = NULL;
+    size_t slen = 0;
+    int printed = 0;
+    as_status st = as_spec_read(path, NULL, &stext, &slen);
+    if (st == AS_OK)
+      st = as_cli_spec_parse("validate", stext, slen, path, &args.sets, 1, &diags, &spec, &printed);
+    free(stext);
     int code = 0;
     int bad_files = st == AS_OK && files ? check_files(path, spec) : 0;
     /* Memory (cost.h): memory_limit, else MemAvailable of this machine for one rank. */
@@ -120,6 +131,8 @@ int as_cmd_validate(int argc, char **argv) {
                as_spec_case_count(spec) == 1 ? "" : "s",
                (unsigned long long)as_spec_point_count(spec), as_spec_replicates(spec),
                as_spec_replicates(spec) == 1 ? "" : "s", as_spec_sha256(spec));
+    } else if (printed) {
+      code = 2;
     } else if (st == AS_ERR_SPEC && diags.count > 0) {
       for (int k = 0; k < diags.count; k++)
         fprintf(stderr, "%s:%d:%d: %s\n", path, diags.items[k].line, diags.items[k].col,

@@ -55,6 +55,18 @@ cleanup:
   return st;
 }
 
+int as_cost_max_ranks_per_trial(const as_spec *spec) {
+  int most = 0;
+  const uint64_t points = spec ? as_spec_point_count(spec) : 0;
+  for (uint64_t i = 0; i < points; i++) {
+    as_trial t;
+    if (as_spec_trial(spec, i, &t) != AS_OK) continue; /* run reports it */
+    if (t.ranks_per_trial > most) most = t.ranks_per_trial;
+  }
+  as_error_clear();
+  return most;
+}
+
 double as_cost_bytes(const as_trial *t) {
   uint64_t counts[AS_BULK_COUNT];
   as_outset_bulk_counts(t, counts);

@@ -1,6 +1,8 @@
 /* merge.c: joining the shard files of one sweep into one results file (merge.h). */
 #include "attnsweep/merge.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,8 +18,11 @@
 #include "attnsweep/shard.h"
 #include "attnsweep/spec.h"
 
-/* Rows read per call (a run of consecutive done rows of one input). */
-#define MERGE_BLOCK 256
+/* Trials per block of the streaming pass: each input's rows of a block are read at once. */
+#define MERGE_BLOCK 32768
+
+/* Damaged trials named in a refusal. */
+#define MERGE_NAMED 5
 
 typedef struct merge_input {
   const char *path;
@@ -137,24 +142,152 @@ cleanup:
   return st;
 }
 
+/* The hash column of an input_sha256 attribute ("<sha256>  <path>" lines): the n-th hash into
+ * out ("" past the end). Returns the number of lines. */
+static int hash_field(const char *attr, int n, char *out, size_t len) {
+  int line = 0;
+  out[0] = '\0';
+  for (const char *p = attr; *p; line++) {
+    const char *eol = strchr(p, '\n');
+    const char *end = eol ? eol : p + strlen(p);
+    const char *sp = p;
+    while (sp < end && *sp != ' ') sp++;
+    if (line == n) snprintf(out, len, "%.*s", (int)(sp - p), p);
+    p = eol ? eol + 1 : end;
+  }
+  return line;
+}
+
+/* The inputs read the same matrix and token files: the hashes recorded in each (never the
+ * files at those paths now) agree with the first input's, entry by entry. */
+static as_status same_inputs(const merge_input *in, int n, char **carried) {
+  as_status st = AS_OK;
+  char *first = NULL, *other = NULL;
+  const size_t cap = 1 << 20;
+  first = calloc(cap, 1);
+  other = calloc(cap, 1);
+  AS_CHECK(first && other, AS_ERR_NOMEM, "merge: input hashes");
+  AS_TRY(as_results_attr_string(in[0].rf, "input_sha256", first, cap));
+  for (int k = 1; k < n; k++) {
+    AS_TRY(as_results_attr_string(in[k].rf, "input_sha256", other, cap));
+    char ha[96], hb[96];
+    const int la = hash_field(first, 0, ha, sizeof ha), lb = hash_field(other, 0, hb, sizeof hb);
+    AS_CHECK(la == lb, AS_ERR_MISMATCH,
+             "%s read %d input file(s), %s %d: not shards of one sweep (input_sha256 differs)",
+             in[k].path, lb, in[0].path, la);
+    for (int i = 0; i < la; i++) {
+      hash_field(first, i, ha, sizeof ha);
+      hash_field(other, i, hb, sizeof hb);
+      AS_CHECK(strcmp(ha, hb) == 0, AS_ERR_MISMATCH,
+               "%s and %s read different contents of input file %d (SHA-256 %.16s... and "
+               "%.16s..., root attribute input_sha256): their rows come from different matrices "
+               "or tokens; rerun the shards with the same files",
+               in[0].path, in[k].path, i + 1, ha, hb);
+    }
+  }
+  *carried = first;
+  first = NULL;
+cleanup:
+  free(first);
+  free(other);
+  return st;
+}
+
+/* Every input's rows and bulk slabs against their checksums; damage is refused before anything
+ * is written, naming the file and the first damaged trials. flags: T bytes of scratch. */
+static as_status verify_inputs(const merge_input *in, int n, uint64_t T, uint8_t *flags,
+                               as_merge_report *r) {
+  as_status st = AS_OK;
+  for (int k = 0; k < n; k++) {
+    as_results_verify_counts vc;
+    AS_TRY(as_results_verify(in[k].rf, 0, T, flags, &vc));
+    if (!vc.verified) {
+      r->unverified++;
+      continue;
+    }
+    r->rows_checked += vc.rows;
+    const uint64_t bad = vc.rows_bad + vc.bulk_bad;
+    if (!bad) continue;
+    char list[256] = "";
+    size_t used = 0;
+    int named = 0;
+    for (uint64_t i = 0; i < T && named < MERGE_NAMED; i++) {
+      if (!flags[i]) continue;
+      int w = snprintf(list + used, sizeof list - used, "%s%llu%s", named ? ", " : "",
+                       (unsigned long long)i, flags[i] == AS_VERIFY_ROW ? "" : " (bulk data)");
+      if (w < 0 || (size_t)w >= sizeof list - used) break;
+      used += (size_t)w;
+      named++;
+    }
+    AS_CHECK(0, AS_ERR_IO,
+             "%s is damaged: %llu row(s) fail their checksums (trials %s%s); nothing was merged. "
+             "Run `attnsweep repair %s` (or resume it: attnsweep run -o %s --resume, which runs "
+             "the damaged trials again), then merge again",
+             in[k].path, (unsigned long long)bad, list, (uint64_t)named < bad ? ", ..." : "",
+             in[k].path, in[k].path);
+  }
+cleanup:
+  return st;
+}
+
+/* After the new file took OUT.h5's name: the journals of the file it replaced go (they
+ * describe the old file, not this one). */
+static void drop_old_journals(const char *out) {
+  static const as_side kinds[] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (size_t s = 0; s < sizeof kinds / sizeof kinds[0]; s++) {
+    char **paths = NULL;
+    size_t np = 0;
+    if (as_outset_list(out, kinds[s], &paths, &np) != AS_OK) {
+      as_error_clear();
+      continue;
+    }
+    for (size_t i = 0; i < np; i++) unlink(paths[i]);
+    as_outset_list_free(&paths, np);
+  }
+}
+
+/* fsync of the directory holding path (a rename in it is durable). */
+static void sync_dir(const char *path) {
+  char dir[AS_OUTSET_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    dir[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+}
+
+static int stopped(const as_merge_opts *o) {
+  return o->stop && *o->stop;
+}
+
 as_status as_merge_run(const char *out, const char *const *inputs, int n, const as_merge_opts *o,
                        as_merge_report *rep) {
   as_status st = AS_OK;
-  as_merge_opts opts = {0, 0};
+  as_merge_opts opts = {0, 0, NULL};
   merge_input *in = NULL;
   owner_set *sets = NULL;
   int n_sets = 0, created = 0;
   as_spec *spec = NULL;
   as_spec_diags diags = {0, 0, NULL};
-  char *text = NULL, *prov = NULL;
+  char *text = NULL, *prov = NULL, *carried = NULL;
   uint8_t *done = NULL, *covered = NULL;
   uint32_t *taken = NULL;
+  uint64_t *held_trials = NULL;
   as_outset *claim = NULL;
   as_results *rf = NULL;
   uint64_t *bulk[AS_BULK_COUNT] = {NULL};
-  as_record *recs = NULL, *cmp = NULL;
+  as_record *blk = NULL, *held = NULL;
   double *b1 = NULL, *b2 = NULL;
   uint64_t c1 = 0, c2 = 0;
+  char tmp[AS_OUTSET_PATH_MAX] = "";
   as_merge_report r;
   memset(&r, 0, sizeof r);
   if (o) opts = *o;
@@ -214,12 +347,17 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
     }
     in[k].owner = sets[s].owner;
   }
+  AS_TRY(same_inputs(in, n, &carried));
 
-  /* Pass 1: which trials the inputs' shards cover, and how far each shard got. */
+  /* Pass 1: the checksums of every input, which trials the inputs' shards cover, and how far
+   * each shard got. */
   done = malloc(T ? T : 1);
   covered = calloc(T ? T : 1, 1);
   AS_CHECK(done && covered, AS_ERR_NOMEM, "merge: flags of %llu trials", (unsigned long long)T);
+  AS_TRY(verify_inputs(in, n, T, done, &r));
   for (int k = 0; k < n; k++) {
+    AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
+             "merge stopped by a signal while checking the inputs: nothing was written");
     as_results_counts c;
     AS_TRY(as_results_count(in[k].rf, &c, done));
     for (uint64_t i = 0; i < T; i++) {
@@ -276,67 +414,89 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
     for (int k = 0; k < n; k++)
       AS_CHECK(in[k].own_done == in[k].own, AS_ERR_ARG,
                "%s: shard %u of %u has %llu of its %llu trials pending: finish it (attnsweep run "
-               "-o OUT.h5 --shard %u/%u --resume) or merge with --partial",
+               "-o %s --resume) or merge with --partial",
                in[k].path, in[k].index, in[k].count,
                (unsigned long long)(in[k].own - in[k].own_done), (unsigned long long)in[k].own,
-               in[k].index, in[k].count);
+               in[k].path);
   }
+  free(covered);
+  covered = NULL;
 
-  /* The output: claimed like a run's (lock; no journal of an earlier file of that name), laid
-   * out from the spec exactly as a run creates it. */
-  AS_TRY(as_outset_claim(out, opts.force ? AS_OUTSET_REPLACE : AS_OUTSET_NEW, &claim));
+  /* The output: OUT.h5 claimed like a run's (its lock; an existing OUT.h5 and its journals stay
+   * untouched until the new file replaces it), built as OUT.h5.merging, laid out from the spec
+   * exactly as a run creates it. */
+  AS_TRY(as_outset_claim(out, out_exists ? AS_OUTSET_REPAIR : AS_OUTSET_NEW, &claim));
+  AS_TRY(as_outset_name(out, AS_SIDE_MERGING, -1, tmp, sizeof tmp));
+  /* A leftover of a merge that was killed (under the lock, nobody else's): the name itself
+   * goes, never a file a symlink there points to. */
+  AS_CHECK(unlink(tmp) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove the leftover %s: %s", tmp,
+           strerror(errno));
   as_results_info info;
   AS_TRY(as_outset_layout(spec, &info, bulk));
-  info.overwrite = opts.force;
-  AS_TRY(as_results_create(MPI_COMM_SELF, out, &info, &rf));
+  info.overwrite = 0; /* O_EXCL */
+  info.input_sha256 = carried;
+  info.no_journal = 1;
+  AS_TRY(as_results_create(MPI_COMM_SELF, tmp, &info, &rf));
   created = 1;
 
-  /* Pass 2: every done row of every input, in runs of consecutive rows; bulk data before the
-   * record (as a run writes them); a row already taken must be the same. */
-  taken = calloc(T ? T : 1, sizeof *taken);
-  recs = malloc(MERGE_BLOCK * sizeof *recs);
-  cmp = malloc(sizeof *cmp);
-  AS_CHECK(taken && recs && cmp, AS_ERR_NOMEM, "merge: buffers");
-  for (int k = 0; k < n; k++) {
-    as_results_counts c;
-    AS_TRY(as_results_count(in[k].rf, &c, done));
-    for (uint64_t i = 0; i < T;) {
-      if (!done[i]) {
-        i++;
-        continue;
-      }
-      uint64_t j = i;
-      while (j < T && done[j] && j - i < MERGE_BLOCK) j++;
-      AS_TRY(as_results_read_records(in[k].rf, i, (size_t)(j - i), recs));
-      size_t fresh = 0;
-      for (uint64_t row = i; row < j; row++) {
-        const as_record *rec = &recs[row - i];
+  /* Pass 2, streaming: block by block, every input's held rows of the block in one read; the
+   * done ones taken (bulk data before the record, as a run writes them); a row already taken
+   * must be the same; then the block's rows written in runs. */
+  const size_t B = T < MERGE_BLOCK ? (size_t)(T ? T : 1) : MERGE_BLOCK;
+  taken = malloc(B * sizeof *taken);
+  blk = malloc(B * sizeof *blk);
+  held = malloc(B * sizeof *held);
+  held_trials = malloc(B * sizeof *held_trials);
+  AS_CHECK(taken && blk && held && held_trials, AS_ERR_NOMEM, "merge: buffers");
+  for (uint64_t b = 0; b < T; b += B) {
+    AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
+             "merge stopped by a signal at trial %llu of %llu: %s is untouched and the partial "
+             "%s removed; run the same merge again",
+             (unsigned long long)b, (unsigned long long)T, out, tmp);
+    const size_t len = T - b < B ? (size_t)(T - b) : B;
+    memset(taken, 0, len * sizeof *taken);
+    for (int k = 0; k < n; k++) {
+      size_t m = 0;
+      AS_TRY(as_results_read_held(in[k].rf, b, len, held, held_trials, &m));
+      for (size_t j = 0; j < m; j++) {
+        const as_record *rec = &held[j];
+        const uint64_t trial = held_trials[j];
         if (!as_outset_is_result(rec)) continue;
-        AS_CHECK(rec->trial == row, AS_ERR_DATA, "%s: row %llu holds the record of trial %llu",
-                 in[k].path, (unsigned long long)row, (unsigned long long)rec->trial);
+        AS_CHECK(rec->trial == trial, AS_ERR_DATA,
+                 "%s: the row of trial %llu holds the record of trial %llu (attnsweep repair %s)",
+                 in[k].path, (unsigned long long)trial, (unsigned long long)rec->trial, in[k].path);
+        const size_t slot = (size_t)(trial - b);
         const int has_bulk = rec->outcome != AS_OUT_FAILED;
-        if (taken[row]) {
-          int same = 1;
-          AS_TRY(as_results_read_records(rf, row, 1, cmp));
-          same = same_result(rec, cmp);
-          if (same && has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, row, 1, &same, &b1, &c1, &b2, &c2));
+        if (taken[slot]) {
+          int same = same_result(rec, &blk[slot]);
+          const int rec_same = same;
+          if (same && has_bulk)
+            AS_TRY(bulk_copy(in[k].rf, rf, trial, 1, &same, &b1, &c1, &b2, &c2));
           AS_CHECK(same, AS_ERR_MISMATCH,
                    "trial %llu differs between %s and %s (%s): overlapping shards disagree, so "
                    "they were not computed alike (another build or platform?); merge only one "
                    "of them",
-                   (unsigned long long)row, in[taken[row] - 1].path, in[k].path,
-                   same_result(rec, cmp) ? "bulk data" : "record");
+                   (unsigned long long)trial, in[taken[slot] - 1].path, in[k].path,
+                   rec_same ? "bulk data" : "record");
           r.overlaps++;
           continue;
         }
-        if (has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, row, 0, NULL, &b1, &c1, &b2, &c2));
-        taken[row] = (uint32_t)k + 1;
+        if (has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, trial, 0, NULL, &b1, &c1, &b2, &c2));
+        taken[slot] = (uint32_t)k + 1;
         in[k].taken++;
         r.done++;
-        if (&recs[fresh] != rec) recs[fresh] = *rec;
-        fresh++;
+        memcpy(&blk[slot], rec, sizeof *rec);
       }
-      AS_TRY(as_results_write_records(rf, recs, fresh));
+    }
+    /* The block's rows: one write per run of taken slots (a complete merge: one per block). */
+    for (size_t i = 0; i < len;) {
+      if (!taken[i]) {
+        i++;
+        continue;
+      }
+      size_t j = i;
+      while (j < len && taken[j]) j++;
+      AS_TRY(as_results_write_records(rf, &blk[i], j - i));
       i = j;
     }
   }
@@ -344,7 +504,25 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   AS_TRY(as_results_set_attr_string(rf, "merged_from", prov));
   AS_TRY(as_results_set_attr_u64(rf, "merge_partial", r.done < T ? 1 : 0));
   AS_TRY(as_results_close(&rf));
-  /* Only OUT.h5 stays (a merge has no journal): the lock file goes, under the lock. */
+  AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
+           "merge stopped by a signal before its file took the name %s (untouched); run the "
+           "same merge again",
+           out);
+  /* The new file takes OUT.h5's name in one step: a crash leaves the old file or the new. */
+  {
+    int fd = open(tmp, O_RDONLY | O_NOFOLLOW);
+    AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open %s: %s", tmp, strerror(errno));
+    const int synced = fsync(fd);
+    close(fd);
+    AS_CHECK(synced == 0, AS_ERR_IO, "cannot write %s to disk: %s", tmp, strerror(errno));
+  }
+  AS_CHECK(rename(tmp, out) == 0, AS_ERR_IO, "cannot rename %s to %s: %s", tmp, out,
+           strerror(errno));
+  created = 0;
+  sync_dir(out);
+  drop_old_journals(out);
+  /* Only OUT.h5 stays (a merge has no journal): the spec copy and the lock file go, under the
+   * lock. */
   {
     uint64_t differing = 0;
     if (as_outset_tidy(out, &differing) != AS_OK) as_error_clear();
@@ -355,7 +533,7 @@ cleanup:
     as_status ignored = as_results_close(&rf);
     (void)ignored;
   }
-  if (st != AS_OK && created) unlink(out);
+  if (st != AS_OK && created) unlink(tmp);
   as_outset_release(&claim);
   for (int k = 0; in && k < n; k++)
     if (in[k].rf) {
@@ -370,11 +548,13 @@ cleanup:
   as_spec_diags_free(&diags);
   free(text);
   free(prov);
+  free(carried);
   free(done);
   free(covered);
   free(taken);
-  free(recs);
-  free(cmp);
+  free(blk);
+  free(held);
+  free(held_trials);
   free(b1);
   free(b2);
   if (rep) *rep = r;

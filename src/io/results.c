@@ -88,6 +88,7 @@ struct as_results {
   MPI_Comm comm;                    /* duplicate of the caller's, or MPI_COMM_NULL (serial) */
   int rank, size;                   /* in comm (0, 1 when serial) */
   int writable;                     /* opened for writing */
+  int no_journal;                   /* created without journals behind it (a merge's file) */
   hid_t file;                       /* the HDF5 file */
   hid_t trials;                     /* /trials */
   hid_t rec_mem;                    /* memory compound type of as_record */
@@ -95,8 +96,11 @@ struct as_results {
   hid_t segs;                       /* /segments */
   hid_t seg_mem;                    /* memory compound type of as_results_segment */
   hid_t bulk[AS_BULK_COUNT];        /* /bulk/<name>, H5I_INVALID_HID when absent */
-  uint64_t n_trials;                /* rows */
-  uint64_t *offsets[AS_BULK_COUNT]; /* n_trials + 1 prefix sums per stored kind, else NULL */
+  uint64_t n_trials;                /* trials of the sweep */
+  uint64_t n_rows;                  /* rows of /trials (n_trials unless the file is sparse) */
+  uint64_t *rows;                   /* sparse file: the trial of each row, increasing; NULL:
+                                       row i holds trial i */
+  uint64_t *offsets[AS_BULK_COUNT]; /* n_rows + 1 prefix sums per stored kind, else NULL */
   hsize_t *coords;                  /* scratch: row coordinates of a point selection */
   size_t coords_cap;                /* entries of coords */
   hid_t crc_trials;                 /* /checksums/trials, H5I_INVALID_HID: file without them */
@@ -505,7 +509,35 @@ static void results_free(as_results *rf) {
   if (rf->file >= 0) H5Fclose(rf->file);
   if (rf->comm != MPI_COMM_NULL) MPI_Comm_free(&rf->comm);
   free(rf->coords);
+  free(rf->rows);
   free(rf);
+}
+
+/* The first row whose trial is >= trial (n_rows if none). */
+static uint64_t row_lower(const as_results *rf, uint64_t trial) {
+  if (!rf->rows) return trial < rf->n_rows ? trial : rf->n_rows;
+  uint64_t lo = 0, hi = rf->n_rows;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (rf->rows[mid] < trial)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The row holding trial, or -1 when the file does not hold it (a sparse file). */
+static int64_t row_of(const as_results *rf, uint64_t trial) {
+  const uint64_t r = row_lower(rf, trial);
+  if (r >= rf->n_rows) return -1;
+  if (rf->rows && rf->rows[r] != trial) return -1;
+  return (int64_t)r;
+}
+
+/* The trial of row r. */
+static uint64_t trial_of(const as_results *rf, uint64_t r) {
+  return rf->rows ? rf->rows[r] : r;
 }
 
 /* Writes one row of /segments; collective when parallel (only rank 0 selects the row). */
@@ -563,7 +595,8 @@ cleanup:
   return st;
 }
 
-/* Counts rows [first, first + count) into c (adds) and done flags (indexed from first). */
+/* Counts rows [first, first + count) into c (adds) and done flags (indexed from first; rows,
+ * not trials: a sparse file's caller maps them). */
 static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_results_counts *c,
                              uint8_t *done) {
   as_status st = AS_OK;
@@ -727,8 +760,13 @@ static as_status write_root_attrs(as_results *rf, const as_results_info *info, c
   AS_TRY(attr_write_str(f, "start_time", start, 0));
   AS_TRY(attr_write_str(f, "end_time", "", 32));
   AS_TRY(attr_write_u64(f, "record_bytes_c", (uint64_t)sizeof(as_record)));
-  AS_TRY(input_hashes(rf, info, &inputs));
-  AS_TRY(attr_write_str(f, "input_sha256", inputs, 0));
+  if (info->input_sha256) {
+    /* Carried from where it was recorded (a merge: its shards'), never hashed again. */
+    AS_TRY(attr_write_str(f, "input_sha256", info->input_sha256, 0));
+  } else {
+    AS_TRY(input_hashes(rf, info, &inputs));
+    AS_TRY(attr_write_str(f, "input_sha256", inputs, 0));
+  }
 cleanup:
   free(inputs);
   return st;
@@ -859,8 +897,19 @@ static as_status create_types_and_trials(as_results *rf, const as_results_info *
 
   as_record fill;
   as_record_init(&fill, NULL);
-  AS_TRY(create_contiguous(rf->file, "trials", rec_file, rf->n_trials, rf->rec_mem, &fill,
-                           &rf->trials));
+  AS_TRY(
+      create_contiguous(rf->file, "trials", rec_file, rf->n_rows, rf->rec_mem, &fill, &rf->trials));
+  if (rf->rows) {
+    /* A sparse file: the trial of each row (as_results_info.rows). */
+    hid_t ti = H5I_INVALID_HID;
+    st = create_contiguous(rf->file, "trial_index", H5T_STD_U64LE, rf->n_rows, H5T_NATIVE_UINT64,
+                           NULL, &ti);
+    if (st == AS_OK && rf->rank == 0 && rf->n_rows &&
+        H5Dwrite(ti, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rf->rows) < 0)
+      st = as_error_from_h5(__FILE__, __LINE__, __func__, "H5Dwrite /trial_index");
+    if (ti >= 0) H5Dclose(ti);
+    AS_TRY(st);
+  }
   AS_TRY(describe_trials(rf));
   AS_TRY(create_labels(rf, info));
 
@@ -913,23 +962,23 @@ static as_status create_bulk(as_results *rf, const as_results_info *info) {
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     const uint64_t *cnt = info->bulk_counts[k];
     if (!cnt) continue;
-    uint64_t *off = malloc((rf->n_trials + 1) * sizeof *off);
+    uint64_t *off = malloc((rf->n_rows + 1) * sizeof *off);
     AS_CHECK_ALLOC(off);
     rf->offsets[k] = off;
     off[0] = 0;
-    for (uint64_t i = 0; i < rf->n_trials; i++) {
-      AS_CHECK(off[i] + cnt[i] >= off[i], AS_ERR_ARG, "bulk %s: sizes overflow at trial %llu",
-               bulk_names[k], (unsigned long long)i);
-      off[i + 1] = off[i] + cnt[i];
+    for (uint64_t i = 0; i < rf->n_rows; i++) {
+      const uint64_t c = cnt[trial_of(rf, i)];
+      AS_CHECK(off[i] + c >= off[i], AS_ERR_ARG, "bulk %s: sizes overflow at trial %llu",
+               bulk_names[k], (unsigned long long)trial_of(rf, i));
+      off[i + 1] = off[i] + c;
     }
-    AS_TRY(create_contiguous(g, bulk_names[k], H5T_IEEE_F64LE, off[rf->n_trials], H5T_NATIVE_DOUBLE,
+    AS_TRY(create_contiguous(g, bulk_names[k], H5T_IEEE_F64LE, off[rf->n_rows], H5T_NATIVE_DOUBLE,
                              NULL, &rf->bulk[k]));
     if (k == AS_BULK_SNAPSHOTS && info->n_snapshot_times > 0 && info->snapshot_times)
       AS_TRY(attr_write_f64s(rf->bulk[k], "times", info->snapshot_times, info->n_snapshot_times));
     char name[64];
     snprintf(name, sizeof name, "%s_offset", bulk_names[k]);
-    AS_TRY(
-        create_contiguous(g, name, H5T_STD_U64LE, rf->n_trials + 1, H5T_NATIVE_UINT64, NULL, &od));
+    AS_TRY(create_contiguous(g, name, H5T_STD_U64LE, rf->n_rows + 1, H5T_NATIVE_UINT64, NULL, &od));
     if (rf->rank == 0)
       AS_H5_CHECK(H5Dwrite(od, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, off));
     H5Dclose(od);
@@ -951,12 +1000,12 @@ static as_status create_checksums(as_results *rf) {
   as_record fill;
   as_record_init(&fill, NULL);
   const uint32_t row_fill = as_results_row_crc(&fill), zero = 0;
-  AS_TRY(create_contiguous(g, "trials", H5T_STD_U32LE, rf->n_trials, H5T_NATIVE_UINT32, &row_fill,
+  AS_TRY(create_contiguous(g, "trials", H5T_STD_U32LE, rf->n_rows, H5T_NATIVE_UINT32, &row_fill,
                            &rf->crc_trials));
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (rf->bulk[k] < 0) continue;
-    AS_TRY(create_contiguous(g, bulk_names[k], H5T_STD_U32LE, rf->n_trials, H5T_NATIVE_UINT32,
-                             &zero, &rf->crc_bulk[k]));
+    AS_TRY(create_contiguous(g, bulk_names[k], H5T_STD_U32LE, rf->n_rows, H5T_NATIVE_UINT32, &zero,
+                             &rf->crc_bulk[k]));
   }
 cleanup:
   if (g >= 0) H5Gclose(g);
@@ -966,12 +1015,14 @@ cleanup:
 /* Bytes a new file will take on disk (an upper estimate: rows as in memory, every bulk
  * double, the offsets, the spec text and 1 MiB for metadata). */
 static double estimate_bytes(const as_results_info *info) {
-  double b = (double)info->n_trials * (double)(sizeof(as_record) + 4) + 1048576.0;
+  const uint64_t rows = info->rows ? info->n_rows : info->n_trials;
+  double b = (double)rows * (double)(sizeof(as_record) + 4 + (info->rows ? 8 : 0)) + 1048576.0;
   if (info->spec_text) b += 2.0 * (double)strlen(info->spec_text);
   for (int k = 0; k < AS_BULK_COUNT; k++) {
     if (!info->bulk_counts[k]) continue;
-    b += 12.0 * (double)(info->n_trials + 1); /* offsets and checksums */
-    for (uint64_t i = 0; i < info->n_trials; i++) b += 8.0 * (double)info->bulk_counts[k][i];
+    b += 12.0 * (double)(rows + 1); /* offsets and checksums */
+    for (uint64_t i = 0; i < rows; i++)
+      b += 8.0 * (double)info->bulk_counts[k][info->rows ? info->rows[i] : i];
   }
   return b;
 }
@@ -1003,7 +1054,22 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
            "as_results_create: bad arguments");
   AS_TRY(results_alloc(comm, &rf));
   rf->writable = 1;
+  rf->no_journal = info->no_journal;
   rf->n_trials = info->n_trials;
+  rf->n_rows = info->n_trials;
+  if (info->rows) {
+    /* A sparse file: the trials it holds, strictly increasing and in the sweep. */
+    AS_CHECK(info->n_rows <= info->n_trials, AS_ERR_ARG, "as_results_create: %llu rows of %llu",
+             (unsigned long long)info->n_rows, (unsigned long long)info->n_trials);
+    for (uint64_t i = 0; i < info->n_rows; i++)
+      AS_CHECK(info->rows[i] < info->n_trials && (i == 0 || info->rows[i] > info->rows[i - 1]),
+               AS_ERR_ARG, "as_results_create: rows not increasing or beyond the sweep at %llu",
+               (unsigned long long)i);
+    rf->n_rows = info->n_rows;
+    rf->rows = malloc((info->n_rows ? info->n_rows : 1) * sizeof *rf->rows);
+    AS_CHECK_ALLOC(rf->rows);
+    if (info->n_rows) memcpy(rf->rows, info->rows, info->n_rows * sizeof *rf->rows);
+  }
 
   /* Clear messages for the common failures before HDF5 tries (rank 0 checks, all agree). */
   as_status pre = AS_OK;
@@ -1051,7 +1117,8 @@ as_status as_results_create(MPI_Comm comm, const char *path, const as_results_in
   AS_MPI_CHECK(MPI_Bcast(start, (int)sizeof start, MPI_CHAR, 0, rf->comm));
 
   AS_H5_ID(fapl, make_fapl(rf->comm));
-  rf->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  /* Without overwrite, never through a name that appeared since (O_EXCL: not a symlink). */
+  rf->file = H5Fcreate(path, info->overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl);
   CREATE_STEP(h5_status(rf->file, "H5Fcreate"));
   CREATE_STEP(write_root_attrs(rf, info, hosts, start));
   CREATE_STEP(create_types_and_trials(rf, info));
@@ -1086,7 +1153,7 @@ static as_status open_bulk(as_results *rf) {
     snprintf(oname, sizeof oname, "bulk/%s_offset", bulk_names[k]);
     if (H5Lexists(rf->file, name, H5P_DEFAULT) <= 0) continue;
     AS_H5_ID(rf->bulk[k], H5Dopen2(rf->file, name, H5P_DEFAULT));
-    rf->offsets[k] = malloc((rf->n_trials + 1) * sizeof(uint64_t));
+    rf->offsets[k] = malloc((rf->n_rows + 1) * sizeof(uint64_t));
     AS_CHECK_ALLOC(rf->offsets[k]);
     /* One reader, then a broadcast: thousands of ranks reading the same array is slow. */
     as_status rst = AS_OK;
@@ -1102,13 +1169,49 @@ static as_status open_bulk(as_results *rf) {
     if (rf->comm != MPI_COMM_NULL) {
       AS_MPI_CHECK(MPI_Bcast(&rst, 1, MPI_INT, 0, rf->comm));
       AS_CHECK(rst == AS_OK, rst, "reading %s failed on rank 0", oname);
-      AS_MPI_CHECK(MPI_Bcast(rf->offsets[k], (int)(rf->n_trials + 1), MPI_UINT64_T, 0, rf->comm));
+      AS_MPI_CHECK(MPI_Bcast(rf->offsets[k], (int)(rf->n_rows + 1), MPI_UINT64_T, 0, rf->comm));
     } else {
       AS_CHECK(rst == AS_OK, rst, "reading %s failed", oname);
     }
+    const uint64_t *off = rf->offsets[k];
+    for (uint64_t i = 0; i < rf->n_rows; i++)
+      AS_CHECK(off[i + 1] >= off[i], AS_ERR_DATA,
+               "/%s is damaged (offsets decrease at row %llu): run attnsweep repair", oname,
+               (unsigned long long)i);
   }
 cleanup:
   if (od >= 0) H5Dclose(od);
+  return st;
+}
+
+/* A sparse file (/trial_index, a shard): the trial of each row, and the sweep's trial count
+ * from the root attribute n_trials. Checked: increasing, inside the sweep. */
+static as_status open_rows(as_results *rf, const char *path) {
+  as_status st = AS_OK;
+  hid_t d = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  if (H5Lexists(rf->file, "trial_index", H5P_DEFAULT) <= 0) return AS_OK;
+  AS_H5_ID(d, H5Dopen2(rf->file, "trial_index", H5P_DEFAULT));
+  AS_H5_ID(s, H5Dget_space(d));
+  hssize_t n = H5Sget_simple_extent_npoints(s);
+  AS_H5_CHECK(n);
+  AS_CHECK((uint64_t)n == rf->n_rows, AS_ERR_DATA,
+           "%s: /trial_index has %lld entries for %llu rows of /trials: damaged (attnsweep "
+           "repair)",
+           path, (long long)n, (unsigned long long)rf->n_rows);
+  AS_TRY(as_results_attr_u64(rf, "n_trials", &rf->n_trials));
+  rf->rows = malloc((rf->n_rows ? rf->n_rows : 1) * sizeof *rf->rows);
+  AS_CHECK_ALLOC(rf->rows);
+  if (rf->n_rows)
+    AS_H5_CHECK(H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rf->rows));
+  for (uint64_t i = 0; i < rf->n_rows; i++)
+    AS_CHECK(rf->rows[i] < rf->n_trials && (i == 0 || rf->rows[i] > rf->rows[i - 1]), AS_ERR_DATA,
+             "%s: /trial_index is damaged at row %llu (trial %llu of a %llu-trial sweep, not "
+             "increasing or beyond it): attnsweep repair %s",
+             path, (unsigned long long)i, (unsigned long long)rf->rows[i],
+             (unsigned long long)rf->n_trials, path);
+cleanup:
+  if (s >= 0) H5Sclose(s);
+  if (d >= 0) H5Dclose(d);
   return st;
 }
 
@@ -1221,7 +1324,8 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   AS_H5_ID(s, H5Dget_space(rf->trials));
   hssize_t n = H5Sget_simple_extent_npoints(s);
   AS_H5_CHECK(n);
-  rf->n_trials = (uint64_t)n;
+  rf->n_trials = rf->n_rows = (uint64_t)n;
+  AS_TRY(open_rows(rf, path));
   AS_H5_ID(rf->segs, H5Dopen2(rf->file, "segments", H5P_DEFAULT));
   AS_TRY(open_bulk(rf));
   AS_TRY(open_checksums(rf));
@@ -1255,8 +1359,8 @@ as_status as_results_close(as_results **rfp) {
     uint64_t done = 0;
     as_results_counts c;
     memset(&c, 0, sizeof c);
-    uint64_t lo = rf->n_trials * (uint64_t)rf->rank / (uint64_t)rf->size;
-    uint64_t hi = rf->n_trials * (uint64_t)(rf->rank + 1) / (uint64_t)rf->size;
+    uint64_t lo = rf->n_rows * (uint64_t)rf->rank / (uint64_t)rf->size;
+    uint64_t hi = rf->n_rows * (uint64_t)(rf->rank + 1) / (uint64_t)rf->size;
     if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Barrier(rf->comm));
     as_status cst = count_range(rf, lo, hi - lo, &c, NULL);
     AS_TRY(agree(rf, rf->comm, cst));
@@ -1297,8 +1401,12 @@ static as_status write_failure(as_results *rf, const char *what, uint64_t trial)
   as_error_clear(); /* replaced by the message below, which keeps the stack */
   return as_error_set(AS_ERR_HDF5, __FILE__, __LINE__, __func__,
                       "cannot write %s of trial %llu to %s (a full disk or a failing file "
-                      "system?); the journals keep every record written so far: %.600s",
-                      what, (unsigned long long)trial, name, stack);
+                      "system?); %s: %.600s",
+                      what, (unsigned long long)trial, name,
+                      rf->no_journal ? "the file is incomplete and is removed; its inputs are "
+                                       "untouched"
+                                     : "the journals keep every record written so far",
+                      stack);
 }
 
 /* Transfer properties for count records: a type conversion buffer of their size (HDF5's
@@ -1321,27 +1429,32 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
   AS_CHECK(rf && (recs || count == 0), AS_ERR_ARG, "as_results_write_records: NULL argument");
   AS_CHECK(rf->writable, AS_ERR_ARG, "as_results_write_records: file opened read-only");
   if (count == 0) return AS_OK;
+  if (rf->coords_cap < count) {
+    hsize_t *c = realloc(rf->coords, count * sizeof *c);
+    AS_CHECK_ALLOC(c);
+    rf->coords = c;
+    rf->coords_cap = count;
+  }
   int consecutive = 1;
   for (size_t i = 0; i < count; i++) {
     AS_CHECK(recs[i].trial < rf->n_trials, AS_ERR_ARG,
-             "record %zu has trial index %llu, beyond the %llu rows of /trials", i,
+             "record %zu has trial index %llu, beyond the %llu trials of the sweep", i,
              (unsigned long long)recs[i].trial, (unsigned long long)rf->n_trials);
-    if (i && recs[i].trial != recs[i - 1].trial + 1) consecutive = 0;
+    const int64_t row = row_of(rf, recs[i].trial);
+    AS_CHECK(row >= 0, AS_ERR_ARG,
+             "trial %llu is not one of the rows of this file (a shard file holds only its own "
+             "trials)",
+             (unsigned long long)recs[i].trial);
+    rf->coords[i] = (hsize_t)row;
+    if (i && rf->coords[i] != rf->coords[i - 1] + 1) consecutive = 0;
   }
   AS_H5_ID(fs, H5Dget_space(rf->trials));
   hsize_t n = count;
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
   if (consecutive) {
-    hsize_t start = recs[0].trial;
+    hsize_t start = rf->coords[0];
     AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
   } else {
-    if (rf->coords_cap < count) {
-      hsize_t *c = realloc(rf->coords, count * sizeof *c);
-      AS_CHECK_ALLOC(c);
-      rf->coords = c;
-      rf->coords_cap = count;
-    }
-    for (size_t i = 0; i < count; i++) rf->coords[i] = recs[i].trial;
     /* Points are taken in the order given, matching the memory buffer. */
     AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
   }
@@ -1363,7 +1476,7 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     fs = H5I_INVALID_HID;
     AS_H5_ID(fs, H5Dget_space(rf->crc_trials));
     if (consecutive) {
-      hsize_t start = recs[0].trial;
+      hsize_t start = rf->coords[0];
       AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
     } else {
       AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
@@ -1380,13 +1493,10 @@ cleanup:
   return st;
 }
 
-as_status as_results_read_records(as_results *rf, uint64_t first, size_t count, as_record *out) {
+/* Rows [first, first + count) of /trials (rows, not trials) into out, padding zeroed. */
+static as_status read_rows(as_results *rf, uint64_t first, size_t count, as_record *out) {
   as_status st = AS_OK;
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-  AS_CHECK(rf && (out || count == 0), AS_ERR_ARG, "as_results_read_records: NULL argument");
-  AS_CHECK(first <= rf->n_trials && count <= rf->n_trials - first, AS_ERR_ARG,
-           "rows %llu..%llu are beyond the %llu rows of /trials", (unsigned long long)first,
-           (unsigned long long)(first + count), (unsigned long long)rf->n_trials);
   if (count == 0) return AS_OK;
   memset(out, 0, count * sizeof *out);
   AS_H5_ID(fs, H5Dget_space(rf->trials));
@@ -1408,6 +1518,62 @@ cleanup:
   return st;
 }
 
+as_status as_results_read_records(as_results *rf, uint64_t first, size_t count, as_record *out) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && (out || count == 0), AS_ERR_ARG, "as_results_read_records: NULL argument");
+  AS_CHECK(first <= rf->n_trials && count <= rf->n_trials - first, AS_ERR_ARG,
+           "rows %llu..%llu are beyond the %llu rows of /trials", (unsigned long long)first,
+           (unsigned long long)(first + count), (unsigned long long)rf->n_trials);
+  if (count == 0) return AS_OK;
+  if (!rf->rows) return read_rows(rf, first, count, out);
+  /* A sparse file: the rows held for these trials are consecutive rows; read them, spread
+   * them to their trials (from the back: a row only moves up), fill the others. */
+  const uint64_t lo = row_lower(rf, first), hi = row_lower(rf, first + count);
+  const size_t m = (size_t)(hi - lo);
+  AS_TRY(read_rows(rf, lo, m, out));
+  for (size_t j = m; j-- > 0;) {
+    const size_t p = (size_t)(rf->rows[lo + j] - first);
+    if (p != j) memcpy(&out[p], &out[j], sizeof *out);
+  }
+  as_record fill, z;
+  as_record_init(&fill, NULL);
+  memset(&z, 0, sizeof z);
+  record_copy_fields(&z, &fill);
+  size_t j = 0;
+  for (size_t p = 0; p < count; p++) {
+    if (j < m && rf->rows[lo + j] - first == p)
+      j++;
+    else
+      memcpy(&out[p], &z, sizeof z);
+  }
+cleanup:
+  return st;
+}
+
+as_status as_results_read_held(as_results *rf, uint64_t first, size_t count, as_record *out,
+                               uint64_t *trials, size_t *n) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && n && (count == 0 || (out && trials)), AS_ERR_ARG,
+           "as_results_read_held: NULL argument");
+  AS_CHECK(first <= rf->n_trials && count <= rf->n_trials - first, AS_ERR_ARG,
+           "trials %llu..%llu are beyond the %llu trials of the sweep", (unsigned long long)first,
+           (unsigned long long)(first + count), (unsigned long long)rf->n_trials);
+  const uint64_t lo = row_lower(rf, first), hi = row_lower(rf, first + count);
+  *n = (size_t)(hi - lo);
+  AS_TRY(read_rows(rf, lo, *n, out));
+  for (size_t j = 0; j < *n; j++) trials[j] = trial_of(rf, lo + j);
+cleanup:
+  return st;
+}
+
+uint64_t as_results_n_rows(const as_results *rf) {
+  return rf ? rf->n_rows : 0;
+}
+
+int as_results_is_sparse(const as_results *rf) {
+  return rf && rf->rows != NULL;
+}
+
 as_status as_results_bulk_extent(const as_results *rf, as_bulk_kind kind, uint64_t trial,
                                  uint64_t *offset, uint64_t *count) {
   as_status st = AS_OK;
@@ -1417,9 +1583,10 @@ as_status as_results_bulk_extent(const as_results *rf, as_bulk_kind kind, uint64
            (unsigned long long)trial, (unsigned long long)rf->n_trials);
   *offset = 0;
   *count = 0;
-  if (rf->offsets[kind]) {
-    *offset = rf->offsets[kind][trial];
-    *count = rf->offsets[kind][trial + 1] - rf->offsets[kind][trial];
+  const int64_t row = row_of(rf, trial);
+  if (rf->offsets[kind] && row >= 0) {
+    *offset = rf->offsets[kind][row];
+    *count = rf->offsets[kind][row + 1] - rf->offsets[kind][row];
   }
 cleanup:
   return st;
@@ -1434,6 +1601,11 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
   AS_TRY(as_results_bulk_extent(rf, kind, trial, &off, &want));
   AS_CHECK(rf->bulk[kind] >= 0, AS_ERR_ARG, "bulk data %s is not stored in this file",
            bulk_names[kind]);
+  const int64_t row = row_of(rf, trial);
+  AS_CHECK(row >= 0 || count == 0, AS_ERR_ARG,
+           "trial %llu is not one of the rows of this file (a shard file holds only its own "
+           "trials)",
+           (unsigned long long)trial);
   AS_CHECK(count == want, AS_ERR_ARG, "bulk %s of trial %llu has %llu values, not %llu",
            bulk_names[kind], (unsigned long long)trial, (unsigned long long)want,
            (unsigned long long)count);
@@ -1452,13 +1624,13 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
     if (rf->crc_bulk[kind] >= 0) {
       /* Its checksum after the slab: a checksum in the file always describes written data. */
       const uint32_t crc = crc_doubles(0, data, count);
-      hsize_t row = trial, one = 1;
+      hsize_t crow = (hsize_t)row, one = 1;
       H5Sclose(fs);
       fs = H5I_INVALID_HID;
       H5Sclose(ms);
       ms = H5I_INVALID_HID;
       AS_H5_ID(fs, H5Dget_space(rf->crc_bulk[kind]));
-      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &row, NULL, &one, NULL));
+      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &crow, NULL, &one, NULL));
       AS_H5_ID(ms, H5Screate_simple(1, &one, NULL));
       if (H5Dwrite(rf->crc_bulk[kind], H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, &crc) < 0) {
         st = write_failure(rf, "a bulk checksum", trial);
@@ -1587,22 +1759,26 @@ as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint
   if (flags) memset(flags, 0, (size_t)count);
   if (rf->crc_trials < 0 || count == 0) goto cleanup;
   vc->verified = 1;
-  const size_t block = count < VERIFY_BLOCK ? (size_t)count : VERIFY_BLOCK;
+  /* The rows held for these trials (all of them, unless the file is sparse). */
+  const uint64_t lo = row_lower(rf, first), hi = row_lower(rf, first + count);
+  if (hi == lo) goto cleanup;
+  const size_t block = hi - lo < VERIFY_BLOCK ? (size_t)(hi - lo) : VERIFY_BLOCK;
   recs = malloc(block * sizeof *recs);
   sums = malloc(block * sizeof *sums);
   want = malloc(block);
   bad = malloc(block);
   AS_CHECK_ALLOC(recs && sums && want && bad ? recs : NULL);
-  for (uint64_t b = first; b < first + count; b += block) {
-    const size_t n = first + count - b < block ? (size_t)(first + count - b) : block;
-    AS_TRY(as_results_read_records(rf, b, n, recs));
+  for (uint64_t b = lo; b < hi; b += block) {
+    const size_t n = hi - b < block ? (size_t)(hi - b) : block;
+    AS_TRY(read_rows(rf, b, n, recs));
     AS_TRY(read_crcs(rf->crc_trials, b, n, sums));
     int any = 0;
     for (size_t i = 0; i < n; i++) {
       const as_record *r = &recs[i];
+      const uint64_t trial = trial_of(rf, b + i);
       const int row_bad =
-          as_results_row_crc(r) != sums[i] || (r->outcome != AS_OUT_PENDING && r->trial != b + i);
-      if (flags) flags[b - first + i] = row_bad ? AS_VERIFY_ROW : 0;
+          as_results_row_crc(r) != sums[i] || (r->outcome != AS_OUT_PENDING && r->trial != trial);
+      if (flags) flags[trial - first] = row_bad ? AS_VERIFY_ROW : 0;
       vc->rows_bad += (uint64_t)row_bad;
       want[i] = (uint8_t)(!row_bad && row_has_bulk(r));
       any |= want[i];
@@ -1618,7 +1794,7 @@ as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint
     for (size_t i = 0; i < n; i++) {
       if (!bad[i]) continue;
       vc->bulk_bad++;
-      if (flags) flags[b - first + i] = AS_VERIFY_BULK;
+      if (flags) flags[trial_of(rf, b + i) - first] = AS_VERIFY_BULK;
     }
   }
 cleanup:
@@ -1632,10 +1808,26 @@ cleanup:
 
 as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done) {
   as_status st = AS_OK;
+  uint8_t *held = NULL;
   AS_CHECK(rf && c, AS_ERR_ARG, "as_results_count: NULL argument");
   memset(c, 0, sizeof *c);
-  AS_TRY(count_range(rf, 0, rf->n_trials, c, done));
+  if (!rf->rows) {
+    AS_TRY(count_range(rf, 0, rf->n_rows, c, done));
+    goto cleanup;
+  }
+  /* A sparse file: the trials it does not hold are pending here. */
+  if (done) {
+    held = malloc(rf->n_rows ? rf->n_rows : 1);
+    AS_CHECK_ALLOC(held);
+    memset(done, 0, (size_t)rf->n_trials);
+  }
+  AS_TRY(count_range(rf, 0, rf->n_rows, c, held));
+  for (uint64_t i = 0; done && i < rf->n_rows; i++) done[rf->rows[i]] = held[i];
+  c->outcome[AS_OUT_PENDING] += rf->n_trials - rf->n_rows;
+  c->verdict[AS_VERDICT_PENDING] += rf->n_trials - rf->n_rows;
+  c->total = rf->n_trials;
 cleanup:
+  free(held);
   return st;
 }
 

@@ -154,3 +154,17 @@ as_status as_shard_identify(as_results *rf, const char *path, uint32_t *index, u
 cleanup:
   return st;
 }
+
+as_status as_shard_rows(const uint32_t *owner, uint64_t n_trials, uint32_t index, uint64_t **rows) {
+  as_status st = AS_OK;
+  uint64_t n = 0;
+  AS_CHECK(owner && rows, AS_ERR_ARG, "as_shard_rows: NULL argument");
+  for (uint64_t i = 0; i < n_trials; i++) n += owner[i] == index;
+  *rows = malloc((n ? n : 1) * sizeof **rows);
+  AS_CHECK_ALLOC(*rows);
+  n = 0;
+  for (uint64_t i = 0; i < n_trials; i++)
+    if (owner[i] == index) (*rows)[n++] = i;
+cleanup:
+  return st;
+}

@@ -563,7 +563,8 @@ typedef struct sweep_run {
   uint8_t *done, *flags, *done_before; /* rank 0: per trial */
   uint64_t *todo;                      /* rank 0: the trials to run */
   uint64_t n_todo;
-  uint32_t *owner; /* rank 0, shard runs: the shard of each trial */
+  uint32_t *owner;      /* shard runs: the shard of each trial */
+  uint64_t *shard_rows; /* shard runs: the trials whose rows this shard's file holds */
   as_sched_summary sum;
   as_group_summary gsum;
   double sched_limit; /* the scheduler's time limit, what the group phase left of it */
@@ -624,6 +625,16 @@ static as_status phase_create(sweep_run *w) {
   AS_TRY(as_outset_layout(w->spec, &info, w->bulk));
   info.overwrite = w->opts.force;
   snprintf(w->file_sha, sizeof w->file_sha, "%s", as_spec_sha256(w->spec));
+  if (w->opts.shard_count) {
+    /* A shard's file holds its own rows only (a pure function of spec and split: every
+     * rank computes the same list). */
+    as_status hst = shard_select(w->spec, NULL, path, &w->opts, &w->r, &w->owner);
+    if (hst == AS_OK)
+      hst = as_shard_rows(w->owner, w->n_trials, w->opts.shard_index, &w->shard_rows);
+    AS_TRY(agree(comm, hst));
+    info.rows = w->shard_rows;
+    info.n_rows = w->r.shard_trials;
+  }
   as_status sst_ = AS_OK;
   if (rank == 0) {
     size_t len = 0;
@@ -651,12 +662,8 @@ static as_status phase_create(sweep_run *w) {
   if (rank == 0) lst = as_outset_hold(w->claim, path);
   AS_TRY(agree(comm, lst));
   if (w->opts.shard_count) {
-    /* Which shard this file is (collective attribute writes; rank 0 counts its trials). */
-    as_status hst = AS_OK;
-    if (rank == 0) hst = shard_select(w->spec, w->rf, path, &w->opts, &w->r, &w->owner);
-    AS_TRY(agree(comm, hst));
+    /* Which shard this file is (collective attribute writes). */
     uint64_t n_shard = w->r.shard_trials;
-    AS_MPI_CHECK(MPI_Bcast(&n_shard, 1, MPI_UINT64_T, 0, comm));
     AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_INDEX, w->opts.shard_index));
     AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_COUNT, w->opts.shard_count));
     AS_TRY(as_results_set_attr_u64(w->rf, AS_SHARD_ATTR_TRIALS, n_shard));
@@ -903,6 +910,7 @@ static as_status phase_close(sweep_run *w, as_status st) {
   free(w->done_before);
   free(w->todo);
   free(w->owner);
+  free(w->shard_rows);
   as_sched_summary_clear(&w->sum);
   return st;
 }

@@ -3,7 +3,9 @@
 # to whole nodes, plan's suggested walltime is the script's --time, bash accepts the script, the
 # size estimate counts the journals, and the script (run with a stand-in srun that records its
 # arguments and environment) creates the directory of OUT.h5, as the quick start of
-# docs/slurm.md needs.
+# docs/slurm.md needs; --ntasks covers ranks_per_trial, values with a newline are refused, the
+# array's merge job has --kill-on-invalid-dep=yes, the memory request comes from the estimate;
+# the template reads run's options by run's rules (a requeued `--sha 01/2` segment resumes).
 set -euo pipefail
 : "${ATTNSWEEP:?set ATTNSWEEP to the attnsweep binary}"
 src=${AS_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -87,4 +89,54 @@ rc=0
 env -u ATTNSWEEP PATH="$tmp/bin:$PATH" SRUN_LOG="$tmp/srun2.log" bash "$tmp/f.sbatch" >"$tmp/f.out" 2>&1 || rc=$?
 check "failing --setup: exit 2 ($rc) naming the command" \
   '[ $rc -eq 2 ] && grep -q "set-up command failed.*false" "$tmp/f.out" && [ ! -e "$tmp/srun2.log" ]'
+
+# Issue 36 items 11 and 14, issue 34 item 2: tasks cover the largest ranks_per_trial (also in an
+# array); nothing put into the script can start a line of its own; the merge job goes away with
+# a failed task; the memory request comes from the plan's estimate unless --mem is given.
+cat >"$tmp/g.yaml" <<'EOF2'
+name: groups
+seed: 1
+replicates: 1
+defaults: {T: 1, dt: 0.1}
+sweep:
+  concat:
+    - {case: g, vfamily: identity, mfamily: identity, d: 2, n: 8, ranks_per_trial: [1, 16]}
+EOF2
+for arr in "" "--array 2"; do
+  # shellcheck disable=SC2086
+  "$ATTNSWEEP" plan "$tmp/g.yaml" --sbatch -o g.h5 $arr >"$tmp/g.sbatch" 2>/dev/null
+  nt=$(sed -n 's/^#SBATCH --ntasks=//p' "$tmp/g.sbatch" | head -n 1)
+  check "ranks_per_trial 16${arr:+ ($arr)}: --ntasks=$nt >= 16" '[ "$nt" -ge 16 ]'
+done
+check "array: the merge job is removed when a task fails for good (--kill-on-invalid-dep=yes)" \
+  'grep -q -- "--dependency=afterok:\"\$array\" --kill-on-invalid-dep=yes" "$tmp/g.sbatch"'
+check "no --mem: #SBATCH --mem-per-cpu from the estimate" \
+  'grep -qE "^#SBATCH --mem-per-cpu=[0-9]+M$" "$tmp/g.sbatch" && ! grep -q "^#SBATCH --mem=" "$tmp/g.sbatch"'
+check "--mem given: no --mem-per-cpu" '! grep -q "^#SBATCH --mem-per-cpu" "$tmp/s.sbatch"'
+# Issue 36 item 13: the template reads run's options by run's rules (a unique prefix, --opt=V,
+# -qo FILE, 01/2 = 1/2): a requeued segment of `--sha 01/2` resumes OUT.h5.shard-1-of-2
+# (first segment stopped early), and --forc (= --force) is not passed again.
+mkdir -p "$tmp/t13"
+(
+  cd "$tmp/t13" || exit 1
+  env -u ATTNSWEEP PATH="$tmp/bin:$PATH" SRUN_LOG="$tmp/t13/seg1.log" \
+    bash "$src/jobs/attnsweep.sbatch" --bin "$ATTNSWEEP" "$spec" --out=r.h5 --sha 01/2 \
+    --time-limit 0.0001 -q >seg1.out 2>&1 && rc1=0 || rc1=$?
+  echo "$rc1" >seg1.rc
+  env -u ATTNSWEEP PATH="$tmp/bin:$PATH" SRUN_LOG="$tmp/t13/seg2.log" SLURM_RESTART_COUNT=1 \
+    bash "$src/jobs/attnsweep.sbatch" --bin "$ATTNSWEEP" "$spec" -qo r.h5 --sha 01/2 --forc \
+    >seg2.out 2>&1 && rc2=0 || rc2=$?
+  echo "$rc2" >seg2.rc
+) || true
+check "template: segment 1 of --sha 01/2 stops early (exit $(cat "$tmp/t13/seg1.rc"))" \
+  '[ "$(cat "$tmp/t13/seg1.rc")" = 99 ] && [ -e "$tmp/t13/r.h5.shard-1-of-2" ]'
+check "template: the requeued segment resumes r.h5.shard-1-of-2 without --forc (exit $(cat "$tmp/t13/seg2.rc"))" \
+  '[ "$(cat "$tmp/t13/seg2.rc")" = 0 ] && grep -q -- " --sha 01/2 --resume$" "$tmp/t13/seg2.log" && ! grep -q -- "--forc" "$tmp/t13/seg2.log"'
+
+nl=$'x\nAS_MERGE_JOB\ntouch pwned\n'
+for o in "-o" "--setup"; do
+  if [ "$o" = -o ]; then args=(-o "$nl.h5"); else args=(-o ok.h5 --setup "true$nl"); fi
+  "$ATTNSWEEP" plan "$tmp/g.yaml" --sbatch --array 2 "${args[@]}" >"$tmp/n.sbatch" 2>"$tmp/n.err" && rc=0 || rc=$?
+  check "$o with a newline: exit 2 ($rc), no script" '[ $rc -eq 2 ] && [ ! -s "$tmp/n.sbatch" ]'
+done
 exit $fail

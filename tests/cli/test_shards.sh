@@ -10,7 +10,14 @@
 #   * merge refuses (exit 2, the file named) a shard of another spec, a missing shard
 #     (--partial merges what exists: rows pending), rows two overlapping files disagree on,
 #     an existing output without --force; overlapping files that agree merge;
-#   * the merged file names its inputs (root attribute merged_from).
+#   * the merged file names its inputs (root attribute merged_from);
+#   * a shard file holds its own rows only (/trials has shard_trials rows, /trial_index);
+#   * merge verifies every input's checksums: a damaged row is refused (exit 3, the file, the
+#     trial and `repair` named, no output); inputs whose recorded input_sha256 differ are
+#     refused (exit 2); the merged file carries the inputs' recorded input_sha256 verbatim;
+#   * status of a shard set verifies each file's checksums (exit 3, the file, trials, repair);
+#   * a failed `merge --force` leaves the file it was to replace byte for byte, and no
+#     OUT.h5.merging behind.
 set -u
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,6 +74,16 @@ for N in 1 3 7; do
 done
 check "N = 3: shard 1 is smaller than the sweep (a real split)" \
   test "$(done_rows m3.h5.shard-1-of-3)" -lt $total
+check "a shard file holds its own rows only (rows = shard_trials, /trial_index increasing)" \
+  "$py" -c "
+import h5py, numpy as np, sys
+ok = True
+for i in range(1, 8):
+    with h5py.File(f'm7.h5.shard-{i}-of-7', 'r') as f:
+        idx = f['trial_index'][...]
+        ok &= len(f['trials']) == int(f.attrs['shard_trials']) == len(idx) > 0
+        ok &= bool(np.all(np.diff(idx.astype(np.int64)) > 0)) and int(idx[-1]) < $total
+sys.exit(0 if ok else 1)"
 check "merged_from names the inputs" "$py" -c "
 import h5py, sys
 m = h5py.File('m3.h5', 'r').attrs['merged_from']
@@ -83,7 +100,7 @@ check "merge refuses an unfinished shard, naming it (exit $rc)" \
   eval '[ $rc -eq 2 ] && grep -q "t.h5.shard-2-of-3: shard 2 of 3 has" merge.err && [ ! -e tm.h5 ]'
 "$bin" status t.h5 >status.out 2>&1
 check "status of the shard set: shard 2 stopped with its count, shards 1 and 3 missing" \
-  eval 'grep -q "^  shard 2/3 t.h5.shard-2-of-3: [0-9]* / $(done_rows m3.h5.shard-2-of-3) done.*stopped" status.out &&
+  eval 'grep -q "^  shard 2/3 t.h5.shard-2-of-3: [0-9]* / $(done_rows m3.h5.shard-2-of-3) done.*stopped (resume: attnsweep run -o t.h5.shard-2-of-3 --resume)" status.out &&
     grep -q "^  shard 1/3 t.h5.shard-1-of-3: missing" status.out &&
     grep -q "^  shard 3/3 t.h5.shard-3-of-3: missing" status.out && grep -q "0 of 3 shards complete" status.out'
 "$bin" status m7.h5.shard-*-of-7 >status.out 2>&1
@@ -121,21 +138,71 @@ check "merge refuses an existing output without --force (exit $rc)" \
 "$bin" merge x.h5 m3.h5.shard-*-of-3 m7.h5.shard-*-of-7 --force >>merge.log 2>&1
 check "overlapping shard sets (N = 3 and N = 7) that agree merge: exit 0" test $? -eq 0
 check "... into the single run's file" cmp x.h5 ref.h5 --require-complete
-cp m3.h5.shard-1-of-3 bad.h5
-"$py" - <<'PY'
-import h5py, numpy as np
-with h5py.File("bad.h5", "r+") as f:
+# bad.h5: shard 1 with one done row changed; with --crc its checksum is made to match (a
+# file computed differently), without it the row is damage.
+damage() { # damage FILE [--crc]
+  "$py" - "$@" <<'PY'
+import h5py, numpy as np, sys, zlib
+with h5py.File(sys.argv[1], "r+") as f:
     t = f["trials"]
     out = h5py.check_enum_dtype(t.dtype["outcome"])
     rows = np.flatnonzero(t["outcome"][...] != out["pending"])
     r = t[rows[0]]
     r["n_clusters"] += 1
     t[rows[0]] = r
+    if "--crc" in sys.argv:  # the CRC-32 of the row's bytes in the file's packed type
+        f["checksums/trials"][rows[0]] = zlib.crc32(t[rows[0]].tobytes()) & 0xFFFFFFFF
+    print(int(f["trial_index"][rows[0]]) if "trial_index" in f else int(rows[0]))
 PY
+}
+cp m3.h5.shard-1-of-3 bad.h5
+damage bad.h5 --crc >/dev/null
 "$bin" merge y.h5 m3.h5.shard-*-of-3 bad.h5 >merge.err 2>&1
 rc=$?
 check "merge refuses overlapping files that disagree, naming both (exit $rc)" \
   eval '[ $rc -eq 2 ] && grep -q "differs between m3.h5.shard-1-of-3 and bad.h5" merge.err && [ ! -e y.h5 ]'
+cp m3.h5.shard-1-of-3 dmg.h5.shard-1-of-3
+trial=$(damage dmg.h5.shard-1-of-3)
+"$bin" merge y.h5 dmg.h5.shard-1-of-3 m3.h5.shard-2-of-3 m3.h5.shard-3-of-3 >merge.err 2>&1
+rc=$?
+check "merge refuses a damaged shard: exit 3 naming the file, trial $trial and repair (exit $rc)" \
+  eval '[ $rc -eq 3 ] && grep -q "dmg.h5.shard-1-of-3 is damaged: 1 row(s) fail their checksums (trials $trial)" merge.err &&
+    grep -q "attnsweep repair dmg.h5.shard-1-of-3" merge.err && [ ! -e y.h5 ] && [ ! -e y.h5.merging ]'
+"$bin" status dmg.h5.shard-1-of-3 m3.h5.shard-2-of-3 m3.h5.shard-3-of-3 >status.out 2>&1
+rc=$?
+check "status of a shard set verifies checksums: exit 3, the damaged file, trial and repair named" \
+  eval '[ $rc -eq 3 ] && grep -q "dmg.h5.shard-1-of-3: .*DAMAGED: 1 row(s) fail their checksums (trials $trial): attnsweep repair dmg.h5.shard-1-of-3" status.out'
+cp x.h5 x.before
+"$bin" merge x.h5 dmg.h5.shard-1-of-3 m3.h5.shard-2-of-3 m3.h5.shard-3-of-3 --force >merge.err 2>&1
+rc=$?
+check "a failed merge --force leaves the old file byte for byte, no .merging (exit $rc)" \
+  eval '[ $rc -eq 3 ] && command cmp -s x.h5 x.before && [ ! -e x.h5.merging ]'
+
+# Input hashes: recorded ones compared and carried, never the files at the paths now.
+for i in 1 2 3; do
+  cp "m3.h5.shard-$i-of-3" "h.h5.shard-$i-of-3"
+  sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+  "$py" -c "
+import h5py, numpy as np, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    f.attrs.create('input_sha256', np.bytes_(sys.argv[2] + '  /nonexistent/dir/V.npy\n'))" \
+    "h.h5.shard-$i-of-3" "$sha"
+done
+"$bin" merge h.h5 h.h5.shard-*-of-3 >>merge.log 2>&1
+check "merge carries the recorded input_sha256 (the file at the path is gone): exit 0" \
+  "$py" -c "
+import h5py, sys
+a = h5py.File('h.h5', 'r').attrs['input_sha256']
+a = a.decode() if isinstance(a, bytes) else a
+sys.exit(0 if a == '$sha  /nonexistent/dir/V.npy\n' else 1)"
+"$py" -c "
+import h5py, numpy as np
+with h5py.File('h.h5.shard-2-of-3', 'r+') as f:
+    f.attrs.create('input_sha256', np.bytes_('f' * 64 + '  /nonexistent/dir/V.npy\n'))"
+"$bin" merge h2.h5 h.h5.shard-*-of-3 >merge.err 2>&1
+rc=$?
+check "merge refuses shards whose recorded input hashes differ, naming both (exit $rc)" \
+  eval '[ $rc -eq 2 ] && grep -q "h.h5.shard-1-of-3 and h.h5.shard-2-of-3 read different contents of input file 1" merge.err && [ ! -e h2.h5 ]'
 
 # plan --sbatch --array: the submit script (its run under Slurm: tests/slurm/test_slurm.sh).
 "$bin" plan s.yaml --sbatch --array 3 -o arr/out.h5 >submit.sh 2>plan.err

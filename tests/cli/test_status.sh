@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `attnsweep status`: bad paths exit 2 with a clear message; a sweep that is running (another
 # process holds the results file open for writing and holds the run lock) is read while it
-# runs, with its progress; then the same file complete; then a stopped (unfinished) file.
+# runs, with its progress; then the same file complete; then a stopped (unfinished) file;
+# then --json of both (exit 0 complete, 1 incomplete, 2 missing).
 # The writer is the io_test_results program (tests/io/test_results.c) in its hold mode.
 set -u
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
@@ -66,4 +67,22 @@ echo "$out"
 check "stopped: exit 0" test $rc -eq 0
 check "stopped: state and resume hint" grep -q "state: stopped, 1 trial(s) left (resume:" <<<"$out"
 check "stopped: two segments" grep -q "segments: 2" <<<"$out"
+
+# --json (issue 34 item 4): one object a script can read; exit 0 complete, 1 incomplete, 2 bad
+# input (3 damaged: tests/cli/test_shards.sh).
+py=/usr/bin/python3
+json_is() { # json_is FILE PYTHON-CONDITION-ON-d
+  "$py" -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"
+}
+"$bin" status "$tmp/run.h5" --json >"$tmp/c.json" 2>&1; rc=$?
+check "--json complete: exit 0 ($rc), counts by outcome, last segment closed" json_is "$tmp/c.json" \
+  "$rc == 0 and d['state'] == 'complete_with_failures' and d['done'] == d['trials'] == 10 and
+   d['failed'] == 1 and sum(d['outcomes'].values()) == 10 and
+   d['last_segment']['ended'] == 'closed'"
+"$bin" status "$tmp/stopped.h5" --json >"$tmp/s.json" 2>&1; rc=$?
+check "--json stopped: exit 1 ($rc), 9 of 10, the resume command" json_is "$tmp/s.json" \
+  "$rc == 1 and d['state'] == 'stopped' and d['done'] == 9 and d['exit'] == 1 and
+   d['resume'].endswith('-o $tmp/stopped.h5 --resume') and d['segments'] == 2"
+"$bin" status "$tmp/none.h5" --json >/dev/null 2>&1; rc=$?
+check "--json missing file: exit 2 ($rc)" test $rc -eq 2
 exit $fail

@@ -501,7 +501,7 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("differs", out)
         rc, out, err = run_main([os.path.join(self.tmp.name, "missing.h5")])
-        self.assertEqual(rc, 3)
+        self.assertEqual(rc, 2)
         self.assertIn("no such file", err)
         notres = os.path.join(self.tmp.name, "other.h5")
         with h5py.File(notres, "w") as f:
@@ -541,7 +541,7 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual([r["d"] for r in rows], ["2", "3"])
         p = subprocess.run([exe, "summarize", os.path.join(self.tmp.name, "missing.h5")],
                            capture_output=True, text=True, timeout=60)
-        self.assertEqual(p.returncode, 3)
+        self.assertEqual(p.returncode, 2)
         env = dict(os.environ, ATTNSWEEP_PYTHON="/nonexistent/python3")
         p = subprocess.run([exe, "summarize", self.path], capture_output=True, text=True,
                            timeout=60, env=env)
@@ -685,7 +685,7 @@ class ExitPathTest(unittest.TestCase):
 
     def test_io_failures(self):
         t = self.tmp.name
-        self.check_failure([os.path.join(t, "missing.h5")], 3, "no such file")
+        self.check_failure([os.path.join(t, "missing.h5")], 2, "no such file")
         self.check_failure([self.text], 3, self.text)
         self.check_failure([self.cut], 3, self.cut)
         for dest in (os.path.join(t, "no", "such", "dir", "f.png"), t):

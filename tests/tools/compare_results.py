@@ -14,6 +14,9 @@ A B: the /trials records must be byte-identical except the bookkeeping fields wa
      interrupted, a valid verdict, d and n >= 1); --closed: and the last segment was closed.
 --segments F: one line per /segments row (segment job_id restart ranks start end trials_done).
 
+A sparse file (a shard's: /trial_index gives the trial of each row) is read in trial space:
+the trials it does not hold are pending rows (the dataset's fill value) without bulk data.
+
 Exit 0 when the check holds, 1 when it does not (the first differences are named), 2 for
 unreadable input. Enum values come from the files' HDF5 enum types, never from numbers here.
 """
@@ -31,9 +34,34 @@ def enum(t, field):
     return h5py.check_enum_dtype(t.dtype[field])
 
 
+def load(f):
+    """/trials in trial space, and per bulk name (offsets, data) with n_trials + 1 offsets."""
+    t = f["trials"][...]
+    bulk = {}
+    names = [n for n in f["bulk"].keys() if not n.endswith("_offset")] if "bulk" in f else []
+    for name in names:
+        bulk[name] = (f["bulk"][name + "_offset"][...], f["bulk"][name][...])
+    if "trial_index" not in f:
+        return t, bulk
+    idx = f["trial_index"][...]
+    n = int(f.attrs["n_trials"])
+    full = np.empty(n, dtype=t.dtype)
+    full[:] = f["trials"].fillvalue
+    full[idx] = t
+    for name, (off, data) in bulk.items():
+        counts = np.zeros(n, dtype=np.uint64)
+        counts[idx] = np.diff(off)
+        off_full = np.concatenate(([0], np.cumsum(counts))).astype(np.uint64)
+        out = np.empty(int(off_full[-1]), dtype=data.dtype)
+        for j, i in enumerate(int(i) for i in idx):
+            out[int(off_full[i]):int(off_full[i + 1])] = data[int(off[j]):int(off[j + 1])]
+        bulk[name] = (off_full, out)
+    return full, bulk
+
+
 def complete(path, closed):
     with h5py.File(path, "r") as f:
-        t = f["trials"][...]
+        t, _ = load(f)
         seg = f["segments"][...]
     out, ver = enum(t, "outcome"), enum(t, "verdict")
     done = t["outcome"] != out["pending"]
@@ -66,7 +94,7 @@ def same_bits(a, b):
 
 def compare(path_a, path_b, require_complete, rows_done_only):
     fa, fb = h5py.File(path_a, "r"), h5py.File(path_b, "r")
-    ta, tb = fa["trials"][...], fb["trials"][...]
+    (ta, bulk_a), (tb, bulk_b) = load(fa), load(fb)
     if ta.dtype != tb.dtype or ta.shape != tb.shape:
         print(f"different layouts or sizes: {ta.shape} vs {tb.shape}")
         return False
@@ -85,26 +113,26 @@ def compare(path_a, path_b, require_complete, rows_done_only):
         if not np.all(same):
             idx = np.flatnonzero(rows)[~same][:5]
             bad.append(f"field {name}: {int((~same).sum())} rows differ, e.g. trials {list(idx)}")
-    names_a = set(fa["bulk"].keys()) if "bulk" in fa else set()
-    names_b = set(fb["bulk"].keys()) if "bulk" in fb else set()
+    names_a, names_b = set(bulk_a), set(bulk_b)
     if names_a != names_b:
         bad.append(f"bulk datasets differ: {sorted(names_a)} vs {sorted(names_b)}")
-    for name in sorted(n for n in names_a & names_b if not n.endswith("_offset")):
-        off_a, off_b = fa["bulk"][name + "_offset"][...], fb["bulk"][name + "_offset"][...]
-        if not np.array_equal(off_a, off_b):
+    sparse = "trial_index" in fa or "trial_index" in fb
+    for name in sorted(names_a & names_b):
+        (off_a, da), (off_b, db) = bulk_a[name], bulk_b[name]
+        if not sparse and not np.array_equal(off_a, off_b):
             bad.append(f"bulk offsets of {name} differ")
             continue
-        da, db = fa["bulk"][name][...], fb["bulk"][name][...]
         for i in np.flatnonzero(rows & ~pa & ~pb & (ta["outcome"] != failed)):
-            sa, sb = da[off_a[i]:off_a[i + 1]], db[off_a[i]:off_a[i + 1]]
-            if not np.all(same_bits(sa, sb)):
+            sa = da[int(off_a[i]):int(off_a[i + 1])]
+            sb = db[int(off_b[i]):int(off_b[i + 1])]
+            if len(sa) != len(sb) or not np.all(same_bits(sa, sb)):
                 bad.append(f"bulk {name} of trial {i} differs")
                 break
     if bad:
         print("\n".join(bad))
         return False
     print(f"identical: {int(rows.sum())} records compared ({', '.join(IGNORED)} ignored)"
-          f"{', bulk: ' + ', '.join(sorted(n for n in names_a if not n.endswith('_offset'))) if names_a else ''}")
+          f"{', bulk: ' + ', '.join(sorted(names_a)) if names_a else ''}")
     return True
 
 
