@@ -199,6 +199,15 @@ extern const as_enum_table as_vfamily_table, as_mfamily_table, as_perturb_table,
 extern const as_enum_table as_attn_table, as_mask_table, as_norm_table, as_nform_table;
 extern const as_enum_table as_ffn_table, as_ffn_form_table, as_ffn_w_table, as_weights_table;
 
+/* Define `const as_enum_table var` from an X-list of (name, label, doc) entries: the one way a
+ * .c file turns a list into its label table (enums.c, theorem.c). */
+#define AS_ENUM_X_LABEL(name, label, doc) label,
+#define AS_ENUM_X_DOC(name, label, doc) doc,
+#define AS_ENUM_TABLE_DEFINE(var, list, tname, count)                \
+  static const char *const var##_labels[] = {list(AS_ENUM_X_LABEL)}; \
+  static const char *const var##_docs[] = {list(AS_ENUM_X_DOC)};     \
+  const as_enum_table var = {tname, count, var##_labels, var##_docs};
+
 /* Label of value v in table t ("?" when out of range). */
 const char *as_enum_label(const as_enum_table *t, int v);
 /* Value whose label is `label`, or -1. */

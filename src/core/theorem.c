@@ -9,19 +9,10 @@
 #include "attnsweep/trial.h"
 #include "verdict.h"
 
-#define AS_X_LABEL(name, label, doc) label,
-#define AS_X_DOC(name, label, doc) doc,
-#define AS_THM_TABLE(var, list, tname, count)                   \
-  static const char *const var##_labels[] = {list(AS_X_LABEL)}; \
-  static const char *const var##_docs[] = {list(AS_X_DOC)};     \
-  const as_enum_table var = {tname, count, var##_labels, var##_docs};
-AS_THM_TABLE(as_thm_model_table, AS_THM_MODEL_LIST, "model", AS_THM_MODEL_COUNT)
-AS_THM_TABLE(as_thm_reading_table, AS_THM_READING_LIST, "reading", AS_READ_COUNT)
-AS_THM_TABLE(as_thm_rate_table, AS_THM_RATE_LIST, "rate", AS_RATE_COUNT)
-AS_THM_TABLE(as_thm_sep_table, AS_THM_SEP_LIST, "separation", AS_SEP_COUNT)
-#undef AS_THM_TABLE
-#undef AS_X_LABEL
-#undef AS_X_DOC
+AS_ENUM_TABLE_DEFINE(as_thm_model_table, AS_THM_MODEL_LIST, "model", AS_THM_MODEL_COUNT)
+AS_ENUM_TABLE_DEFINE(as_thm_reading_table, AS_THM_READING_LIST, "reading", AS_READ_COUNT)
+AS_ENUM_TABLE_DEFINE(as_thm_rate_table, AS_THM_RATE_LIST, "rate", AS_RATE_COUNT)
+AS_ENUM_TABLE_DEFINE(as_thm_sep_table, AS_THM_SEP_LIST, "separation", AS_SEP_COUNT)
 
 /* ------------------------------------------------------------------ hypotheses */
 
