@@ -106,7 +106,7 @@ h5py.File('db/m.h5','w')['triples/V'] = 2 * np.eye(3)[None]"
 cat >da/m.yaml <<'EOF'
 name: fjournals_where
 seed: 5
-replicates: 60
+replicates: 300
 flush_interval: 0.05
 sweep: {vfamily: file, mfamily: identity, file: m.h5, d: 3, n: 12, T: 20, dt: 0.01,
         init: {kind: box, scale: 2}}
