@@ -67,6 +67,10 @@ typedef enum as_side { AS_SIDE_LIST(AS_X_SIDE_ENUM) AS_SIDE_COUNT } as_side;
  * AS_ERR_ARG for a NULL path, a bad side or rank, or a name that does not fit. */
 as_status as_outset_name(const char *results, as_side side, int rank, char *buf, size_t len);
 
+/* fsync of the directory holding path, so that a rename in it is durable (best effort: some
+ * file systems refuse). Not collective. */
+void as_outset_sync_dir(const char *path);
+
 /* Every existing file of a per-rank kind (AS_SIDE_JOURNAL or AS_SIDE_DAMAGED_JOURNAL) of
  * results, as full paths ("<dir>/<name>"), in directory order. *paths: allocated array of
  * allocated strings (free with as_outset_list_free), *n their number (0: *paths may be NULL).

@@ -332,6 +332,16 @@ typedef struct census_out {
 } census_out;
 
 /* The summary fields of a successful analysis. */
+/* ||M||_F and the gap of lambda_1 to the nearest other eigenvalue, into row. */
+static void row_numbers(census_row *row, const as_triple *tr, const as_spectral *sp) {
+  const int d = tr->d;
+  double nm = 0, sep = INFINITY;
+  for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
+  for (int i = 1; i < d; i++) sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
+  row->m_norm = sqrt(nm);
+  row->sep = sep;
+}
+
 static void census_fill(census_out *r, const as_spectral *sp) {
   double s = hypot(sp->lambda1_re, sp->lambda1_im);
   r->good = (sp->flags & AS_FLAG_GOOD) != 0;
@@ -398,12 +408,7 @@ static void analyse_local(const census_opts *o, int j, int heads, int d, int m, 
   if (st != AS_OK) {
     snprintf(row.failed, sizeof row.failed, "%s", as_error_get()->message);
   } else {
-    double nm = 0, sep = INFINITY;
-    for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
-    for (int i = 1; i < d; i++)
-      sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
-    row.m_norm = sqrt(nm);
-    row.sep = sep;
+    row_numbers(&row, tr, sp);
     census_fill(res, sp);
   }
   FILE *f = fmemopen(res->text, sizeof res->text - 1, "w");
@@ -588,12 +593,7 @@ int as_cmd_census(int argc, char **argv) {
       if (st != AS_OK) {
         snprintf(row.failed, sizeof row.failed, "%s", as_error_get()->message);
       } else {
-        double nm = 0, sep = INFINITY;
-        for (size_t e = 0; e < (size_t)d * d; e++) nm += tr->M[e] * tr->M[e];
-        for (int i = 1; i < d; i++)
-          sep = fmin(sep, hypot(sp->wr[i] - sp->wr[0], sp->wi[i] - sp->wi[0]));
-        row.m_norm = sqrt(nm);
-        row.sep = sep;
+        row_numbers(&row, tr, sp);
         census_fill(r, sp);
       }
       FILE *f = out ? out : stdout;

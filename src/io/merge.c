@@ -246,24 +246,6 @@ static void drop_old_journals(const char *out) {
   }
 }
 
-/* fsync of the directory holding path (a rename in it is durable). */
-static void sync_dir(const char *path) {
-  char dir[AS_OUTSET_PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == dir)
-    dir[1] = '\0';
-  else if (slash)
-    *slash = '\0';
-  else
-    snprintf(dir, sizeof dir, ".");
-  int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-}
-
 static int stopped(const as_merge_opts *o) {
   return o->stop && *o->stop;
 }
@@ -519,7 +501,7 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   AS_CHECK(rename(tmp, out) == 0, AS_ERR_IO, "cannot rename %s to %s: %s", tmp, out,
            strerror(errno));
   created = 0;
-  sync_dir(out);
+  as_outset_sync_dir(out);
   drop_old_journals(out);
   /* Only OUT.h5 stays (a merge has no journal): the spec copy and the lock file go, under the
    * lock. */

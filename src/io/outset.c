@@ -50,8 +50,7 @@ static void split_path(const char *path, char *dir, size_t dlen, const char **ba
   }
 }
 
-/* Make renames in the directory of path durable (best effort: some file systems refuse). */
-static void sync_dir_of(const char *path) {
+void as_outset_sync_dir(const char *path) {
   char dir[AS_OUTSET_PATH_MAX];
   const char *base = NULL;
   split_path(path, dir, sizeof dir, &base);
@@ -471,7 +470,7 @@ as_status as_outset_spec_save(const char *results, const char *text, size_t len)
   fd = -1;
   AS_CHECK(rename(tmp, dst) == 0, AS_ERR_IO, "cannot rename %s to %s: %s", tmp, dst,
            strerror(errno));
-  sync_dir_of(dst);
+  as_outset_sync_dir(dst);
 cleanup:
   if (fd >= 0) close(fd);
   if (st != AS_OK && made) unlink(tmp);
@@ -617,7 +616,7 @@ as_status as_outset_journal_open_spec(const char *results, int rank, int batch, 
     snprintf(base, sizeof base, "%s.damaged-header", path);
     fresh_name(base, target, sizeof target);
     AS_TRY(rename_checked(path, target));
-    sync_dir_of(path);
+    as_outset_sync_dir(path);
     if (aside && aside_len) snprintf(aside, aside_len, "%s", target);
     AS_TRY(as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out));
   }
@@ -835,7 +834,7 @@ as_status as_outset_tidy(const char *results, uint64_t *differing) {
     AS_CHECK(unlink(path) == 0 || errno == ENOENT, AS_ERR_IO, "cannot remove %s: %s", path,
              strerror(errno));
   }
-  sync_dir_of(results);
+  as_outset_sync_dir(results);
 cleanup:
   free(c.rows);
   if (c.rf) as_results_close(&c.rf);
@@ -891,7 +890,7 @@ as_status as_outset_swap_in(const char *results) {
              from, results);
   }
   AS_TRY(rename_checked(from, results));
-  sync_dir_of(results);
+  as_outset_sync_dir(results);
 cleanup:
   return st;
 }
