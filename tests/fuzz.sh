@@ -25,6 +25,7 @@ echo "== building the spec fuzzer with $cc"
   "$root/fuzz/fuzz_spec.c" "$root"/src/io/spec*.c "$root/src/io/sha256.c" \
   "$root/src/core/status.c" "$root/src/core/enums.c" "$root/src/core/trial.c" \
   "$root/src/core/params.c" "$root/src/core/record.c" "$root/src/core/blocks_spec.c" \
+  "$root/src/core/rules.c" \
   $(pkg-config --cflags --libs yaml-0.1) -lm -o "$dir/fuzz_spec"
 
 # Work on a copy: new inputs found by the fuzzer do not touch the committed corpus.
