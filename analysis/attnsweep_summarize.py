@@ -392,7 +392,11 @@ def make_groups(axes, mask):
 
 # ---------------------------------------------------------------- the statistics table
 STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "p_uniform_dist", "settle_time",
-               "wall_time"]
+               "wall_time", "reason", "t_decide", "n_clusters_all", "n_clusters_track",
+               "n_plateaus", "plateau_length"]
+#: The reasons an unresolved verdict gives (enums.h AS_REASON_LIST, docs/theory.md 2.2), in the
+#: order the tables print them; violated verdicts carry the others.
+UNRESOLVED_REASONS = ("moving", "metastable", "merging", "mixing")
 #: rank P counts the singular values of P above this fraction of the largest (AS_CLASSIFY_RANK_RTOL
 #: of include/attnsweep/classify.h): a nearly uniform P has a nearly full numerical rank.
 RANK_RTOL = 1e-6
@@ -414,11 +418,34 @@ def compute_stats(rf, cols, mask, gid, ngroups):
     for v in JUDGED:
         s[v + "_frac"], s[v + "_lo"], s[v + "_hi"] = wilson(s[v], s["judged"])
     classified = np.isin(verdict, [codes[v] for v in CLASSIFIED if codes[v] is not None])
-    if "n_clusters" in cols:
-        nc = cols["n_clusters"][mask].astype(float)
+    # clusters: every cluster at T (n_clusters_all, settled or not) where the file has it, and
+    # the settled ones beside; the step-wise count and the plateaus when the sweep tracks them
+    for base, field in (("clusters", "n_clusters_all" if "n_clusters_all" in cols
+                         else "n_clusters"), ("settled_clusters", "n_clusters"),
+                        ("track", "n_clusters_track"), ("plateau", "plateau_length")):
+        if field not in cols:
+            continue
+        nc = cols[field][mask].astype(float)
         nc[~classified | (nc < 0)] = np.nan
+        if not np.isfinite(nc).any() and base in ("track", "plateau"):
+            continue
         q, _ = group_quantiles(nc, gid, ngroups, [0.5, 0.25, 0.75])
-        s["clusters_median"], s["clusters_q1"], s["clusters_q3"] = q[:, 0], q[:, 1], q[:, 2]
+        s[base + "_median"], s[base + "_q1"], s[base + "_q3"] = q[:, 0], q[:, 1], q[:, 2]
+    if "reason" in cols:
+        reason = cols["reason"][mask]
+        unres = verdict == codes["unresolved"] if codes["unresolved"] is not None else \
+            np.zeros(len(verdict), bool)
+        s["unresolved_by"] = {}
+        for r in UNRESOLVED_REASONS:
+            if rf.has_code("reason", r):
+                s["unresolved_by"][r] = np.bincount(gid[unres & (reason == rf.code("reason", r))],
+                                                    minlength=ngroups)
+        if "t_decide" in cols:  # the horizon to rerun at: the largest t_decide of the group
+            td = cols["t_decide"][mask].astype(float)
+            td[~unres] = np.nan
+            q, cnt = group_quantiles(td, gid, ngroups, [1.0])
+            s["rerun_T"] = q[:, 0]
+            s["rerun_unknown"] = np.bincount(gid[unres], minlength=ngroups) - cnt
     if "rank_p" in cols:
         rp = cols["rank_p"][mask].astype(np.int64)
         ok = classified & (rp >= 1)  # 0: not measured (the fill value)
@@ -465,6 +492,23 @@ def rank_dist_text(counts_row, limit=5):
     if len(nz) > limit:
         text += " +%d" % sum(c for _, c in nz[limit:])
     return text
+
+
+def reason_text(s, i):
+    """The unresolved trials of group i by reason: "moving 3, metastable 2" ("-": none)."""
+    by = s.get("unresolved_by", {})
+    parts = ["%s %d" % (r, by[r][i]) for r in UNRESOLVED_REASONS if r in by and by[r][i]]
+    return ", ".join(parts) or "-"
+
+
+def rerun_text(s, i):
+    """The horizon that decides the unresolved trials of group i: "T >= 41.2" (+ how many have
+    no estimate), "-" when none is unresolved."""
+    if "rerun_T" not in s or s["unresolved"][i] == 0:
+        return "-"
+    t, unknown = s["rerun_T"][i], int(s["rerun_unknown"][i])
+    text = ("T >= %s" % _g(t, 4)) if not math.isnan(t) else "none known"
+    return text + (" (%d without)" % unknown if unknown and not math.isnan(t) else "")
 
 
 def _g(v, digits=3):
@@ -596,14 +640,20 @@ def _num_getter(s, i):
 def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
     """The table of --by groups. settle: show the settle-time column (md, LaTeX; the csv
     columns are always there)."""
+    track = "track_median" in s
     header = list(key_names) + ["trials", "done", "consistent [95% CI]", "violated [95% CI]",
-                                "unresolved [95% CI]", "other", "clusters med [IQR]",
-                                "rank P (value:count)"] + \
+                                "unresolved [95% CI]", "unresolved by reason", "rerun at",
+                                "other", "clusters med [IQR]", "settled clusters med [IQR]"] + \
+        (["tracked clusters med [IQR]", "plateau length med [IQR]"] if track else []) + \
+        ["rank P (value:count)"] + \
         (["settle time med [IQR]"] if settle else []) + ["wall s total", "wall s med"]
     csv_header = list(key_names) + ["trials", "done", "pending"] + list(VERDICTS) + \
         ["judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
         ["clusters_median", "clusters_q1", "clusters_q3", "rank_p_median", "rank_p_dist",
-         "settled", "settle_median", "settle_q1", "settle_q3", "wall_total", "wall_median"]
+         "settled", "settle_median", "settle_q1", "settle_q3", "wall_total", "wall_median"] + \
+        ["unresolved_%s" % r for r in UNRESOLVED_REASONS] + \
+        ["rerun_T", "settled_clusters_median", "settled_clusters_q1", "settled_clusters_q3",
+         "track_median", "plateau_median"]
     # one text column for the group: its key, or "key = value" lines for several keys
     tex_cols = ([(tex_name(key_names[0]) if len(key_names) == 1 else "group",
                   _TEX_TEXT)] if key_names else []) + \
@@ -629,7 +679,11 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
         rows.append(list(keys) + [
             str(s["n"][i]), str(s["done"][i]), _frac_cell(s, "consistent", i),
             _frac_cell(s, "violated", i), _frac_cell(s, "unresolved", i),
-            ", ".join(other) or "-", _mid_cell(s, "clusters", i), rdist] +
+            reason_text(s, i), rerun_text(s, i),
+            ", ".join(other) or "-", _mid_cell(s, "clusters", i),
+            _mid_cell(s, "settled_clusters", i)] +
+            ([_mid_cell(s, "track", i), _mid_cell(s, "plateau", i)] if track else []) +
+            [rdist] +
             ([settle_txt] if settle else []) + [
             _g(s["wall_total"][i], 4) if "wall_total" in s else "-",
             _g(s["wall_median"][i]) if "wall_median" in s else "-"])
@@ -653,7 +707,12 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
              num("rank_p_median"),
              rfull.replace(" ", ";") if rfull != "-" else "", num("settled"),
              num("settle_median"), num("settle_q1"), num("settle_q3"), num("wall_total"),
-             num("wall_median")]
+             num("wall_median")] + \
+            [str(int(s["unresolved_by"][r][i])) if r in s.get("unresolved_by", {}) else ""
+             for r in UNRESOLVED_REASONS] + \
+            [num("rerun_T"), num("settled_clusters_median"), num("settled_clusters_q1"),
+             num("settled_clusters_q3"), num("track_median"),
+             num("plateau_median")]
         crows.append(crow)
     first = min(len(key_names), 1) + 1
     return Table(title, header, rows, csv_header, crows, notes, tex_cols, trows,
@@ -804,7 +863,10 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=Fa
     notes = ["Fractions are over the judged trials (consistent + violated + unresolved), "
              "with Wilson score 95% intervals; " +
              ("clusters, rank P and settle time" if settle else "clusters and rank P") +
-             " over classified trials; 'other' "
+             " over classified trials ('clusters': every cluster at T, settled or not; "
+             "'settled clusters': those of settled tokens); 'unresolved by reason' splits the "
+             "unresolved trials (docs/theory.md 2.2) and 'rerun at' is the largest t_decide "
+             "among them, the horizon that decides them; 'other' "
              "counts no_prediction, nonfinite and failed trials."]
     if table1:
         near = near_miss_stats(rf, cols, mask, axes[:-1]) if "near_theorem" in cols else None

@@ -81,6 +81,17 @@
  *         metastable configuration (e.g. the polytope of V = I + eps N, whose gap is ~eps): an
  *         end state that would be "violated" is then "unresolved", with verdict_margin =
  *         AS_CLASSIFY_SEP / (sep t) > 1 (raise T to decide). A consistent one stays consistent.
+ * reason (enums.h AS_REASON_LIST): why an unresolved verdict is not decided (moving tokens,
+ *         metastable by the rule above, several clusters the theorem merges, P still mixing) or
+ *         where a violated one fails (an interior cluster, too many levels, a middle level off
+ *         zero, x stalled, P not Boolean); none otherwise.
+ * t_decide: the horizon that would decide an unresolved verdict: metastable AS_CLASSIFY_SEP /
+ *         sep; moving the largest as_classify_horizon of its unsettled tokens with their
+ *         measured approach rates (in->A), and at least AS_CLASSIFY_SEP / sep when the theorem
+ *         has a separation; NaN when decided or when the theory gives none (merging, mixing,
+ *         a collapse still under way, a token not approaching).
+ * n_clusters_all: single linkage of every token, settled or not, at max(cluster_tol,
+ *         AS_CLASSIFY_ALL_TOL L): what a picture of the end state shows.
  * verdict_margin is dimensionless, "deciding quantity / its threshold": <= 1 means the test
  * passed. unresolved: max_i r_i / cluster_tol; identity/paranormal: largest interior depth
  * r_1 / (sqrt(k) cluster_tol) among non-vertex centres not at zero (0 if none); good: n_levels/3
@@ -106,6 +117,7 @@
 #define AS_CLASSIFY_RANK_RTOL 1e-6
 #define AS_CLASSIFY_STALL 1e-3
 #define AS_CLASSIFY_SEP 3.912     /* ln(1 / AS_CLASSIFY_TOL_MAX): e^{-sep t} <= 2% */
+#define AS_CLASSIFY_ALL_TOL 1e-3  /* n_clusters_all: linkage at max(cluster_tol, 1e-3 L) */
 #define AS_CLASSIFY_SVD_NMAX 512  /* rank_p by a full SVD up to this n, estimated above */
 #define AS_CLASSIFY_RANK_BMAX 64  /* largest block of the rank estimate */
 #define AS_CLASSIFY_RANK_OVER 8   /* oversampling: a block of b decides ranks <= b - 8 */
@@ -129,6 +141,9 @@ typedef struct as_classify_input {
   const double *F; /* n x d final velocity of the state Z (as_dyn_velocity), or NULL:
                       computed from P, Z, V as above. Required when sphere is set */
   int sphere;      /* Z holds x on the unit sphere: read in the identity reading */
+  /* ---- horizons (t_decide); NULL: a token nears its limit at the theorem's rate rho */
+  const double *A; /* n x d: z'' at the end (d/dt of the velocity of Z), for the measured
+                      approach rate of each token still moving (ignored with F) */
 } as_classify_input;
 
 typedef struct as_classify_ws as_classify_ws;
@@ -192,5 +207,12 @@ const int *as_classify_leaders(const as_classify_ws *ws);
 int as_classify_clusters(const as_classify_ws *ws, int *k, const double **centres,
                          const int **sizes);
 const int *as_classify_labels(const as_classify_ws *ws);
+
+/* The horizon at which a token still moving would be settled (docs/theory.md 2.2, "Reasons and
+ * horizons"): its remaining travel at t is m cluster_tol(t) (m > 1); from t on it decays like
+ * e^{-q (t' - t)} (q: its measured approach rate) while cluster_tol follows L clamp(1000
+ * e^{-rho t'}, 1e-9, 2e-2). Returns the least t' >= t with travel <= cluster_tol(t'): t when
+ * m <= 1, NaN when q <= 0 or an argument is not finite (no estimate). Pure. */
+double as_classify_horizon(double m, double t, double rho, double q);
 
 #endif /* ATTNSWEEP_CLASSIFY_H */

@@ -108,6 +108,24 @@
   X(AS_VERDICT_NONFINITE, "nonfinite", "the integration produced non-finite numbers") \
   X(AS_VERDICT_FAILED, "failed", "the trial could not be set up")
 
+/* Why a verdict is what it is (docs/theory.md 2.2, "Reasons and horizons"): for an unresolved
+ * verdict what keeps it from being decided, for a violated one where the theorem's conclusion
+ * fails; "none" for consistent verdicts and those without a theorem. */
+#define AS_REASON_LIST(X)                                                                      \
+  X(AS_REASON_NONE, "none", "consistent, or nothing to judge (no_prediction, nonfinite, ...)") \
+  X(AS_REASON_MOVING, "moving", "unresolved: tokens not settled (travel left > cluster_tol)")  \
+  X(AS_REASON_METASTABLE, "metastable",                                                        \
+    "unresolved: settled in another geometry before the separation time ln 50 / sep")          \
+  X(AS_REASON_MERGING, "merging",                                                              \
+    "unresolved: settled in several clusters the theorem merges into one")                     \
+  X(AS_REASON_MIXING, "mixing", "unresolved: rows of P not yet Boolean (d = 1)")               \
+  X(AS_REASON_INTERIOR, "interior", "violated: a cluster inside the hull of the others")       \
+  X(AS_REASON_LEVELS, "levels", "violated: more than three levels (hyperplanes, subspaces)")   \
+  X(AS_REASON_MIDDLE, "middle", "violated: the middle of three levels away from 0")            \
+  X(AS_REASON_STALLED, "stalled", "violated: x stalled away from 0 (collapse)")                \
+  X(AS_REASON_NOT_BOOLEAN, "not_boolean",                                                      \
+    "violated: rows of P settled off the two extreme tokens, or rank P > 3")
+
 /* How a trial's integration ended (an outcome is data, not an error). */
 #define AS_OUTCOME_LIST(X)                                             \
   X(AS_OUT_PENDING, "pending", "not run yet")                          \
@@ -175,6 +193,7 @@ typedef enum as_theorem { AS_THEOREM_LIST(AS_X_ENUM_ENTRY) AS_THM_COUNT } as_the
 typedef enum as_geom { AS_GEOM_LIST(AS_X_ENUM_ENTRY) AS_GEOM_COUNT } as_geom;
 typedef enum as_verdict { AS_VERDICT_LIST(AS_X_ENUM_ENTRY) AS_VERDICT_COUNT } as_verdict;
 typedef enum as_outcome { AS_OUTCOME_LIST(AS_X_ENUM_ENTRY) AS_OUT_COUNT } as_outcome;
+typedef enum as_reason { AS_REASON_LIST(AS_X_ENUM_ENTRY) AS_REASON_COUNT } as_reason;
 typedef enum as_attn { AS_ATTN_LIST(AS_X_ENUM_ENTRY) AS_ATTN_COUNT } as_attn;
 typedef enum as_mask { AS_MASK_LIST(AS_X_ENUM_ENTRY) AS_MASK_COUNT } as_mask;
 typedef enum as_norm { AS_NORM_LIST(AS_X_ENUM_ENTRY) AS_NORM_COUNT } as_norm;
@@ -195,7 +214,7 @@ typedef struct as_enum_table {
 
 extern const as_enum_table as_vfamily_table, as_mfamily_table, as_perturb_table, as_tseed_table,
     as_init_table, as_method_table, as_vars_table, as_expm_table, as_theorem_table, as_geom_table,
-    as_verdict_table, as_outcome_table;
+    as_verdict_table, as_outcome_table, as_reason_table;
 extern const as_enum_table as_attn_table, as_mask_table, as_norm_table, as_nform_table;
 extern const as_enum_table as_ffn_table, as_ffn_form_table, as_ffn_w_table, as_weights_table;
 

@@ -4,7 +4,7 @@
  * compound type (io/results.c), the journal encoding and the schema documentation. Fields
  * are X(KIND, name, "meaning [units]"). KIND is one of
  *   U64 I64 I32 F64                  plain numbers
- *   EXPM THEOREM GEOM VERDICT OUTCOME
+ *   EXPM THEOREM GEOM VERDICT REASON OUTCOME
  *                                    the enumerations of enums.h that only results have (int32
  *                                    in C, HDF5 enums)
  *   ENUM                             a sweep key's enumeration, for every enum key: the etab of
@@ -97,6 +97,8 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(F64, dist_margin, "-<Q phi_1, K phi_1> / ||M||_F (< 0: margin positive)")                    \
   X(F64, dist_paranormal, "V to lambda I on F, 2 <= dim F < d (< 0: paranormal)")                \
   X(VERDICT, near_verdict, "verdict against the nearest theorem's prediction")                   \
+  X(REASON, near_reason, "why near_verdict is unresolved or violated (none: consistent)")        \
+  X(F64, near_t_decide, "horizon that would decide near_verdict (NaN: decided or none known)")   \
   /* ---- integration */                                                                         \
   X(OUTCOME, outcome, "how the integration ended")                                               \
   X(I64, steps, "accepted steps")                                                                \
@@ -108,7 +110,10 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   /* ---- classification */                                                                      \
   X(GEOM, observed, "observed geometry")                                                         \
   X(VERDICT, verdict, "verdict against the prediction")                                          \
-  X(I32, n_clusters, "number of clusters")                                                       \
+  X(REASON, reason, "why the verdict is unresolved or violated (none: consistent, no verdict)")  \
+  X(F64, t_decide, "horizon that would decide the verdict (NaN: decided or none known)")         \
+  X(I32, n_clusters, "clusters of the settled tokens")                                           \
+  X(I32, n_clusters_all, "clusters of every token at T, settled or not (-1: not classified)")    \
   X(I32, n_unresolved, "tokens not settled (in no cluster)")                                     \
   X(I32, n_leaders, "tokens that receive whole rows of P")                                       \
   X(I32, rank_p,                                                                                 \
@@ -164,6 +169,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_CT_THEOREM int32_t
 #define AS_CT_GEOM int32_t
 #define AS_CT_VERDICT int32_t
+#define AS_CT_REASON int32_t
 #define AS_CT_OUTCOME int32_t
 #define AS_CT_MSG char
 #define AS_DIM_U64
@@ -177,6 +183,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
 #define AS_DIM_THEOREM
 #define AS_DIM_GEOM
 #define AS_DIM_VERDICT
+#define AS_DIM_REASON
 #define AS_DIM_OUTCOME
 #define AS_DIM_MSG [AS_RECORD_MSG]
 

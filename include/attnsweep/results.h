@@ -30,7 +30,7 @@
 
 /* 2: every sweep key recorded (from params.h), case_name (LABEL), content hashes, /labels,
  *    field descriptions as attributes of /trials. */
-#define AS_RESULTS_SCHEMA_VERSION 2
+#define AS_RESULTS_SCHEMA_VERSION 3
 
 /* Kinds of optional bulk data (datasets /bulk/<name>, offsets /bulk/<name>_offset). */
 #define AS_BULK_LIST(X)                                                          \

@@ -142,4 +142,9 @@ double as_theorem_separation(const as_theorem_row *r, const as_spectral *sp);
  * (like snprintf). The /trials attribute "theorem_table". Pure. */
 size_t as_theorem_table_text(char *buf, size_t len);
 
+/* The separation time AS_CLASSIFY_SEP / sep of theorem id on the analysis sp (classify.h:
+ * separation): the horizon past which its metastability rule no longer holds a verdict back.
+ * NaN when the theorem has no separation or sep <= 0. */
+double as_theorem_horizon(as_theorem id, const as_spectral *sp);
+
 #endif /* ATTNSWEEP_THEOREM_H */

@@ -60,6 +60,7 @@ static void diff_MSG(const char *name, const char *a, const char *b) {
 #define diff_THEOREM diff_I32
 #define diff_GEOM diff_I32
 #define diff_VERDICT diff_I32
+#define diff_REASON diff_I32
 #define diff_OUTCOME diff_I32
 
 /* Number of fields that differ bitwise (timing stripped), each printed. */

@@ -56,6 +56,7 @@ static const char *kind_text(const char *kind) {
              {"THEOREM", "enum `theorem`"},
              {"GEOM", "enum `geometry`"},
              {"VERDICT", "enum `verdict`"},
+             {"REASON", "enum `reason`"},
              {"OUTCOME", "enum `outcome`"}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcmp(tab[i].kind, kind) == 0) return tab[i].text;

@@ -22,6 +22,7 @@ struct as_classify_ws {
   double *Y, *Y0;      /* n x d (n x k used): classified coordinates at the end and the start */
   double *acc, *buf;   /* n x d: P Z, velocities */
   double *r;           /* n: remaining travel of each token */
+  double *q;           /* n: measured approach rate of each token (in->A) */
   double *cent;        /* n x d: cluster centres (n_clusters x k used) */
   int *parent, *label; /* n: union-find; cluster of each token (-1: unresolved) */
   int *csize;          /* n: cluster sizes */
@@ -134,6 +135,8 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   AS_CHECK_ALLOC(w->cent);
   w->r = malloc((size_t)n * sizeof *w->r);
   AS_CHECK_ALLOC(w->r);
+  w->q = malloc((size_t)n * sizeof *w->q);
+  AS_CHECK_ALLOC(w->q);
   w->parent = malloc((size_t)n * sizeof *w->parent);
   AS_CHECK_ALLOC(w->parent);
   w->label = malloc((size_t)n * sizeof *w->label);
@@ -198,6 +201,7 @@ void as_classify_ws_destroy(as_classify_ws **p) {
   as_classify_ws *w = *p;
   free(w->W);
   free(w->Y);
+  free(w->q);
   free(w->Y0);
   free(w->acc);
   free(w->buf);
@@ -421,6 +425,9 @@ static void reset_fields(as_record *rec) {
   rec->mass_1 = rec->mass_2 = rec->mass_3 = rec->mass_4 = NAN;
   rec->mass_5 = rec->mass_6 = rec->mass_7 = rec->mass_8 = rec->mass_rest = NAN;
   rec->hull_vertices = rec->hull_vertices_init = -1;
+  rec->reason = AS_REASON_NONE;
+  rec->t_decide = NAN;
+  rec->n_clusters_all = -1;
 }
 
 /* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
@@ -700,6 +707,17 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     if (!(u <= vmax)) vmax = u;
   }
   AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_DATA, "token speeds not finite (V not finite?)");
+  /* Measured approach rates (t_decide): q_i = -<u_i, u_i'> / |u_i|^2 with u_i' read from z''. */
+  const int have_q = in->A != NULL && in->F == NULL && all_finite(in->A, (size_t)n * d);
+  if (have_q) {
+    matmul(n, d, k, in->A, ws->W, ws->buf);
+    for (int i = 0; i < n; i++) {
+      const double *u = ws->acc + (size_t)i * k, *a = ws->buf + (size_t)i * k;
+      double uu = 0.0, ua = 0.0;
+      for (int c = 0; c < k; c++) uu += u[c] * u[c], ua += u[c] * a[c];
+      ws->q[i] = uu > 0.0 ? -ua / uu : NAN;
+    }
+  }
 
   /* ---- spread, resolution, clusters */
   AS_TRY(poll_stop(ws));
@@ -728,23 +746,37 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   const double unresolved_margin = cl.rmax / cl.tol;
   /* Whether the horizon is long enough for the theorem's geometry to have emerged: a
    * "violated" end state before that is a metastable one, reported as unresolved. */
-  as_verdict_ctx vc = {in,
-                       ws,
-                       row,
-                       n,
-                       d,
-                       k,
-                       t,
-                       row->sep != AS_SEP_NONE ? as_theorem_separation(row, sp) * t : INFINITY,
-                       vmax,
-                       cl.tol,
-                       unresolved_margin,
-                       cl.n_clusters,
-                       cl.n_unresolved,
-                       cl.max_size,
-                       ws->cent};
+  const double sep = row->sep != AS_SEP_NONE ? as_theorem_separation(row, sp) : NAN;
+  as_verdict_ctx vc = {.in = in,
+                       .ws = ws,
+                       .row = row,
+                       .n = n,
+                       .d = d,
+                       .k = k,
+                       .t = t,
+                       .sep_t = row->sep != AS_SEP_NONE ? sep * t : INFINITY,
+                       .sep = sep,
+                       .rho = cl.rho,
+                       .vmax = vmax,
+                       .cluster_tol = cl.tol,
+                       .unresolved_margin = unresolved_margin,
+                       .n_clusters = cl.n_clusters,
+                       .n_unresolved = cl.n_unresolved,
+                       .max_size = cl.max_size,
+                       .centres = ws->cent,
+                       .r = ws->r,
+                       .q = have_q ? ws->q : NULL};
   AS_TRY(row->verdict(&vc, rec));
+  as_verdict_decide(&vc, rec);
   AS_TRY(measure_fields(ws, n, &cl, rec));
+  /* Every cluster at the end, settled or not (the parents of cluster() are spent). */
+  {
+    const double tol_all = fmax(cl.tol, AS_CLASSIFY_ALL_TOL * L);
+    rec->n_clusters_all = cl.n_unresolved == 0 && tol_all == cl.tol
+                              ? cl.n_clusters
+                              : as_verdict_count_all(ws->Y, n, k, tol_all, ws->parent);
+    if (rec->observed == AS_GEOM_COLLAPSE) rec->n_clusters_all = 1;
+  }
 cleanup:
   return st;
 }

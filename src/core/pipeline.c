@@ -39,13 +39,16 @@ struct as_pipeline {
   as_spectral *sp_near; /* sp with the nearest theorem in place of sp->theorem */
   as_dyn *dyn;
   as_classify_ws *cws;
-  as_expm_plan *expm;  /* z from x when the x variables were integrated */
-  double *X0;          /* n x d initial tokens */
-  double *X;           /* n x d final x */
-  double *Z;           /* n x d final z (x variables only) */
-  double *E;           /* d x d e^{-tV} */
-  double *PS;          /* n x d P Z for the classifier when P is not formed (else NULL) */
-  int *ipiv;           /* d pivots */
+  as_expm_plan *expm; /* z from x when the x variables were integrated */
+  double *X0;         /* n x d initial tokens */
+  double *X;          /* n x d final x */
+  double *Z;          /* n x d final z (x variables only) */
+  double *E;          /* d x d e^{-tV} */
+  double *PS;         /* n x d P Z for the classifier when P is not formed (else NULL) */
+  int *ipiv;          /* d pivots */
+  /* The measured approach rates of t_decide (classify.h; n <= AS_CLASSIFY_SVD_NMAX only): */
+  double *acc_F, *acc_Z, *acc_A; /* n x d: z' at the end, z + h z', then z'' */
+  double *p_keep;                /* n x n: the final P, kept while z'' is evaluated */
   int64_t fault_trial; /* test hook (pipeline.h): trial that meets an injected bug, -1 none */
   int fault_lapack;    /* 1: the injected bug is a LAPACK illegal argument, 0: an invalid
                           argument to a core function */
@@ -126,6 +129,11 @@ static void free_shape(as_pipeline *pl) {
   free(pl->PS);
   pl->PS = NULL;
   free(pl->ipiv);
+  free(pl->acc_F);
+  free(pl->acc_Z);
+  free(pl->acc_A);
+  free(pl->p_keep);
+  pl->acc_F = pl->acc_Z = pl->acc_A = pl->p_keep = NULL;
   pl->X0 = pl->X = pl->Z = pl->E = NULL;
   pl->ipiv = NULL;
   pl->n = pl->d = pl->m = 0;
@@ -181,6 +189,16 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
     AS_CHECK_ALLOC(pl->PS);
   }
   pl->ipiv = malloc((size_t)d * sizeof *pl->ipiv);
+  if (n <= AS_CLASSIFY_SVD_NMAX) {
+    pl->acc_F = malloc(nd * sizeof *pl->acc_F);
+    pl->acc_Z = malloc(nd * sizeof *pl->acc_Z);
+    pl->acc_A = malloc(nd * sizeof *pl->acc_A);
+    pl->p_keep = malloc((size_t)n * (size_t)n * sizeof *pl->p_keep);
+    AS_CHECK_ALLOC(pl->acc_F);
+    AS_CHECK_ALLOC(pl->acc_Z);
+    AS_CHECK_ALLOC(pl->acc_A);
+    AS_CHECK_ALLOC(pl->p_keep);
+  }
   AS_CHECK_ALLOC(pl->E);
   AS_CHECK_ALLOC(pl->ipiv);
   pl->n = n;
@@ -196,6 +214,7 @@ double as_pipeline_bytes(int n, int d, int m) {
   /* X0, X, Z, E, ipiv; the triple (V, M, Q, K: m x d) and its spectral analysis (about
    * 12 d^2 doubles with LAPACK's workspaces); the e^{tV} plan for z from x (16 d^2). */
   double b = 8.0 * ((n > AS_ATTENTION_STREAM_N ? 4.0 : 3.0) * nd + dd) + 4.0 * d;
+  if (n <= AS_CLASSIFY_SVD_NMAX) b += 8.0 * (3.0 * nd + (double)n * n); /* approach rates */
   b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 12.0 * dd + 8.0 * 16.0 * dd;
   return b + as_dyn_bytes(n, d) + as_classify_ws_bytes(n, d);
 }
@@ -277,6 +296,27 @@ static void copy_near(const as_near *nr, as_record *rec) {
 #undef AS_X_NEAR_COPY
 }
 
+/* z'' at the end state (t, Z) by a forward difference of z' along itself, for the measured
+ * approach rates of t_decide (classify.h): A = (f(t + h, Z + h f(t, Z)) - f(t, Z)) / h with
+ * h = AS_PIPELINE_ACCEL_H. The z right-hand side leaves its P in the workspace, so the final P
+ * is kept first and *P points at the copy afterwards. Pure of the run: the same bits for any
+ * rank. */
+#define AS_PIPELINE_ACCEL_H 1e-6
+static as_status end_acceleration(as_pipeline *pl, as_dyn *dyn, double t, const double *Z,
+                                  const double **P) {
+  as_status st = AS_OK;
+  const size_t nd = (size_t)pl->n * (size_t)pl->d, nn = (size_t)pl->n * (size_t)pl->n;
+  const double h = AS_PIPELINE_ACCEL_H;
+  memcpy(pl->p_keep, *P, nn * sizeof **P);
+  *P = pl->p_keep;
+  AS_TRY(as_dyn_rhs(dyn, AS_VARS_Z, t, Z, pl->acc_F));
+  for (size_t e = 0; e < nd; e++) pl->acc_Z[e] = Z[e] + h * pl->acc_F[e];
+  AS_TRY(as_dyn_rhs(dyn, AS_VARS_Z, t + h, pl->acc_Z, pl->acc_A));
+  for (size_t e = 0; e < nd; e++) pl->acc_A[e] = (pl->acc_A[e] - pl->acc_F[e]) / h;
+cleanup:
+  return st;
+}
+
 /* The verdict against the nearest theorem (classify.h): the verdict itself when it is the
  * theorem that holds, none without one, else the end state classified once more with the
  * nearest theorem in place of the analysis' theorem, into a scratch record. Runs before the
@@ -301,6 +341,8 @@ static as_status near_verdict(as_pipeline *pl, const as_near *nr, const as_class
   }
   AS_TRY(cs);
   rec->near_verdict = scratch.verdict;
+  rec->near_reason = scratch.reason;
+  rec->near_t_decide = scratch.t_decide;
 cleanup:
   return st;
 }
@@ -514,6 +556,11 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   as_dyn_stats ds;
   as_integ_spec integ = t->integ;
   if (sphere) integ.vars = AS_VARS_X; /* the sphere dynamics is in x (spec: vars x implied) */
+  if (integ.T_decide > 0.0) { /* the horizon that decides the metastability rule (theorem.h) */
+    const double h =
+        fmax(as_theorem_horizon(pl->sp->theorem, pl->sp), as_theorem_horizon(nr.theorem, pl->sp));
+    if (isfinite(h) && integ.T_decide * h > integ.T) integ.T = integ.T_decide * h;
+  }
   if (pre) {
     ds = pre->ds;
   } else {
@@ -593,10 +640,21 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       Vc = as_blocks_veff(blk,
                           as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
     }
+    /* The measured approach rates (t_decide) where z'' is cheap: base-like models in R^d with
+     * P formed and small, continuous time. */
+    const double *A = NULL;
+    if (pl->p_keep && P && !sphere && bkind == AS_BLOCKS_OFF &&
+        t->integ.method != AS_METHOD_LAYERS &&
+        (ds.outcome == AS_OUT_REACHED_T || ds.outcome == AS_OUT_SETTLED ||
+         ds.outcome == AS_OUT_MAX_STEPS)) {
+      ts = end_acceleration(pl, dyn, ds.t_final, Z, &P);
+      if (ts != AS_OK) goto trial_failed;
+      A = pl->acc_A;
+    }
     as_classify_input in = {
-        n,     d,    pl->X0,     Z,          pl->X,      P,
-        Vc,    &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(dyn) : NULL,
-        sphere};
+        n,      d,    pl->X0,     Z,          pl->X,      P,
+        Vc,     &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(dyn) : NULL,
+        sphere, A};
     as_classify_set_stop(pl->cws, stop);
     as_classify_set_product(pl->cws, NULL);
     if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */
@@ -625,9 +683,11 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
         goto done;
       }
     }
-    if (nr.theorem == pl->sp->theorem)
+    if (nr.theorem == pl->sp->theorem) {
       rec->near_verdict = rec->verdict;
-    else if (nr.theorem == AS_THM_NONE)
+      rec->near_reason = rec->reason;
+      rec->near_t_decide = rec->t_decide;
+    } else if (nr.theorem == AS_THM_NONE)
       rec->near_verdict = AS_VERDICT_NO_PREDICTION;
   }
   goto done;
@@ -664,6 +724,7 @@ int as_trial_batchable(const as_trial *t) {
   if (t->integ.method == AS_METHOD_LAYERS) return 0;
   if (t->ranks_per_trial != 0) return 0; /* the streamed kernel, set per trial (trial_run) */
   if (t->reference_n != 0) return 0;     /* ref_w1: a second run of the trial (trial_run) */
+  if (t->integ.T_decide > 0.0) return 0; /* its horizon comes from its own triple */
   if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0)) return 0;
   return t->integ.vars == AS_VARS_Z || t->integ.vars == AS_VARS_X;
 }

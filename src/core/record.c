@@ -17,6 +17,7 @@
 #define AS_FILL_THEOREM(name)
 #define AS_FILL_GEOM(name)
 #define AS_FILL_VERDICT(name)
+#define AS_FILL_REASON(name)
 #define AS_FILL_OUTCOME(name)
 #define AS_FILL_ENUM(name)
 #define AS_FILL_MSG(name)

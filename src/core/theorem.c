@@ -105,6 +105,7 @@ static int readable_good(const as_triple *tr, const as_spectral *sp, int pf) {
 static int unsettled(const as_verdict_ctx *c, as_record *rec) {
   if (c->n_unresolved == 0) return 0;
   rec->verdict = AS_VERDICT_UNRESOLVED;
+  rec->reason = AS_REASON_MOVING;
   rec->observed = AS_GEOM_UNRESOLVED;
   rec->verdict_margin = c->unresolved_margin;
   return 1;
@@ -121,10 +122,12 @@ static as_status verdict_polytope(as_verdict_ctx *c, as_record *rec) {
   rec->verdict_margin = worst;
   if (worst > 1.0 && !(c->sep_t >= AS_CLASSIFY_SEP)) {
     rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (classify.h: separation) */
+    rec->reason = AS_REASON_METASTABLE;
     rec->observed = as_verdict_generic(c);
     rec->verdict_margin = AS_CLASSIFY_SEP / c->sep_t;
   } else if (worst > 1.0) {
     rec->verdict = AS_VERDICT_VIOLATED;
+    rec->reason = AS_REASON_INTERIOR;
     rec->observed = as_verdict_generic(c);
   } else {
     rec->verdict = AS_VERDICT_CONSISTENT;
@@ -145,6 +148,7 @@ static as_status verdict_levels(as_verdict_ctx *c, as_record *rec, int middle_at
   rec->n_levels = c->n_clusters;
   rec->verdict_margin = c->n_clusters / 3.0;
   int ok = c->n_clusters <= 3;
+  as_reason why = ok ? AS_REASON_NONE : AS_REASON_LEVELS;
   if (middle_at_zero) {
     const double *C = c->centres;
     double lo = C[0], hi = C[0], mid = 0.0;
@@ -155,14 +159,16 @@ static as_status verdict_levels(as_verdict_ctx *c, as_record *rec, int middle_at
       for (int k = 0; k < 3; k++)
         if (C[k] != lo && C[k] != hi) mid = C[k];
       double ratio = fabs(mid) / c->cluster_tol;
-      if (ratio > 1.0) ok = 0;
+      if (ratio > 1.0) ok = 0, why = AS_REASON_MIDDLE;
       rec->verdict_margin = fmax(1.0, ratio);
     }
   }
   rec->verdict = ok ? AS_VERDICT_CONSISTENT : AS_VERDICT_VIOLATED;
+  rec->reason = why;
   rec->observed = ok ? c->row->predicted : as_verdict_generic(c);
   if (!ok && !(c->sep_t >= AS_CLASSIFY_SEP)) {
     rec->verdict = AS_VERDICT_UNRESOLVED; /* too early to call it (classify.h: separation) */
+    rec->reason = AS_REASON_METASTABLE;
     rec->verdict_margin = AS_CLASSIFY_SEP / c->sep_t;
   }
 cleanup:
@@ -180,6 +186,7 @@ static as_status verdict_one_cluster(as_verdict_ctx *c, as_record *rec) {
   if (unsettled(c, rec)) return AS_OK;
   rec->verdict_margin = c->n_clusters;
   rec->verdict = c->n_clusters == 1 ? AS_VERDICT_CONSISTENT : AS_VERDICT_UNRESOLVED;
+  rec->reason = c->n_clusters == 1 ? AS_REASON_NONE : AS_REASON_MERGING;
   rec->observed = as_verdict_generic(c);
   return AS_OK;
 }
@@ -199,9 +206,11 @@ static as_status verdict_collapse(as_verdict_ctx *c, as_record *rec) {
     as_verdict_clear_labels(c);
   } else if (c->vmax < AS_CLASSIFY_STALL * mx / (2.0 * t + 1.0)) {
     rec->verdict = AS_VERDICT_VIOLATED;
+    rec->reason = AS_REASON_STALLED;
     rec->observed = as_verdict_generic(c);
   } else {
     rec->verdict = AS_VERDICT_UNRESOLVED;
+    rec->reason = AS_REASON_MOVING;
     rec->observed = AS_GEOM_UNRESOLVED;
   }
   return AS_OK;
@@ -242,9 +251,11 @@ static as_status verdict_boolean(as_verdict_ctx *c, as_record *rec) {
   } else if ((unsat > 0 && exc - unsat <= 1) ||
              (exc <= 1 && rec->p_bool_dist > AS_CLASSIFY_RANK_RTOL)) {
     rec->verdict = AS_VERDICT_UNRESOLVED; /* rows still mixing: P not yet at its limit */
+    rec->reason = AS_REASON_MIXING;
     rec->observed = AS_GEOM_UNRESOLVED;
   } else {
     rec->verdict = AS_VERDICT_VIOLATED;
+    rec->reason = AS_REASON_NOT_BOOLEAN;
     rec->observed = as_verdict_generic(c);
   }
 cleanup:
@@ -412,6 +423,13 @@ double as_theorem_separation(const as_theorem_row *r, const as_spectral *sp) {
     other = fmax(other, hypot(sp->wr[i], sp->wi[i]));
   }
   return l1 - other;
+}
+
+double as_theorem_horizon(as_theorem id, const as_spectral *sp) {
+  const as_theorem_row *r = as_theorem_row_of(id);
+  if (!r || r->sep == AS_SEP_NONE) return NAN;
+  const double sep = as_theorem_separation(r, sp);
+  return sep > 0.0 && isfinite(sep) ? AS_CLASSIFY_SEP / sep : NAN;
 }
 
 size_t as_theorem_table_text(char *buf, size_t len) {

@@ -14,6 +14,8 @@ typedef struct as_verdict_ctx {
   int n, d, k;                 /* tokens, dimension, classified dimension */
   double t;                    /* time reached */
   double sep_t;                /* separation x t (INFINITY: the theorem has none) */
+  double sep;                  /* the separation (NaN: the theorem has none) */
+  double rho;                  /* the approach rate of the tolerance law (classify.h) */
   double vmax;                 /* fastest token speed, in the classified coordinates */
   double cluster_tol;          /* the resolution (classify.h) */
   double unresolved_margin;    /* max_i r_i / cluster_tol */
@@ -21,7 +23,15 @@ typedef struct as_verdict_ctx {
   int n_unresolved;            /* tokens not settled */
   int max_size;                /* largest cluster */
   const double *centres;       /* n_clusters x k */
+  const double *r;             /* n: remaining travel of each token */
+  const double *q;             /* n: measured approach rate of each token (NULL: rho) */
 } as_verdict_ctx;
+
+/* rec->t_decide from rec->reason (classify.h, t_decide); decide.c. */
+void as_verdict_decide(const as_verdict_ctx *c, as_record *rec);
+/* Clusters of every token of Y (n x k) at distance tol, single linkage; parent: n ints of
+ * scratch. decide.c. */
+int as_verdict_count_all(const double *Y, int n, int k, double tol, int *parent);
 
 /* Vertices among the centres, and the largest interior depth relative to sqrt(k) cluster_tol
  * of a centre that is neither a vertex nor at zero (want_depth; else *worst = 0). Statuses of

@@ -40,10 +40,12 @@ const char *as_bulk_name(as_bulk_kind kind) {
 #define AS_TAB_THEOREM (&as_theorem_table)
 #define AS_TAB_GEOM (&as_geom_table)
 #define AS_TAB_VERDICT (&as_verdict_table)
+#define AS_TAB_REASON (&as_reason_table)
 #define AS_TAB_OUTCOME (&as_outcome_table)
 
-static const as_enum_table *const enum_tables[] = {
-    &as_expm_table, &as_theorem_table, &as_geom_table, &as_verdict_table, &as_outcome_table};
+static const as_enum_table *const enum_tables[] = {&as_expm_table,    &as_theorem_table,
+                                                   &as_geom_table,    &as_verdict_table,
+                                                   &as_outcome_table, &as_reason_table};
 enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
 
 /* The LABEL fields of the record, in record order: their labels come from the spec. */
@@ -59,6 +61,7 @@ enum { N_ENUMS = (int)(sizeof enum_tables / sizeof enum_tables[0]) };
 #define AS_LN_THEOREM(name)
 #define AS_LN_GEOM(name)
 #define AS_LN_VERDICT(name)
+#define AS_LN_REASON(name)
 #define AS_LN_OUTCOME(name)
 #define AS_X_LABEL_NAME(kind, name, doc) AS_LN_##kind(name)
 static const char *const label_fields[] = {AS_RECORD_FIELDS(AS_X_LABEL_NAME)};
@@ -218,6 +221,7 @@ static int enum_index(const as_enum_table *tab) {
 #define AS_KIND_THEOREM(fl, nm) AS_KIND_TAB(THEOREM)
 #define AS_KIND_GEOM(fl, nm) AS_KIND_TAB(GEOM)
 #define AS_KIND_VERDICT(fl, nm) AS_KIND_TAB(VERDICT)
+#define AS_KIND_REASON(fl, nm) AS_KIND_TAB(REASON)
 #define AS_KIND_OUTCOME(fl, nm) AS_KIND_TAB(OUTCOME)
 
 /* The compound type of as_record: file = 0 memory layout (offsets of the C struct),

@@ -70,6 +70,7 @@ AXES = {
     "method": "method: [rk4, euler]",
     "vars": "vars: [z, x]",
     "T": "T: [0.2, 0.3]",
+    "T_decide": "T_decide: [0, 1.5]",
     "dt": "dt: [0.1, 0.05]",
     "rtol": "method: dopri5, rtol: [1.0e-6, 1.0e-4]",
     "atol": "method: dopri5, atol: [1.0e-9, 1.0e-6]",

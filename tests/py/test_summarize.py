@@ -112,8 +112,16 @@ def build_rows(dtype):
             r["rank_p"] = int(rng.integers(1, 4))
             r["settle"] = float(rng.uniform(0.5, 5)) if rng.random() < 0.7 else None
             a["n_clusters"][i] = r["n_clusters"]
+            # every cluster at T: the settled ones and those of tokens still moving
+            r["n_clusters_all"] = r["n_clusters"] + int(rng.integers(0, 3))
+            a["n_clusters_all"][i] = r["n_clusters_all"]
             a["rank_p"][i] = r["rank_p"]
             a["settle_time"][i] = np.nan if r["settle"] is None else r["settle"]
+        if verdict == "unresolved":  # a reason, and a horizon unless none is known
+            r["reason"] = ("moving", "metastable", "merging")[i % 3]
+            a["reason"][i] = code("reason", r["reason"])
+            r["t_decide"] = float(rng.uniform(5, 50)) if i % 3 != 2 else None
+            a["t_decide"][i] = np.nan if r["t_decide"] is None else r["t_decide"]
         if run:
             r["wall"] = float(rng.uniform(0.01, 2.0))
             a["wall_time"][i] = r["wall"]
@@ -162,7 +170,10 @@ def expected(ref, pred):
         e[v] = sum(r["verdict"] == v for r in sel)
     e["done"] = e["trials"] - e["pending"]
     e["judged"] = e["consistent"] + e["violated"] + e["unresolved"]
-    e["clusters"] = [r["n_clusters"] for r in sel if "n_clusters" in r]
+    e["clusters"] = [r["n_clusters_all"] for r in sel if "n_clusters_all" in r]
+    e["settled_clusters"] = [r["n_clusters"] for r in sel if "n_clusters" in r]
+    e["reasons"] = {k: sum(r.get("reason") == k for r in sel) for k in summ.UNRESOLVED_REASONS}
+    e["rerun"] = [r["t_decide"] for r in sel if r.get("t_decide") is not None]
     e["rank_p"] = [r["rank_p"] for r in sel if "rank_p" in r]
     e["settle"] = [r["settle"] for r in sel if r.get("settle") is not None]
     e["wall"] = [r["wall"] for r in sel if "wall" in r]
@@ -193,7 +204,14 @@ class SummarizeTest(unittest.TestCase):
             self.assertAlmostEqual(float(row[v + "_frac"]), p, places=12)
             self.assertAlmostEqual(float(row[v + "_lo"]), lo, places=12)
             self.assertAlmostEqual(float(row[v + "_hi"]), hi, places=12)
-        for name, xs in (("clusters", e["clusters"]), ("settle", e["settle"])):
+        for k, count in e["reasons"].items():
+            self.assertEqual(int(row["unresolved_" + k] or 0), count, k)
+        if e["rerun"]:
+            self.assertAlmostEqual(float(row["rerun_T"]), max(e["rerun"]), places=12)
+        else:
+            self.assertEqual(row["rerun_T"], "")
+        for name, xs in (("clusters", e["clusters"]), ("settle", e["settle"]),
+                         ("settled_clusters", e["settled_clusters"])):
             if not xs:
                 self.assertEqual(row[name + "_median"], "")
                 continue

@@ -105,9 +105,30 @@ static as_record run(fake *f, as_classify_ws *ws) {
 }
 
 #define EXPECT_VERDICT(rec, v, geo)                                                    \
-  AS_EXPECT((rec).verdict == (v) && (rec).observed == (geo), "verdict %s observed %s", \
-            as_enum_label(&as_verdict_table, (rec).verdict),                           \
-            as_enum_label(&as_geom_table, (rec).observed))
+  do {                                                                                 \
+    AS_EXPECT((rec).verdict == (v) && (rec).observed == (geo), "verdict %s observed %s", \
+              as_enum_label(&as_verdict_table, (rec).verdict),                         \
+              as_enum_label(&as_geom_table, (rec).observed));                          \
+    expect_reason_fits(&(rec));                                                        \
+  } while (0)
+
+/* The reason (classify.h) belongs to the verdict: none for consistent and no verdict, one of
+ * the unresolved reasons for unresolved, one of the failures for violated; a horizon only for
+ * an unresolved verdict, never before the time reached. */
+static void expect_reason_fits(const as_record *r) {
+  const int unres = r->reason == AS_REASON_MOVING || r->reason == AS_REASON_METASTABLE ||
+                    r->reason == AS_REASON_MERGING || r->reason == AS_REASON_MIXING;
+  const int fails = r->reason == AS_REASON_INTERIOR || r->reason == AS_REASON_LEVELS ||
+                    r->reason == AS_REASON_MIDDLE || r->reason == AS_REASON_STALLED ||
+                    r->reason == AS_REASON_NOT_BOOLEAN;
+  const int ok = r->verdict == AS_VERDICT_UNRESOLVED ? unres
+                 : r->verdict == AS_VERDICT_VIOLATED ? fails
+                                                     : r->reason == AS_REASON_NONE;
+  AS_EXPECT(ok, "verdict %s with reason %s", as_enum_label(&as_verdict_table, r->verdict),
+            as_enum_label(&as_reason_table, r->reason));
+  AS_EXPECT(r->verdict == AS_VERDICT_UNRESOLVED || isnan(r->t_decide),
+            "t_decide %g on a decided verdict", r->t_decide);
+}
 
 /* ------------------------------------------------------------------ identity (V = I) */
 static void test_identity(as_classify_ws *ws2, as_classify_ws *ws3) {
@@ -258,7 +279,20 @@ static void test_separation(as_classify_ws *ws) {
               as_enum_label(&as_verdict_table, r.verdict));
     AS_EXPECT(r.observed == AS_GEOM_CLUSTERS, "case %d: observed %s", c,
               as_enum_label(&as_geom_table, r.observed));
+    expect_reason_fits(&r);
     if (c == 1) AS_EXPECT_CLOSE(r.verdict_margin, AS_CLASSIFY_SEP / (0.01 * 12.0), 1e-9, 0);
+    /* four levels: violated for too many levels once separated, else held back (metastable)
+     * until t_decide = ln 50 / sep, sep = 2 - second */
+    if (want[c] == AS_VERDICT_VIOLATED)
+      AS_EXPECT(r.reason == AS_REASON_LEVELS, "case %d: reason %s", c,
+                as_enum_label(&as_reason_table, r.reason));
+    else {
+      AS_EXPECT(r.reason == AS_REASON_METASTABLE, "case %d: reason %s", c,
+                as_enum_label(&as_reason_table, r.reason));
+      AS_EXPECT_CLOSE(r.t_decide, AS_CLASSIFY_SEP / (2.0 - second[c]), 1e-12, 0);
+      AS_EXPECT(r.t_decide > 12.0, "case %d: t_decide %g not past T = 12", c, r.t_decide);
+    }
+    AS_EXPECT(r.n_clusters_all == 4, "case %d: %d clusters of all tokens", c, r.n_clusters_all);
   }
 }
 
