@@ -396,7 +396,7 @@ STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "p_uniform_dist", "
                "n_plateaus", "plateau_length"]
 #: The reasons an unresolved verdict gives (enums.h AS_REASON_LIST, docs/theory.md 2.2), in the
 #: order the tables print them; violated verdicts carry the others.
-UNRESOLVED_REASONS = ("moving", "metastable", "merging", "mixing")
+UNRESOLVED_REASONS = ("moving", "metastable", "merging", "mixing", "precision")
 #: rank P counts the singular values of P above this fraction of the largest (AS_CLASSIFY_RANK_RTOL
 #: of include/attnsweep/classify.h): a nearly uniform P has a nearly full numerical rank.
 RANK_RTOL = 1e-6

@@ -119,6 +119,8 @@
   X(AS_REASON_MERGING, "merging",                                                              \
     "unresolved: settled in several clusters the theorem merges into one")                     \
   X(AS_REASON_MIXING, "mixing", "unresolved: rows of P not yet Boolean (d = 1)")               \
+  X(AS_REASON_PRECISION, "precision",                                                          \
+    "unresolved: tokens not settled within the rounding error of the reading (z too large)")   \
   X(AS_REASON_INTERIOR, "interior", "violated: a cluster inside the hull of the others")       \
   X(AS_REASON_LEVELS, "levels", "violated: more than three levels (hyperplanes, subspaces)")   \
   X(AS_REASON_MIDDLE, "middle", "violated: the middle of three levels away from 0")            \

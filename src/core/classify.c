@@ -767,6 +767,16 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
                        .r = ws->r,
                        .q = have_q ? ws->q : NULL};
   AS_TRY(row->verdict(&vc, rec));
+  if (rec->reason == AS_REASON_MOVING && !read_x) {
+    /* Tokens along eigenvalues with negative real part grow in z (docs/theory.md 2.2): once
+     * the rounding error of reading them, about eps d max|z| max|W|, reaches the resolution, no
+     * horizon settles them in double precision. */
+    double zmax = 0.0, wmax = 0.0;
+    for (size_t e = 0; e < (size_t)n * d; e++) zmax = fmax(zmax, fabs(S[e]));
+    for (int a = 0; a < d; a++)
+      for (int c = 0; c < k; c++) wmax = fmax(wmax, fabs(ws->W[(size_t)a * k + c]));
+    if (DBL_EPSILON * d * zmax * wmax >= cl.tol) rec->reason = AS_REASON_PRECISION;
+  }
   as_verdict_decide(&vc, rec);
   AS_TRY(measure_fields(ws, n, &cl, rec));
   /* Every cluster at the end, settled or not (the parents of cluster() are spent). */

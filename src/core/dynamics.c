@@ -528,14 +528,35 @@ cleanup:
 
 /* ---------------------------------------------------------------- measures */
 
+/* Largest |entry| of the n x d rows (NaN propagates), and the power of two 2^-e that brings
+ * it below 2^-1 when it is so large that its square would overflow (else 1: the sums below
+ * are then those of the entries themselves, bit for bit). Tokens along eigenvalues of V with
+ * negative real part grow like e^{|Re lambda| t} in z: past t ~ 354 / |Re lambda| their
+ * squared norms overflow although the tokens do not (docs/theory.md 3, any horizon in z). */
+static double norm_scale(size_t len, const double *F, const double *shift, int d, int *e) {
+  double amax = 0.0;
+  for (size_t i = 0; i < len; i++) {
+    double a = fabs(F[i] - (shift ? shift[i % (size_t)d] : 0.0));
+    if (!(a <= amax)) amax = a;
+  }
+  *e = 0;
+  if (amax > 0x1p500 && isfinite(amax)) (void)frexp(amax, e);
+  return ldexp(1.0, -*e);
+}
+
 static double max_row_norm(int n, int d, const double *F) {
+  int e = 0;
+  const double f = norm_scale((size_t)n * d, F, NULL, d, &e);
   double best = 0.0;
   for (int i = 0; i < n; i++) {
     double s = 0.0;
-    for (int j = 0; j < d; j++) s += F[(size_t)i * d + j] * F[(size_t)i * d + j];
+    for (int j = 0; j < d; j++) {
+      const double v = F[(size_t)i * d + j] * f;
+      s += v * v;
+    }
     if (!(s <= best)) best = s; /* NaN propagates */
   }
-  return sqrt(best);
+  return ldexp(sqrt(best), e);
 }
 
 /* Radius about the mean: max_i |Z_i - mean| (mean: d entries of scratch). */
@@ -544,16 +565,18 @@ static double radius_of(int n, int d, const double *Z, double *mean) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
   for (int j = 0; j < d; j++) mean[j] /= n;
+  int ex = 0;
+  const double f = norm_scale((size_t)n * d, Z, mean, d, &ex);
   double best = 0.0;
   for (int i = 0; i < n; i++) {
     double s = 0.0;
     for (int j = 0; j < d; j++) {
-      double e = Z[(size_t)i * d + j] - mean[j];
+      double e = (Z[(size_t)i * d + j] - mean[j]) * f;
       s += e * e;
     }
     if (!(s <= best)) best = s;
   }
-  return sqrt(best);
+  return ldexp(sqrt(best), ex);
 }
 
 static int all_finite(size_t len, const double *x) {

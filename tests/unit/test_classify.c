@@ -104,12 +104,12 @@ static as_record run(fake *f, as_classify_ws *ws) {
   return rec;
 }
 
-#define EXPECT_VERDICT(rec, v, geo)                                                    \
-  do {                                                                                 \
+#define EXPECT_VERDICT(rec, v, geo)                                                      \
+  do {                                                                                   \
     AS_EXPECT((rec).verdict == (v) && (rec).observed == (geo), "verdict %s observed %s", \
-              as_enum_label(&as_verdict_table, (rec).verdict),                         \
-              as_enum_label(&as_geom_table, (rec).observed));                          \
-    expect_reason_fits(&(rec));                                                        \
+              as_enum_label(&as_verdict_table, (rec).verdict),                           \
+              as_enum_label(&as_geom_table, (rec).observed));                            \
+    expect_reason_fits(&(rec));                                                          \
   } while (0)
 
 /* The reason (classify.h) belongs to the verdict: none for consistent and no verdict, one of
@@ -117,7 +117,8 @@ static as_record run(fake *f, as_classify_ws *ws) {
  * an unresolved verdict, never before the time reached. */
 static void expect_reason_fits(const as_record *r) {
   const int unres = r->reason == AS_REASON_MOVING || r->reason == AS_REASON_METASTABLE ||
-                    r->reason == AS_REASON_MERGING || r->reason == AS_REASON_MIXING;
+                    r->reason == AS_REASON_MERGING || r->reason == AS_REASON_MIXING ||
+                    r->reason == AS_REASON_PRECISION;
   const int fails = r->reason == AS_REASON_INTERIOR || r->reason == AS_REASON_LEVELS ||
                     r->reason == AS_REASON_MIDDLE || r->reason == AS_REASON_STALLED ||
                     r->reason == AS_REASON_NOT_BOOLEAN;
