@@ -107,6 +107,32 @@ BINL void BFN(combine)(size_t nd, const double *restrict Zd, double h, const rk_
   }
 }
 
+/* The largest row norm of lane u of group g of X (about mu, or 0), its entries scaled by a
+ * power of two first: the slow path of a lane whose sum of squares overflowed (dynamics.c
+ * norm_scale, the same bits). */
+BINL double BFN(lane_norm_scaled)(int n, int d, const BV *X, int g, int u, double mu_is,
+                                  const BV *mean) {
+  double amax = 0.0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < d; j++) {
+      double a = fabs(X[((size_t)i * d + j) * NG + g][u] - (mu_is != 0.0 ? mean[j][u] : 0.0));
+      if (!(a <= amax)) amax = a;
+    }
+  int e = 0;
+  if (amax > 0x1p500 && isfinite(amax)) (void)frexp(amax, &e);
+  const double f = ldexp(1.0, -e);
+  double best = 0.0;
+  for (int i = 0; i < n; i++) {
+    double sum = 0.0;
+    for (int j = 0; j < d; j++) {
+      const double v = (X[((size_t)i * d + j) * NG + g][u] - (mu_is != 0.0 ? mean[j][u] : 0.0)) * f;
+      sum += v * v;
+    }
+    if (!(sum <= best)) best = sum;
+  }
+  return ldexp(sqrt(best), e);
+}
+
 /* max_row_norm of K into v and radius_of Z into r, every lane. */
 BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double *v, double *r) {
   const BV *K = (const BV *)Kd, *Z = (const BV *)Zd;
@@ -121,7 +147,9 @@ BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double
       }
       best = BSEL(s <= best, best, s); /* NaN propagates */
     }
-    for (int u = 0; u < BW; u++) v[g * BW + u] = sqrt(best[u]);
+    for (int u = 0; u < BW; u++)
+      v[g * BW + u] =
+          best[u] == INFINITY ? BFN(lane_norm_scaled)(n, d, K, g, u, 0.0, NULL) : sqrt(best[u]);
     BV mean[AS_SMALL_DMAX];
     for (int j = 0; j < d; j++) mean[j] = zero;
     for (int i = 0; i < n; i++)
@@ -136,7 +164,9 @@ BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double
       }
       best = BSEL(s <= best, best, s);
     }
-    for (int u = 0; u < BW; u++) r[g * BW + u] = sqrt(best[u]);
+    for (int u = 0; u < BW; u++)
+      r[g * BW + u] =
+          best[u] == INFINITY ? BFN(lane_norm_scaled)(n, d, Z, g, u, 1.0, mean) : sqrt(best[u]);
   }
 }
 

@@ -528,35 +528,41 @@ cleanup:
 
 /* ---------------------------------------------------------------- measures */
 
-/* Largest |entry| of the n x d rows (NaN propagates), and the power of two 2^-e that brings
- * it below 2^-1 when it is so large that its square would overflow (else 1: the sums below
- * are then those of the entries themselves, bit for bit). Tokens along eigenvalues of V with
- * negative real part grow like e^{|Re lambda| t} in z: past t ~ 354 / |Re lambda| their
- * squared norms overflow although the tokens do not (docs/theory.md 3, any horizon in z). */
-static double norm_scale(size_t len, const double *F, const double *shift, int d, int *e) {
+/* The largest row norm of the n x d rows of F (about the mean, or 0), its entries scaled by a
+ * power of two first. The slow path of max_row_norm and radius_of when their sum of squares
+ * overflows: tokens along eigenvalues of V with negative real part grow like e^{|Re lambda| t}
+ * in z, and past t ~ 354 / |Re lambda| their squares overflow although they do not
+ * (docs/theory.md 3: any horizon in z). dyn_batch_lanes.h has the same path, bit for bit. */
+static double row_norm_scaled(int n, int d, const double *F, const double *mean) {
   double amax = 0.0;
-  for (size_t i = 0; i < len; i++) {
-    double a = fabs(F[i] - (shift ? shift[i % (size_t)d] : 0.0));
-    if (!(a <= amax)) amax = a;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < d; j++) {
+      double a = fabs(F[(size_t)i * d + j] - (mean ? mean[j] : 0.0));
+      if (!(a <= amax)) amax = a;
+    }
+  int e = 0;
+  if (amax > 0x1p500 && isfinite(amax)) (void)frexp(amax, &e);
+  const double f = ldexp(1.0, -e);
+  double best = 0.0;
+  for (int i = 0; i < n; i++) {
+    double sum = 0.0;
+    for (int j = 0; j < d; j++) {
+      const double v = (F[(size_t)i * d + j] - (mean ? mean[j] : 0.0)) * f;
+      sum += v * v;
+    }
+    if (!(sum <= best)) best = sum;
   }
-  *e = 0;
-  if (amax > 0x1p500 && isfinite(amax)) (void)frexp(amax, e);
-  return ldexp(1.0, -*e);
+  return ldexp(sqrt(best), e);
 }
 
 static double max_row_norm(int n, int d, const double *F) {
-  int e = 0;
-  const double f = norm_scale((size_t)n * d, F, NULL, d, &e);
   double best = 0.0;
   for (int i = 0; i < n; i++) {
     double s = 0.0;
-    for (int j = 0; j < d; j++) {
-      const double v = F[(size_t)i * d + j] * f;
-      s += v * v;
-    }
+    for (int j = 0; j < d; j++) s += F[(size_t)i * d + j] * F[(size_t)i * d + j];
     if (!(s <= best)) best = s; /* NaN propagates */
   }
-  return ldexp(sqrt(best), e);
+  return best == INFINITY ? row_norm_scaled(n, d, F, NULL) : sqrt(best);
 }
 
 /* Radius about the mean: max_i |Z_i - mean| (mean: d entries of scratch). */
@@ -565,18 +571,16 @@ static double radius_of(int n, int d, const double *Z, double *mean) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
   for (int j = 0; j < d; j++) mean[j] /= n;
-  int ex = 0;
-  const double f = norm_scale((size_t)n * d, Z, mean, d, &ex);
   double best = 0.0;
   for (int i = 0; i < n; i++) {
     double s = 0.0;
     for (int j = 0; j < d; j++) {
-      double e = (Z[(size_t)i * d + j] - mean[j]) * f;
+      double e = Z[(size_t)i * d + j] - mean[j];
       s += e * e;
     }
     if (!(s <= best)) best = s;
   }
-  return ldexp(sqrt(best), ex);
+  return best == INFINITY ? row_norm_scaled(n, d, Z, mean) : sqrt(best);
 }
 
 static int all_finite(size_t len, const double *x) {
