@@ -700,6 +700,19 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
                 ws->buf, d);
   }
   matmul(n, d, k, ws->buf, ws->W, ws->acc);
+  {
+    /* Coordinates or speeds so large that their squares overflow (z along eigenvalues with
+     * negative real part, long horizons): nothing can be resolved in double precision. */
+    double big = 0.0;
+    for (size_t e = 0; e < (size_t)n * k; e++)
+      big = fmax(big, fmax(fabs(ws->acc[e]), fabs(ws->Y[e])));
+    if (big > 0x1p500 && isfinite(big)) {
+      rec->verdict = AS_VERDICT_UNRESOLVED;
+      rec->reason = AS_REASON_PRECISION;
+      rec->observed = AS_GEOM_UNRESOLVED;
+      goto cleanup;
+    }
+  }
   double vmax = 0.0;
   for (int i = 0; i < n; i++) {
     double u = norm(ws->acc + (size_t)i * k, k);
