@@ -38,7 +38,10 @@ struct as_classify_ws {
   double *work;
   int lwork;
   as_hull *hull; /* kmax = d, mmax = n */
-  int *hstack;   /* 2 n + 2: the 2-D hull's chain (as_hull_count_2d) */
+  int *hstack;   /* 4 n + 2: the 2-D hull's chain and groups (as_hull_vertices_2d) */
+  double *hpts;  /* 3 n: the 2-D hull's sorted points */
+  int *vflag;    /* n: 1 if the token is a vertex of the initial hull (k = 2) */
+  int hv0;       /* vertices of the initial hull (k = 2, from leaders_init), -1: not counted */
   int last_k;    /* classified dimension of the last as_classify (as_classify_clusters) */
   int last_m;    /* its clusters (0: none, e.g. a failed or non-finite end state) */
 };
@@ -86,7 +89,7 @@ double as_classify_ws_bytes(int n, int d) {
     b += 8.0 * ((double)n * n + 5.0 * n);
   /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
   b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
-  b += 4.0 * (2.0 * n + 2.0); /* the 2-D hull's chain */
+  b += 4.0 * (5.0 * n + 2.0) + 8.0 * 3.0 * n; /* the 2-D hull's chain, groups, flags, points */
   return b;
 }
 
@@ -184,8 +187,12 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   w->work = malloc((size_t)w->lwork * sizeof *w->work);
   AS_CHECK_ALLOC(w->work);
   AS_TRY(as_hull_create(d, n, &w->hull));
-  w->hstack = malloc((2 * (size_t)n + 2) * sizeof *w->hstack);
+  w->hstack = malloc((4 * (size_t)n + 2) * sizeof *w->hstack);
   AS_CHECK_ALLOC(w->hstack);
+  w->hpts = malloc(3 * (size_t)n * sizeof *w->hpts);
+  AS_CHECK_ALLOC(w->hpts);
+  w->vflag = malloc((size_t)n * sizeof *w->vflag);
+  AS_CHECK_ALLOC(w->vflag);
   *out = w;
   w = NULL;
 cleanup:
@@ -220,6 +227,8 @@ void as_classify_ws_destroy(as_classify_ws **p) {
   free(w->work);
   as_hull_destroy(&w->hull);
   free(w->hstack);
+  free(w->hpts);
+  free(w->vflag);
   free(w);
   *p = NULL;
 }
@@ -454,7 +463,10 @@ static as_status measure_fields(as_classify_ws *ws, int n, const cl_result *cl, 
   int hv = -1;
   AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y, &hv));
   rec->hull_vertices = hv;
-  AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y0, &hv));
+  if (ws->hv0 >= 0) /* counted with the leaders (leaders_init) */
+    hv = ws->hv0;
+  else
+    AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y0, &hv));
   rec->hull_vertices_init = hv;
   ws->last_k = cl->k;
   ws->last_m = cl->n_clusters;
@@ -535,22 +547,42 @@ static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, 
   as_status st = AS_OK;
   int n = in->n;
   double bd = 0.0, ud = 0.0;
-  int nl = 0;
+  /* B: 1 at the entries above 1/2, else 0; e2 = |P - B|_F^2; onehot: one such entry a row. */
+  int nl = 0, onehot = 1;
+  double e2 = 0.0;
   for (int j = 0; j < n; j++) ws->leader[j] = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    int big = 0;
     for (int j = 0; j < n; j++) {
       double p = in->P[(size_t)i * n + j];
       double b = fmin(fabs(p), fabs(1.0 - p)), u = fabs(p - 1.0 / n);
       if (b > bd) bd = b;
       if (u > ud) ud = u;
       if (p >= 1.0 - AS_CLASSIFY_LEADER_TOL && !ws->leader[j]) ws->leader[j] = 1, nl++;
+      double e = p > 0.5 ? 1.0 - p : p;
+      big += p > 0.5;
+      e2 += e * e;
     }
+    onehot &= big == 1;
+  }
   rec->p_bool_dist = bd;
   rec->p_uniform_dist = ud;
   rec->n_leaders = nl;
   AS_TRY(poll_stop(ws));
   if (n > AS_CLASSIFY_SVD_NMAX) {
     AS_TRY(rank_randomized(in->P, n, ws, &rec->rank_p));
+    goto cleanup;
+  }
+  if (onehot && e2 <= 1e-16) {
+    /* Closed form, P = B + E with B one-hot in every row and |E|_2 <= |E|_F <= 1e-8 (e2 is
+     * that sum of squares up to a relative rounding of n^2 eps). B^T B = diag(c_j), c_j the
+     * rows whose 1 is in column j: B's singular values are sqrt(c_j) >= 1 for the columns hit
+     * and 0 for the others, and P's lie within 1e-8 of them (Weyl). dgesvd's err by at most
+     * p(n) eps sigma_1 < 1e-10 (sigma_1 <= sqrt(n) + 1e-8, n <= AS_CLASSIFY_SVD_NMAX), so it
+     * counts every sqrt(c_j) (>= 1 - 2e-8 > RTOL sigma_1 <= 2.3e-5) and none of the others
+     * (<= 2e-8 < RTOL sigma_1 >= 1e-6 (1 - 2e-8)). The columns hit hold an entry >= 1 - 1e-8
+     * and the others none >= 1e-8: they are the leaders. */
+    rec->rank_p = nl;
     goto cleanup;
   }
   memcpy(ws->pcopy, in->P, (size_t)n * n * sizeof *ws->pcopy);
@@ -578,6 +610,12 @@ static as_status leaders_init(const as_classify_input *in, as_classify_ws *ws, i
     for (int i = 1; i < n; i++) lo = fmin(lo, ws->Y0[i]), hi = fmax(hi, ws->Y0[i]);
     for (int j = 0; j < n; j++)
       if (ws->leader[j] && (ws->Y0[j] == lo || ws->Y0[j] == hi)) (*count)++;
+    goto cleanup;
+  }
+  if (k == 2 && as_hull_planar_exact(ws->Y0, 2 * (size_t)n)) {
+    /* One exact hull for every leader and for hull_vertices_init (as_hull_vertices_2d). */
+    AS_TRY(as_hull_vertices_2d(n, ws->Y0, ws->hpts, ws->hstack, ws->vflag, &ws->hv0));
+    for (int j = 0; j < n; j++) *count += ws->leader[j] && ws->vflag[j];
     goto cleanup;
   }
   for (int j = 0; j < n; j++) {
@@ -611,6 +649,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(all_finite(in->Z0, (size_t)n * d), AS_ERR_ARG, "initial tokens not finite");
   reset_fields(rec);
   ws->last_m = 0;
+  ws->hv0 = -1;
   for (int i = 0; i < n; i++) ws->label[i] = -1, ws->leader[i] = 0;
 
   if (in->outcome == AS_OUT_FAILED) {
