@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 struct as_classify_ws {
   int n, d;
   double *W;           /* d x d: reading matrix, d x k used (Y = Z W) */
+  int w_identity;      /* W = I (k = d): Y = Z, no product */
   double *Y, *Y0;      /* n x d (n x k used): classified coordinates at the end and the start */
   double *acc, *buf;   /* n x d: P Z, velocities */
   double *r;           /* n: remaining travel of each token */
@@ -235,10 +237,22 @@ void as_classify_ws_destroy(as_classify_ws **p) {
 
 /* ------------------------------------------------------------------ small helpers */
 
+/* Every entry finite: no exponent field all ones (an integer reduction, vectorised). */
 static int all_finite(const double *x, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
+  const uint64_t ex = 0x7ff0000000000000u;
+  uint64_t bad[4] = {0, 0, 0, 0}; /* four independent chains */
+  size_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    uint64_t b[4];
+    memcpy(b, x + i, sizeof b);
+    for (int l = 0; l < 4; l++) bad[l] |= (b[l] & ex) == ex;
+  }
+  for (; i < len; i++) {
+    uint64_t b;
+    memcpy(&b, x + i, sizeof b);
+    bad[0] |= (b & ex) == ex;
+  }
+  return !(bad[0] | bad[1] | bad[2] | bad[3]);
 }
 
 static double norm(const double *a, int k) {
@@ -247,9 +261,14 @@ static double norm(const double *a, int k) {
   return sqrt(s);
 }
 
-/* C (n x k) = A (n x d) B (d x k), all row-major. */
-static void matmul(int n, int d, int k, const double *A, const double *B, double *C) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d, 1.0, A, d, B, k, 0.0, C, k);
+/* C (n x k) = A (n x d) W (d x k), all row-major; W = I: C = A + 0 (the product's value,
+ * exactly: every other term is an exact zero; + 0 turns -0 into the +0 it gives too). */
+static void read_rows(const as_classify_ws *ws, int n, int d, int k, const double *A, double *C) {
+  if (ws->w_identity) {
+    for (size_t e = 0; e < (size_t)n * d; e++) C[e] = A[e] + 0.0;
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d, 1.0, A, d, ws->W, k, 0.0, C, k);
 }
 
 /* ------------------------------------------------------------------ coordinates */
@@ -285,6 +304,7 @@ cleanup:
 static void reading_identity(as_classify_ws *ws, int d, int *k) {
   memset(ws->W, 0, (size_t)d * d * sizeof *ws->W);
   for (int a = 0; a < d; a++) ws->W[(size_t)a * d + a] = 1.0;
+  ws->w_identity = 1;
   *k = d;
 }
 
@@ -555,7 +575,8 @@ static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, 
     int big = 0;
     for (int j = 0; j < n; j++) {
       double p = in->P[(size_t)i * n + j];
-      double b = fmin(fabs(p), fabs(1.0 - p)), u = fabs(p - 1.0 / n);
+      double a0 = fabs(p), a1 = fabs(1.0 - p), u = fabs(p - 1.0 / n);
+      double b = a1 < a0 ? a1 : a0; /* fmin of finite values (P is checked finite) */
       if (b > bd) bd = b;
       if (u > ud) ud = u;
       if (p >= 1.0 - AS_CLASSIFY_LEADER_TOL && !ws->leader[j]) ws->leader[j] = 1, nl++;
@@ -684,6 +705,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(isfinite(t) && t >= 0.0, AS_ERR_ARG, "final time %g invalid", t);
   cl_result cl = {0};
   const double *S = in->Z; /* the state read (z, or x for minus_identity) */
+  ws->w_identity = 0;
   switch (row->reading) {
   case AS_READ_L1:
     AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
@@ -714,8 +736,8 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   }
   cl.rho = as_theorem_rate(row, sp);
   const int k = cl.k;
-  matmul(n, d, k, S, ws->W, ws->Y);
-  matmul(n, d, k, in->Z0, ws->W, ws->Y0);
+  read_rows(ws, n, d, k, S, ws->Y);
+  read_rows(ws, n, d, k, in->Z0, ws->Y0);
   /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
    * W. Without P (streamed attention) P S comes from as_classify_set_product. */
   if (in->F) {
@@ -731,7 +753,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
                 ws->buf, d);
   }
-  matmul(n, d, k, ws->buf, ws->W, ws->acc);
+  read_rows(ws, n, d, k, ws->buf, ws->acc);
   double vmax = 0.0;
   for (int i = 0; i < n; i++) {
     double u = norm(ws->acc + (size_t)i * k, k);

@@ -19,6 +19,10 @@
 
 #include "attnsweep/hull.h"
 
+/* Up to this many points the planar hulls are found by gift wrapping (O(n h), no sort), above
+ * it by sorting and the monotone chain (O(n log n)). */
+#define AS_HULL_WRAP_MAX 64
+
 struct as_hull {
   int kmax, mmax;
   glp_prob *lp;
@@ -441,11 +445,8 @@ static int grow_expansion(double *e, int m, double b) {
  * value plus error (two_diff), the eight products of the expanded determinant each split by
  * fma (exact unless they underflow) and summed as an exact expansion, whose largest nonzero
  * component has the sign of the whole. */
-static int orient2d(const double *a, const double *b, const double *c) {
-  double l = (b[0] - a[0]) * (c[1] - a[1]), r = (b[1] - a[1]) * (c[0] - a[0]);
-  double det = l - r, bound = 4.0 * ldexp(1.0, -53) * (fabs(l) + fabs(r));
-  if (det > bound) return 1;
-  if (-det > bound) return -1;
+static __attribute__((noinline)) int orient2d_exact(const double *a, const double *b,
+                                                    const double *c) {
   double e1, e2, e3, e4;
   double d1 = two_diff(b[0], a[0], &e1), d2 = two_diff(c[1], a[1], &e2);
   double d3 = two_diff(b[1], a[1], &e3), d4 = two_diff(c[0], a[0], &e4);
@@ -461,6 +462,15 @@ static int orient2d(const double *a, const double *b, const double *c) {
   for (int i = m - 1; i >= 0; i--)
     if (ex[i] != 0.0) return ex[i] > 0.0 ? 1 : -1;
   return 0;
+}
+
+/* The filter inline (most calls end there), the exact sum out of line. */
+static inline int orient2d(const double *a, const double *b, const double *c) {
+  double l = (b[0] - a[0]) * (c[1] - a[1]), r = (b[1] - a[1]) * (c[0] - a[0]);
+  double det = l - r, bound = 0x1p-51 * (fabs(l) + fabs(r)); /* 4 u, u = 2^-53 */
+  if (det > bound) return 1;
+  if (-det > bound) return -1;
+  return orient2d_exact(a, b, c);
 }
 
 /* ------------------------------------------------------------------ planar hulls */
@@ -519,6 +529,46 @@ static int monotone_chain(int u, const double *const *at, int *stack) {
   return h - 1; /* the first point closes the chain */
 }
 
+/* Is r beyond q on the ray from p through q (p, q, r collinear, q != p)? Exact: compares
+ * coordinates along an axis on which q differs from p. */
+static int beyond(const double *p, const double *q, const double *r) {
+  int a = q[0] != p[0] ? 0 : 1;
+  return q[a] > p[a] ? r[a] > q[a] : r[a] < q[a];
+}
+
+/* Gift wrapping over the n points pts[i * stride] (duplicates allowed, n >= 1): the strict
+ * vertices in counter-clockwise order from the lexicographically smallest, as row indices
+ * into out (n + 1 ints); returns their count. From each vertex p the next is the candidate q
+ * with no point right of p -> q, the farthest on that line (so collinear points are none):
+ * a strict vertex sees the others within an angle below pi, where the exact orientation
+ * orders them totally. O(n h): for the classifier's small sets, instead of a sort. */
+static int gift_wrap(int n, const double *pts, int stride, int *out) {
+#define PT(i) (pts + (size_t)(i) * (size_t)stride)
+  int start = 0;
+  for (int i = 1; i < n; i++)
+    if (lex_less(PT(i), PT(start))) start = i;
+  int h = 0, cur = start;
+  do {
+    out[h++] = cur;
+    const double *p = PT(cur);
+    int q = -1;
+    for (int r = 0; r < n; r++) {
+      const double *pr = PT(r);
+      if (pr[0] == p[0] && pr[1] == p[1]) continue; /* p itself and its copies */
+      if (q < 0) {
+        q = r;
+        continue;
+      }
+      int o = orient2d(p, PT(q), pr);
+      if (o < 0 || (o == 0 && beyond(p, PT(q), pr))) q = r;
+    }
+    if (q < 0) break; /* a single distinct point */
+    cur = q;
+  } while (!(PT(cur)[0] == PT(start)[0] && PT(cur)[1] == PT(start)[1]) && h <= n);
+#undef PT
+  return h;
+}
+
 static as_status check_finite_2d(int n, const double *P) {
   as_status st = AS_OK;
   for (size_t e = 0; e < 2 * (size_t)n; e++)
@@ -537,8 +587,11 @@ as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, 
     *count = 0;
     goto cleanup;
   }
-  /* Sort lexicographically, drop exact duplicates, chain. The pointers to the distinct points
-   * use the upper half of stack when it is large enough, else the chain runs on a copy. */
+  if (n <= AS_HULL_WRAP_MAX) { /* few points (few vertices): gift wrapping, no sort */
+    *count = gift_wrap(n, P, 2, stack);
+    goto cleanup;
+  }
+  /* Sort lexicographically, drop exact duplicates, chain. */
   memcpy(scratch, P, 2 * (size_t)n * sizeof *scratch);
   sort_points(scratch, n, 2);
   int u = 0;
@@ -553,12 +606,6 @@ as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, 
     *count = u;
     goto cleanup;
   }
-  const double *at[64];
-  if (u <= 64) {
-    for (int i = 0; i < u; i++) at[i] = scratch + 2 * i;
-    *count = monotone_chain(u, at, stack);
-    goto cleanup;
-  }
   const double **big = malloc((size_t)u * sizeof *big);
   AS_CHECK_ALLOC(big);
   for (int i = 0; i < u; i++) big[i] = scratch + 2 * i;
@@ -571,12 +618,22 @@ cleanup:
 as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscratch, int *flags,
                               int *count) {
   as_status st = AS_OK;
-  const double **at = NULL, *small[64];
+  const double **at = NULL;
   AS_CHECK(n >= 0 && count != NULL && (n == 0 || (P && scratch && iscratch && flags)), AS_ERR_ARG,
            "2-D hull: NULL argument or n = %d", n);
   AS_TRY(check_finite_2d(n, P));
   *count = 0;
   if (n == 0) goto cleanup;
+  if (n <= AS_HULL_WRAP_MAX) { /* gift wrapping; a row is flagged when it equals a vertex */
+    int h = gift_wrap(n, P, 2, iscratch);
+    for (int i = 0; i < n; i++) {
+      flags[i] = 0;
+      for (int v = 0; v < h && !flags[i]; v++)
+        flags[i] = P[2 * i] == P[2 * iscratch[v]] && P[2 * i + 1] == P[2 * iscratch[v] + 1];
+    }
+    *count = h;
+    goto cleanup;
+  }
   /* (x, y, row) triples sorted; first[g] the sorted position of group g of equal points. */
   for (int i = 0; i < n; i++)
     scratch[3 * i] = P[2 * i], scratch[3 * i + 1] = P[2 * i + 1], scratch[3 * i + 2] = i;
@@ -587,7 +644,7 @@ as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscr
     if (u == 0 || scratch[3 * i] != scratch[3 * first[u - 1]] ||
         scratch[3 * i + 1] != scratch[3 * first[u - 1] + 1])
       first[u++] = i;
-  at = u <= 64 ? small : malloc((size_t)u * sizeof *at);
+  at = malloc((size_t)u * sizeof *at);
   AS_CHECK_ALLOC(at);
   for (int g = 0; g < u; g++) at[g] = scratch + 3 * first[g], isv[g] = 0;
   int h = monotone_chain(u, at, stack);
@@ -598,7 +655,7 @@ as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscr
   }
   *count = h;
 cleanup:
-  if (at != small) free((void *)at);
+  free((void *)at);
   return st;
 }
 
@@ -672,6 +729,12 @@ static int planar_separated(as_hull *h, int mo, const double *O, const double *p
     for (int j = 1; j < mo; j++) lo = fmin(lo, O[2 * j + a]), hi = fmax(hi, O[2 * j + a]);
     if (sum_sign((const double[]){p[a], -tol, -hi}, 3) > 0) return 1;
     if (sum_sign((const double[]){lo, -p[a], -tol}, 3) > 0) return 1;
+  }
+  if (mo <= AS_HULL_WRAP_MAX) {
+    int nh = gift_wrap(mo, O, 2, h->stack);
+    for (int e = 0; nh >= 2 && e < nh; e++)
+      if (box_beyond_edge(O + 2 * h->stack[e], O + 2 * h->stack[(e + 1) % nh], p, tol)) return 1;
+    return 0;
   }
   double *q = h->qs;
   memcpy(q, O, 2 * (size_t)mo * sizeof *q);
