@@ -172,7 +172,8 @@ int main(void) {
    * points with repeated rows, at several tolerances; and as_hull_vertices_2d's flags against
    * the brute-force hull. */
   {
-    double q[2 * 24], scr[3 * 24];
+    double q[2 * 24], scr[3 * 24]; /* brute_vertex takes degenerate triangles for the hull:
+                                      only for distinct points in general position */
     int flags[24], isc[4 * 24 + 2], stk[2 * 24 + 2];
     int disagree = 0, tested = 0, nonv = 0;
     for (int rep = 0; rep < 10; rep++) {
@@ -196,22 +197,35 @@ int main(void) {
       AS_EXPECT(as_hull_vertices_2d(m, q, scr, isc, flags, &cnt) == AS_OK, "vertices_2d");
       AS_EXPECT(as_hull_count_2d(m, q, scr, stk, &cnt2) == AS_OK && cnt == cnt2,
                 "rep %d: vertices_2d counts %d, count_2d %d", rep, cnt, cnt2);
-      for (int i = 0; i < m; i++) {
-        int same = 0; /* brute_vertex leaves no copies out: test against the distinct others */
-        double o[2 * 24];
-        int mo = 0;
-        for (int j = 0; j < m; j++)
-          if (q[2 * j] != q[2 * i] || q[2 * j + 1] != q[2 * i + 1])
-            o[2 * mo] = q[2 * j], o[2 * mo + 1] = q[2 * j + 1], mo++;
-          else
-            same++;
-        memcpy(o + 2 * mo, q + 2 * i, 2 * sizeof *o);
-        bad += flags[i] != brute_vertex(o, mo + 1, mo);
+      for (int i = 0; i < m; i++) { /* the reference: the exact LP (dist wanted) */
+        double dd = 0.0;
+        AS_EXPECT(as_hull_is_vertex(h, 2, m, q, i, 0.0, &v, &dd) == AS_OK, "LP vertex");
+        bad += flags[i] != v;
+        if (rep % 3 == 0) bad += flags[i] != brute_vertex(q, m, i); /* distinct, not collinear */
       }
-      AS_EXPECT(bad == 0, "rep %d: %d flags differ from the brute-force hull", rep, bad);
+      AS_EXPECT(bad == 0, "rep %d: %d flags differ from the LP or the brute-force hull", rep, bad);
     }
     AS_EXPECT(disagree == 0 && nonv > 0 && nonv < tested,
               "planar vs LP: %d of %d disagree (%d not vertices)", disagree, tested, nonv);
+    /* above AS_HULL_WRAP_MAX (64) points: the sort and the monotone chain, on a grid */
+    {
+      double big[2 * 80], bscr[3 * 80];
+      int bfl[80], bisc[4 * 80 + 2], bstk[2 * 80 + 2], bc = -1, bc2 = -2, bbad = 0;
+      as_rng_fill_uniform(&g, big, 2 * 80, -4.0, 4.0);
+      for (int e = 0; e < 2 * 80; e++) big[e] = floor(big[e]);
+      AS_EXPECT(as_hull_vertices_2d(80, big, bscr, bisc, bfl, &bc) == AS_OK, "80 points");
+      AS_EXPECT(as_hull_count_2d(80, big, bscr, bstk, &bc2) == AS_OK && bc == bc2 && bc >= 3,
+                "80 points: %d and %d vertices", bc, bc2);
+      as_hull *h80 = NULL;
+      AS_EXPECT(as_hull_create(2, 80, &h80) == AS_OK, "create 80");
+      for (int i = 0; h80 && i < 80; i++) {
+        double dd = 0.0;
+        AS_EXPECT(as_hull_is_vertex(h80, 2, 80, big, i, 0.0, &v, &dd) == AS_OK, "LP vertex");
+        bbad += bfl[i] != v;
+      }
+      as_hull_destroy(&h80);
+      AS_EXPECT(bbad == 0, "80 points: %d flags differ from the LP", bbad);
+    }
     /* exactly at the tolerance: the distance from (1.5, 1.5) to the triangle (0,0), (2,0),
      * (0,2) is 0.5 in L-inf (the box corner touches the edge x + y = 2); from (1, -0.25) to the
      * square 0.25 (an axis direction) */
