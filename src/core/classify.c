@@ -453,7 +453,7 @@ static void reset_fields(as_record *rec) {
 }
 
 /* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
- * k = 1 the distinct extremes, k = 2 the monotone chain; k >= 3 -1 (not counted: one exact
+ * k = 1 the distinct extremes, k = 2 as_hull_count_2d; k >= 3 -1 (not counted: one exact
  * LP per token, as_hull_is_vertex, cost about 4 ms per trial at k = 3, n = 20, which made the
  * default sweep 2.5 times slower, and some 45 s per trial at k = 24, n = 96). Scratch:
  * ws->buf (n x d doubles, free once the speeds are read), ws->hstack. */
