@@ -9,8 +9,13 @@
 
 #include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
+#include "attnsweep/classify.h"
 #include "attnsweep/dynamics.h"
+#include "attnsweep/record.h"
 #include "attnsweep/rng.h"
+#include "attnsweep/spectral.h"
+#include "attnsweep/tokens.h"
+#include "attnsweep/triple.h"
 #include "linalg_dyn.h"
 
 /* CPU time of this process: on a shared machine it is what an idle core would take (the
@@ -357,5 +362,92 @@ cleanup:
   free(M);
   free(Z);
   free(F);
+  return st;
+}
+
+/* ------------------------------------------------------------------ (b'') the classifier */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
+  const unsigned char *b = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= b[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+enum { CB_N = 20, CB_D = 2 };
+
+typedef struct cb_state {
+  as_trial t;
+  double X0[CB_N * CB_D], Z[CB_N * CB_D], X[CB_N * CB_D], P[CB_N * CB_N], V[CB_D * CB_D];
+  as_spectral *sp;
+  as_outcome outcome;
+  double t_final;
+} cb_state;
+
+as_status as_dyn_bench_classify(long trials, long rounds, double *us_best, uint64_t *digest) {
+  as_status st = AS_OK;
+  cb_state *es = NULL;
+  as_record *recs = NULL;
+  as_triple *tr = NULL;
+  as_dyn *w = NULL;
+  as_classify_ws *cws = NULL;
+  AS_CHECK(trials >= 1 && rounds >= 1 && us_best && digest, AS_ERR_ARG, "classify bench");
+  es = calloc((size_t)trials, sizeof *es);
+  AS_CHECK_ALLOC(es);
+  recs = malloc((size_t)trials * sizeof *recs);
+  AS_CHECK_ALLOC(recs);
+  AS_TRY(as_triple_create(CB_D, CB_D, &tr));
+  AS_TRY(as_dyn_create(CB_N, CB_D, &w));
+  AS_TRY(as_classify_ws_create(CB_N, CB_D, &cws));
+  for (long k = 0; k < trials; k++) {
+    cb_state *e = &es[k];
+    as_trial_defaults(&e->t); /* the paper's setting */
+    e->t.index = (uint64_t)k;
+    e->t.master_seed = 1;
+    e->t.triple_key = (uint64_t)k;
+    e->t.token_key = (uint64_t)k;
+    as_dyn_stats ds;
+    AS_TRY(as_spectral_create(CB_D, &e->sp));
+    AS_TRY(as_triple_build(&e->t, tr));
+    AS_TRY(as_spectral_analyze(tr, 1e-10, e->sp));
+    AS_TRY(as_tokens_init(&e->t, e->X0));
+    AS_TRY(as_dyn_set_triple(w, tr->V, tr->M, NULL));
+    AS_TRY(as_dyn_run(w, &e->t.integ, e->X0, NULL, NULL, 0, NULL, NULL, &ds));
+    AS_TRY(as_dyn_state_x(w, e->X));
+    memcpy(e->Z, as_dyn_state(w), sizeof e->Z);
+    memcpy(e->P, as_dyn_attention(w), sizeof e->P);
+    memcpy(e->V, tr->V, sizeof e->V);
+    e->outcome = ds.outcome;
+    e->t_final = ds.t_final;
+    as_record_init(&recs[k], &e->t);
+  }
+  *us_best = INFINITY;
+  for (long r = 0; r < rounds; r++) {
+    double t0 = now(); /* the classifications only: the digest is taken after */
+    for (long k = 0; k < trials; k++) {
+      cb_state *e = &es[k];
+      as_classify_input in = {CB_N,  CB_D,       e->X0,      e->Z,         e->X, e->P, e->V,
+                              e->sp, e->outcome, e->t_final, e->t.integ.T, NULL, 0,    NULL};
+      AS_TRY(as_classify(&in, cws, &recs[k]));
+    }
+    double us = 1e6 * (now() - t0) / (double)trials;
+    uint64_t h = 14695981039346656037ULL;
+    for (long k = 0; k < trials; k++) {
+      as_record_strip_timing(&recs[k]);
+      h = fnv1a(h, &recs[k], sizeof recs[k]);
+    }
+    AS_CHECK(r == 0 || h == *digest, AS_ERR_INTERNAL, "classify bench: records changed");
+    *digest = h;
+    if (us < *us_best) *us_best = us;
+  }
+cleanup:
+  for (long k = 0; es && k < trials; k++) as_spectral_destroy(&es[k].sp);
+  free(es);
+  free(recs);
+  as_triple_destroy(&tr);
+  as_dyn_destroy(&w);
+  as_classify_ws_destroy(&cws);
   return st;
 }

@@ -31,6 +31,14 @@ as_status as_dyn_bench_trials(double min_seconds, double *trials_per_s, int64_t 
 /* (b') the same trials, AS_BATCH_LANES at a time through as_dyn_run_batch (batch.h). */
 as_status as_dyn_bench_trials_batch(double min_seconds, double *trials_per_s, int64_t *trials);
 
+/* (b'') the classifier alone: the end states (initial and final tokens, final x, P, the
+ * spectral analysis) of `trials` paper-setting trials (as (b), through the one-trial
+ * integration) computed once, then as_classify over all of them `rounds` times, one CPU clock
+ * read per round. *us_best: the fastest round's CPU microseconds per classification;
+ * *digest: FNV-1a of the records without their timing fields (the same every round, else
+ * AS_ERR_INTERNAL), for a guard that a faster classifier classifies alike. */
+as_status as_dyn_bench_classify(long trials, long rounds, double *us_best, uint64_t *digest);
+
 /* (c) n = d = 128, T = 15, RK4 dt = 0.1, symmetric V with 65 positive and 63 negative
  * eigenvalues, M = I, x0 uniform on [-0.5, 0.5]^d: wall seconds of one trial. */
 as_status as_dyn_bench_highdim(double *seconds, as_dyn_stats *stats, as_expm *path);

@@ -16,6 +16,8 @@
 #ifndef ATTNSWEEP_HULL_H
 #define ATTNSWEEP_HULL_H
 
+#include <stddef.h>
+
 #include "attnsweep/status.h"
 
 typedef struct as_hull as_hull;
@@ -49,11 +51,15 @@ as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const doub
  * the rows different from row i (exact duplicates of row i are left out, so both copies of a
  * repeated vertex count): vertex iff the L-infinity distance from row i to their hull is > tol
  * (tol = 0: the exact extreme-point test). A single distinct point is a vertex.
- * Fast path: a separating direction found in floating point and checked with a rigorous bound
- * on its rounding errors proves "vertex" without the rational solver; anything it cannot prove
- * goes to the exact LP. *dist receives the exact distance when the LP decided, the certified
- * lower bound (> tol) when the fast path did, +inf when no other distinct row exists; dist may
- * be NULL. Statuses as as_hull_dist_inf; AS_ERR_ARG also for tol < 0 or i outside 0..m-1. */
+ * k = 2 with dist NULL and every coordinate and tol 0 or of magnitude in [2^-450, 2^450]: no
+ * LP, an exact planar test (the hull of the other rows by the monotone chain with exact
+ * orientations, then the separating axes of that polygon and the box row i +- tol, each sign
+ * from an exact expansion; hull.c, planar_separated). Otherwise a separating direction found
+ * in floating point and checked with a rigorous bound on its rounding errors proves "vertex"
+ * without the rational solver; anything it cannot prove goes to the exact LP. *dist receives the
+ * exact distance when the LP decided, the certified lower bound (> tol) when the fast path did,
+ * +inf when no other distinct row exists; dist may be NULL. Statuses as as_hull_dist_inf;
+ * AS_ERR_ARG also for tol < 0 or i outside 0..m-1. */
 as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
                             int *is_vertex, double *dist);
 
@@ -65,5 +71,18 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
  * differences underflows, |differences| below about 1e-154). scratch: 2 n doubles; stack:
  * 2 n + 2 ints. AS_ERR_ARG for NULL or n < 0, AS_ERR_DATA for a non-finite coordinate. */
 as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, int *count);
+
+/* The same hull, and which rows are its vertices: flags[i] = 1 iff row i is (a copy of) a
+ * strict vertex, i.e. exactly as_hull_is_vertex(..., i, 0.0, ...) says (0: row i lies in the
+ * hull of the rows different from it). One sort and one chain for all rows. *count as
+ * as_hull_count_2d. scratch: 3 n doubles; iscratch: 4 n + 2 ints; flags: n ints. Statuses as
+ * as_hull_count_2d (AS_ERR_NOMEM above 64 distinct points when out of memory). */
+as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscratch, int *flags,
+                              int *count);
+
+/* 1 when every one of the len values is 0 or of magnitude in [2^-450, 2^450]: then the planar
+ * predicates (as_hull_count_2d, as_hull_vertices_2d, the planar as_hull_is_vertex) are exact,
+ * no product of coordinate differences underflowing. */
+int as_hull_planar_exact(const double *x, size_t len);
 
 #endif /* ATTNSWEEP_HULL_H */

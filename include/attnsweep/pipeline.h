@@ -88,8 +88,10 @@ as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_at
                        as_record *rec, as_bulk *bulk);
 
 /* CPU seconds (of the calling thread) this pipeline has spent classifying end states (as_classify,
- * with the nearest theorem's second classification), and in *trials (may be NULL) how many trials:
- * the classifier's cost per trial for `attnsweep bench`. Not collective. */
+ * with the nearest theorem's second classification) in the trials it timed, and in *trials (may be
+ * NULL) how many trials it timed (one in 16: a thread CPU clock read is a system call, which cost
+ * 1.5 us CPU a read on the machine of docs/performance.md): the classifier's cost per trial for
+ * `attnsweep bench`. Not collective. */
 double as_pipeline_classify_seconds(const as_pipeline *pl, int64_t *trials);
 
 /* The one decision for a failure met while running trial t (t may be NULL outside a trial),

@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 struct as_classify_ws {
   int n, d;
   double *W;           /* d x d: reading matrix, d x k used (Y = Z W) */
+  int w_identity;      /* W = I (k = d): Y = Z, no product */
   double *Y, *Y0;      /* n x d (n x k used): classified coordinates at the end and the start */
   double *acc, *buf;   /* n x d: P Z, velocities */
   double *r;           /* n: remaining travel of each token */
@@ -39,7 +41,10 @@ struct as_classify_ws {
   double *work;
   int lwork;
   as_hull *hull; /* kmax = d, mmax = n */
-  int *hstack;   /* 2 n + 2: the 2-D hull's chain (as_hull_count_2d) */
+  int *hstack;   /* 4 n + 2: the 2-D hull's chain and groups (as_hull_vertices_2d) */
+  double *hpts;  /* 3 n: the 2-D hull's sorted points */
+  int *vflag;    /* n: 1 if the token is a vertex of the initial hull (k = 2) */
+  int hv0;       /* vertices of the initial hull (k = 2, from leaders_init), -1: not counted */
   int last_k;    /* classified dimension of the last as_classify (as_classify_clusters) */
   int last_m;    /* its clusters (0: none, e.g. a failed or non-finite end state) */
 };
@@ -87,7 +92,7 @@ double as_classify_ws_bytes(int n, int d) {
     b += 8.0 * ((double)n * n + 5.0 * n);
   /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
   b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
-  b += 4.0 * (2.0 * n + 2.0); /* the 2-D hull's chain */
+  b += 4.0 * (5.0 * n + 2.0) + 8.0 * 3.0 * n; /* the 2-D hull's chain, groups, flags, points */
   return b;
 }
 
@@ -187,8 +192,12 @@ as_status as_classify_ws_create(int n, int d, as_classify_ws **out) {
   w->work = malloc((size_t)w->lwork * sizeof *w->work);
   AS_CHECK_ALLOC(w->work);
   AS_TRY(as_hull_create(d, n, &w->hull));
-  w->hstack = malloc((2 * (size_t)n + 2) * sizeof *w->hstack);
+  w->hstack = malloc((4 * (size_t)n + 2) * sizeof *w->hstack);
   AS_CHECK_ALLOC(w->hstack);
+  w->hpts = malloc(3 * (size_t)n * sizeof *w->hpts);
+  AS_CHECK_ALLOC(w->hpts);
+  w->vflag = malloc((size_t)n * sizeof *w->vflag);
+  AS_CHECK_ALLOC(w->vflag);
   *out = w;
   w = NULL;
 cleanup:
@@ -224,16 +233,30 @@ void as_classify_ws_destroy(as_classify_ws **p) {
   free(w->work);
   as_hull_destroy(&w->hull);
   free(w->hstack);
+  free(w->hpts);
+  free(w->vflag);
   free(w);
   *p = NULL;
 }
 
 /* ------------------------------------------------------------------ small helpers */
 
+/* Every entry finite: no exponent field all ones (an integer reduction, vectorised). */
 static int all_finite(const double *x, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
+  const uint64_t ex = 0x7ff0000000000000u;
+  uint64_t bad[4] = {0, 0, 0, 0}; /* four independent chains */
+  size_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    uint64_t b[4];
+    memcpy(b, x + i, sizeof b);
+    for (int l = 0; l < 4; l++) bad[l] |= (b[l] & ex) == ex;
+  }
+  for (; i < len; i++) {
+    uint64_t b;
+    memcpy(&b, x + i, sizeof b);
+    bad[0] |= (b & ex) == ex;
+  }
+  return !(bad[0] | bad[1] | bad[2] | bad[3]);
 }
 
 static double norm(const double *a, int k) {
@@ -242,9 +265,14 @@ static double norm(const double *a, int k) {
   return sqrt(s);
 }
 
-/* C (n x k) = A (n x d) B (d x k), all row-major. */
-static void matmul(int n, int d, int k, const double *A, const double *B, double *C) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d, 1.0, A, d, B, k, 0.0, C, k);
+/* C (n x k) = A (n x d) W (d x k), all row-major; W = I: C = A + 0 (the product's value,
+ * exactly: every other term is an exact zero; + 0 turns -0 into the +0 it gives too). */
+static void read_rows(const as_classify_ws *ws, int n, int d, int k, const double *A, double *C) {
+  if (ws->w_identity) {
+    for (size_t e = 0; e < (size_t)n * d; e++) C[e] = A[e] + 0.0;
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, d, 1.0, A, d, ws->W, k, 0.0, C, k);
 }
 
 /* ------------------------------------------------------------------ coordinates */
@@ -280,6 +308,7 @@ cleanup:
 static void reading_identity(as_classify_ws *ws, int d, int *k) {
   memset(ws->W, 0, (size_t)d * d * sizeof *ws->W);
   for (int a = 0; a < d; a++) ws->W[(size_t)a * d + a] = 1.0;
+  ws->w_identity = 1;
   *k = d;
 }
 
@@ -431,7 +460,7 @@ static void reset_fields(as_record *rec) {
 }
 
 /* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
- * k = 1 the distinct extremes, k = 2 the monotone chain; k >= 3 -1 (not counted: one exact
+ * k = 1 the distinct extremes, k = 2 as_hull_count_2d; k >= 3 -1 (not counted: one exact
  * LP per token, as_hull_is_vertex, cost about 4 ms per trial at k = 3, n = 20, which made the
  * default sweep 2.5 times slower, and some 45 s per trial at k = 24, n = 96). Scratch:
  * ws->buf (n x d doubles, free once the speeds are read), ws->hstack. */
@@ -461,7 +490,10 @@ static as_status measure_fields(as_classify_ws *ws, int n, const cl_result *cl, 
   int hv = -1;
   AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y, &hv));
   rec->hull_vertices = hv;
-  AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y0, &hv));
+  if (ws->hv0 >= 0) /* counted with the leaders (leaders_init) */
+    hv = ws->hv0;
+  else
+    AS_TRY(hull_vertex_count(ws, n, cl->k, ws->Y0, &hv));
   rec->hull_vertices_init = hv;
   ws->last_k = cl->k;
   ws->last_m = cl->n_clusters;
@@ -542,22 +574,43 @@ static as_status p_observables(const as_classify_input *in, as_classify_ws *ws, 
   as_status st = AS_OK;
   int n = in->n;
   double bd = 0.0, ud = 0.0;
-  int nl = 0;
+  /* B: 1 at the entries above 1/2, else 0; e2 = |P - B|_F^2; onehot: one such entry a row. */
+  int nl = 0, onehot = 1;
+  double e2 = 0.0;
   for (int j = 0; j < n; j++) ws->leader[j] = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    int big = 0;
     for (int j = 0; j < n; j++) {
       double p = in->P[(size_t)i * n + j];
-      double b = fmin(fabs(p), fabs(1.0 - p)), u = fabs(p - 1.0 / n);
+      double a0 = fabs(p), a1 = fabs(1.0 - p), u = fabs(p - 1.0 / n);
+      double b = a1 < a0 ? a1 : a0; /* fmin of finite values (P is checked finite) */
       if (b > bd) bd = b;
       if (u > ud) ud = u;
       if (p >= 1.0 - AS_CLASSIFY_LEADER_TOL && !ws->leader[j]) ws->leader[j] = 1, nl++;
+      double e = p > 0.5 ? 1.0 - p : p;
+      big += p > 0.5;
+      e2 += e * e;
     }
+    onehot &= big == 1;
+  }
   rec->p_bool_dist = bd;
   rec->p_uniform_dist = ud;
   rec->n_leaders = nl;
   AS_TRY(poll_stop(ws));
   if (n > AS_CLASSIFY_SVD_NMAX) {
     AS_TRY(rank_randomized(in->P, n, ws, &rec->rank_p));
+    goto cleanup;
+  }
+  if (onehot && e2 <= 1e-16) {
+    /* Closed form, P = B + E with B one-hot in every row and |E|_2 <= |E|_F <= 1e-8 (e2 is
+     * that sum of squares up to a relative rounding of n^2 eps). B^T B = diag(c_j), c_j the
+     * rows whose 1 is in column j: B's singular values are sqrt(c_j) >= 1 for the columns hit
+     * and 0 for the others, and P's lie within 1e-8 of them (Weyl). dgesvd's err by at most
+     * p(n) eps sigma_1 < 1e-10 (sigma_1 <= sqrt(n) + 1e-8, n <= AS_CLASSIFY_SVD_NMAX), so it
+     * counts every sqrt(c_j) (>= 1 - 2e-8 > RTOL sigma_1 <= 2.3e-5) and none of the others
+     * (<= 2e-8 < RTOL sigma_1 >= 1e-6 (1 - 2e-8)). The columns hit hold an entry >= 1 - 1e-8
+     * and the others none >= 1e-8: they are the leaders. */
+    rec->rank_p = nl;
     goto cleanup;
   }
   memcpy(ws->pcopy, in->P, (size_t)n * n * sizeof *ws->pcopy);
@@ -585,6 +638,12 @@ static as_status leaders_init(const as_classify_input *in, as_classify_ws *ws, i
     for (int i = 1; i < n; i++) lo = fmin(lo, ws->Y0[i]), hi = fmax(hi, ws->Y0[i]);
     for (int j = 0; j < n; j++)
       if (ws->leader[j] && (ws->Y0[j] == lo || ws->Y0[j] == hi)) (*count)++;
+    goto cleanup;
+  }
+  if (k == 2 && as_hull_planar_exact(ws->Y0, 2 * (size_t)n)) {
+    /* One exact hull for every leader and for hull_vertices_init (as_hull_vertices_2d). */
+    AS_TRY(as_hull_vertices_2d(n, ws->Y0, ws->hpts, ws->hstack, ws->vflag, &ws->hv0));
+    for (int j = 0; j < n; j++) *count += ws->leader[j] && ws->vflag[j];
     goto cleanup;
   }
   for (int j = 0; j < n; j++) {
@@ -618,6 +677,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(all_finite(in->Z0, (size_t)n * d), AS_ERR_ARG, "initial tokens not finite");
   reset_fields(rec);
   ws->last_m = 0;
+  ws->hv0 = -1;
   for (int i = 0; i < n; i++) ws->label[i] = -1, ws->leader[i] = 0;
 
   if (in->outcome == AS_OUT_FAILED) {
@@ -652,6 +712,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   AS_CHECK(isfinite(t) && t >= 0.0, AS_ERR_ARG, "final time %g invalid", t);
   cl_result cl = {0};
   const double *S = in->Z; /* the state read (z, or x for minus_identity) */
+  ws->w_identity = 0;
   switch (row->reading) {
   case AS_READ_L1:
     AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
@@ -682,8 +743,8 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   }
   cl.rho = as_theorem_rate(row, sp);
   const int k = cl.k;
-  matmul(n, d, k, S, ws->W, ws->Y);
-  matmul(n, d, k, in->Z0, ws->W, ws->Y0);
+  read_rows(ws, n, d, k, S, ws->Y);
+  read_rows(ws, n, d, k, in->Z0, ws->Y0);
   /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
    * W. Without P (streamed attention) P S comes from as_classify_set_product. */
   if (in->F) {
@@ -699,7 +760,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
                 ws->buf, d);
   }
-  matmul(n, d, k, ws->buf, ws->W, ws->acc);
+  read_rows(ws, n, d, k, ws->buf, ws->acc);
   {
     /* Coordinates or speeds so large that their squares overflow (z along eigenvalues with
      * negative real part, long horizons): nothing can be resolved in double precision. */
@@ -723,7 +784,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   /* Measured approach rates (t_decide): q_i = -<u_i, u_i'> / |u_i|^2 with u_i' read from z''. */
   const int have_q = in->A != NULL && in->F == NULL && all_finite(in->A, (size_t)n * d);
   if (have_q) {
-    matmul(n, d, k, in->A, ws->W, ws->buf);
+    read_rows(ws, n, d, k, in->A, ws->buf);
     for (int i = 0; i < n; i++) {
       const double *u = ws->acc + (size_t)i * k, *a = ws->buf + (size_t)i * k;
       double uu = 0.0, ua = 0.0;

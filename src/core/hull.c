@@ -19,14 +19,20 @@
 
 #include "attnsweep/hull.h"
 
+/* Up to this many points the planar hulls are found by gift wrapping (O(n h), no sort), above
+ * it by sorting and the monotone chain (O(n log n)). */
+#define AS_HULL_WRAP_MAX 64
+
 struct as_hull {
   int kmax, mmax;
   glp_prob *lp;
   int *ia, *ja; /* 1-based triplets for glp_load_matrix */
   double *ar;
-  double *other; /* mmax x kmax: the points tested against (is_vertex) */
-  double *qs;    /* mmax x kmax: the points scaled to integers */
-  double *ps;    /* kmax: the query point scaled likewise */
+  double *other;     /* mmax x kmax: the points tested against (is_vertex) */
+  double *qs;        /* mmax x kmax: the points scaled to integers */
+  double *ps;        /* kmax: the query point scaled likewise */
+  const double **at; /* mmax: the distinct points of a planar hull (planar_separated) */
+  int *stack;        /* 2 mmax + 2: its chain */
 };
 
 as_status as_hull_create(int kmax, int mmax, as_hull **out) {
@@ -53,6 +59,10 @@ as_status as_hull_create(int kmax, int mmax, as_hull **out) {
   AS_CHECK_ALLOC(h->qs);
   h->ps = malloc((size_t)kmax * sizeof *h->ps);
   AS_CHECK_ALLOC(h->ps);
+  h->at = malloc((size_t)mmax * sizeof *h->at);
+  AS_CHECK_ALLOC(h->at);
+  h->stack = malloc((2 * (size_t)mmax + 2) * sizeof *h->stack);
+  AS_CHECK_ALLOC(h->stack);
   glp_term_out(GLP_OFF);
   h->lp = glp_create_prob();
   AS_CHECK_ALLOC(h->lp);
@@ -73,6 +83,8 @@ void as_hull_destroy(as_hull **p) {
   free(h->other);
   free(h->qs);
   free(h->ps);
+  free((void *)h->at);
+  free(h->stack);
   free(h);
   *p = NULL;
 }
@@ -368,6 +380,8 @@ static int certify_vertex(as_hull *h, int k, int mo, const double *O, const doub
   return 1;
 }
 
+static int planar_separated(as_hull *h, int mo, const double *O, const double *p, double tol);
+
 as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
                             int *is_vertex, double *dist) {
   as_status st = AS_OK;
@@ -388,6 +402,11 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
     mo++;
   }
   AS_ASSERT(mo < m); /* row i itself is never among the others */
+  if (k == 2 && !dist && mo > 0 && as_hull_planar_exact(Q, 2 * (size_t)m) &&
+      as_hull_planar_exact(&tol, 1)) {
+    *is_vertex = planar_separated(h, mo, h->other, p, tol); /* exact, no LP */
+    goto cleanup;
+  }
   double dd = INFINITY;
   if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, &dd))
     AS_TRY(as_hull_dist_inf(h, k, mo, h->other, p, &dd));
@@ -426,11 +445,8 @@ static int grow_expansion(double *e, int m, double b) {
  * value plus error (two_diff), the eight products of the expanded determinant each split by
  * fma (exact unless they underflow) and summed as an exact expansion, whose largest nonzero
  * component has the sign of the whole. */
-static int orient2d(const double *a, const double *b, const double *c) {
-  double l = (b[0] - a[0]) * (c[1] - a[1]), r = (b[1] - a[1]) * (c[0] - a[0]);
-  double det = l - r, bound = 4.0 * ldexp(1.0, -53) * (fabs(l) + fabs(r));
-  if (det > bound) return 1;
-  if (-det > bound) return -1;
+static __attribute__((noinline)) int orient2d_exact(const double *a, const double *b,
+                                                    const double *c) {
   double e1, e2, e3, e4;
   double d1 = two_diff(b[0], a[0], &e1), d2 = two_diff(c[1], a[1], &e2);
   double d3 = two_diff(b[1], a[1], &e3), d4 = two_diff(c[0], a[0], &e4);
@@ -448,26 +464,136 @@ static int orient2d(const double *a, const double *b, const double *c) {
   return 0;
 }
 
+/* The filter inline (most calls end there), the exact sum out of line. */
+static inline int orient2d(const double *a, const double *b, const double *c) {
+  double l = (b[0] - a[0]) * (c[1] - a[1]), r = (b[1] - a[1]) * (c[0] - a[0]);
+  double det = l - r, bound = 0x1p-51 * (fabs(l) + fabs(r)); /* 4 u, u = 2^-53 */
+  if (det > bound) return 1;
+  if (-det > bound) return -1;
+  return orient2d_exact(a, b, c);
+}
+
+/* ------------------------------------------------------------------ planar hulls */
+
+/* Points are read with a stride (2: x, y; 3: x, y and the row they came from). */
+static int lex_less(const double *a, const double *b) {
+  return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]);
+}
+
 static int cmp_xy(const void *pa, const void *pb) {
   const double *a = pa, *b = pb;
   if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
   return (a[1] > b[1]) - (a[1] < b[1]);
+}
+static int cmp_xyi(const void *pa, const void *pb) {
+  const double *a = pa, *b = pb;
+  int c = cmp_xy(a, b);
+  return c ? c : (a[2] > b[2]) - (a[2] < b[2]);
+}
+
+/* Sort n points of the given stride (2 or 3) lexicographically (x, then y, then the row):
+ * insertion sort for the classifier's small sets, qsort above 32. */
+static void sort_points(double *pts, int n, int stride) {
+  if (n > 32) {
+    qsort(pts, (size_t)n, (size_t)stride * sizeof *pts, stride == 3 ? cmp_xyi : cmp_xy);
+    return;
+  }
+  for (int i = 1; i < n; i++) {
+    double t[3];
+    memcpy(t, pts + (size_t)i * stride, (size_t)stride * sizeof *t);
+    int j = i;
+    for (; j > 0 && lex_less(t, pts + (size_t)(j - 1) * stride); j--)
+      memcpy(pts + (size_t)j * stride, pts + (size_t)(j - 1) * stride, (size_t)stride * sizeof *t);
+    memcpy(pts + (size_t)j * stride, t, (size_t)stride * sizeof *t);
+  }
+}
+
+/* Andrew's monotone chain over the u distinct points at[0..u-1] (pointers, sorted
+ * lexicographically): the strict vertices (collinear points are none) in counter-clockwise
+ * order into stack[0..h-1] as indices into at; returns h (u when u <= 2). stack: 2 u + 2. */
+static int monotone_chain(int u, const double *const *at, int *stack) {
+  if (u <= 2) {
+    for (int i = 0; i < u; i++) stack[i] = i;
+    return u;
+  }
+  int h = 0;
+  for (int i = 0; i < u; i++) { /* lower hull, left to right */
+    while (h >= 2 && orient2d(at[stack[h - 2]], at[stack[h - 1]], at[i]) <= 0) h--;
+    stack[h++] = i;
+  }
+  const int lower = h + 1; /* the upper chain never pops into the lower one */
+  for (int i = u - 2; i >= 0; i--) {
+    while (h >= lower && orient2d(at[stack[h - 2]], at[stack[h - 1]], at[i]) <= 0) h--;
+    stack[h++] = i;
+  }
+  return h - 1; /* the first point closes the chain */
+}
+
+/* Is r beyond q on the ray from p through q (p, q, r collinear, q != p)? Exact: compares
+ * coordinates along an axis on which q differs from p. */
+static int beyond(const double *p, const double *q, const double *r) {
+  int a = q[0] != p[0] ? 0 : 1;
+  return q[a] > p[a] ? r[a] > q[a] : r[a] < q[a];
+}
+
+/* Gift wrapping over the n points pts[i * stride] (duplicates allowed, n >= 1): the strict
+ * vertices in counter-clockwise order from the lexicographically smallest, as row indices
+ * into out (n + 1 ints); returns their count. From each vertex p the next is the candidate q
+ * with no point right of p -> q, the farthest on that line (so collinear points are none):
+ * a strict vertex sees the others within an angle below pi, where the exact orientation
+ * orders them totally. O(n h): for the classifier's small sets, instead of a sort. */
+static int gift_wrap(int n, const double *pts, int stride, int *out) {
+#define PT(i) (pts + (size_t)(i) * (size_t)stride)
+  int start = 0;
+  for (int i = 1; i < n; i++)
+    if (lex_less(PT(i), PT(start))) start = i;
+  int h = 0, cur = start;
+  do {
+    out[h++] = cur;
+    const double *p = PT(cur);
+    int q = -1;
+    for (int r = 0; r < n; r++) {
+      const double *pr = PT(r);
+      if (pr[0] == p[0] && pr[1] == p[1]) continue; /* p itself and its copies */
+      if (q < 0) {
+        q = r;
+        continue;
+      }
+      int o = orient2d(p, PT(q), pr);
+      if (o < 0 || (o == 0 && beyond(p, PT(q), pr))) q = r;
+    }
+    if (q < 0) break; /* a single distinct point */
+    cur = q;
+  } while (!(PT(cur)[0] == PT(start)[0] && PT(cur)[1] == PT(start)[1]) && h <= n);
+#undef PT
+  return h;
+}
+
+static as_status check_finite_2d(int n, const double *P) {
+  as_status st = AS_OK;
+  for (size_t e = 0; e < 2 * (size_t)n; e++)
+    AS_CHECK(isfinite(P[e]), AS_ERR_DATA, "2-D hull: point %zu coordinate %zu not finite", e / 2,
+             e % 2);
+cleanup:
+  return st;
 }
 
 as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, int *count) {
   as_status st = AS_OK;
   AS_CHECK(n >= 0 && count != NULL && (n == 0 || (P && scratch && stack)), AS_ERR_ARG,
            "2-D hull: NULL argument or n = %d", n);
-  for (size_t e = 0; e < 2 * (size_t)n; e++)
-    AS_CHECK(isfinite(P[e]), AS_ERR_DATA, "2-D hull: point %zu coordinate %zu not finite", e / 2,
-             e % 2);
-  if (n == 0) { /* no memcpy/qsort of a NULL array (UBSan), nothing to count */
+  AS_TRY(check_finite_2d(n, P));
+  if (n == 0) { /* no memcpy of a NULL array (UBSan), nothing to count */
     *count = 0;
     goto cleanup;
   }
-  /* Sort lexicographically, drop exact duplicates. */
+  if (n <= AS_HULL_WRAP_MAX) { /* few points (few vertices): gift wrapping, no sort */
+    *count = gift_wrap(n, P, 2, stack);
+    goto cleanup;
+  }
+  /* Sort lexicographically, drop exact duplicates, chain. */
   memcpy(scratch, P, 2 * (size_t)n * sizeof *scratch);
-  qsort(scratch, (size_t)n, 2 * sizeof *scratch, cmp_xy);
+  sort_points(scratch, n, 2);
   int u = 0;
   for (int i = 0; i < n; i++)
     if (u == 0 || scratch[2 * i] != scratch[2 * (u - 1)] ||
@@ -480,24 +606,152 @@ as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, 
     *count = u;
     goto cleanup;
   }
-  /* Andrew's monotone chain: lower hull left to right, upper hull right to left, popping
-   * every point that does not make a strict left turn (collinear points are no vertices). */
-  int h = 0;
-  for (int i = 0; i < u; i++) {
-    while (h >= 2 &&
-           orient2d(scratch + 2 * stack[h - 2], scratch + 2 * stack[h - 1], scratch + 2 * i) <= 0)
-      h--;
-    stack[h++] = i;
-  }
-  const int lower = h + 1; /* the upper chain never pops into the lower one */
-  for (int i = u - 2; i >= 0; i--) {
-    while (h >= lower &&
-           orient2d(scratch + 2 * stack[h - 2], scratch + 2 * stack[h - 1], scratch + 2 * i) <= 0)
-      h--;
-    stack[h++] = i;
-  }
-  h--; /* the first point closes the chain */
-  *count = h;
+  const double **big = malloc((size_t)u * sizeof *big);
+  AS_CHECK_ALLOC(big);
+  for (int i = 0; i < u; i++) big[i] = scratch + 2 * i;
+  *count = monotone_chain(u, big, stack);
+  free(big);
 cleanup:
   return st;
+}
+
+as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscratch, int *flags,
+                              int *count) {
+  as_status st = AS_OK;
+  const double **at = NULL;
+  AS_CHECK(n >= 0 && count != NULL && (n == 0 || (P && scratch && iscratch && flags)), AS_ERR_ARG,
+           "2-D hull: NULL argument or n = %d", n);
+  AS_TRY(check_finite_2d(n, P));
+  *count = 0;
+  if (n == 0) goto cleanup;
+  if (n <= AS_HULL_WRAP_MAX) { /* gift wrapping; a row is flagged when it equals a vertex */
+    int h = gift_wrap(n, P, 2, iscratch);
+    for (int i = 0; i < n; i++) {
+      flags[i] = 0;
+      for (int v = 0; v < h && !flags[i]; v++)
+        flags[i] = P[2 * i] == P[2 * iscratch[v]] && P[2 * i + 1] == P[2 * iscratch[v] + 1];
+    }
+    *count = h;
+    goto cleanup;
+  }
+  /* (x, y, row) triples sorted; first[g] the sorted position of group g of equal points. */
+  for (int i = 0; i < n; i++)
+    scratch[3 * i] = P[2 * i], scratch[3 * i + 1] = P[2 * i + 1], scratch[3 * i + 2] = i;
+  sort_points(scratch, n, 3);
+  int *stack = iscratch, *first = iscratch + 2 * n + 2, *isv = first + n;
+  int u = 0;
+  for (int i = 0; i < n; i++)
+    if (u == 0 || scratch[3 * i] != scratch[3 * first[u - 1]] ||
+        scratch[3 * i + 1] != scratch[3 * first[u - 1] + 1])
+      first[u++] = i;
+  at = malloc((size_t)u * sizeof *at);
+  AS_CHECK_ALLOC(at);
+  for (int g = 0; g < u; g++) at[g] = scratch + 3 * first[g], isv[g] = 0;
+  int h = monotone_chain(u, at, stack);
+  for (int v = 0; v < h; v++) isv[stack[v]] = 1;
+  for (int g = 0; g < u; g++) {
+    int end = g + 1 < u ? first[g + 1] : n;
+    for (int i = first[g]; i < end; i++) flags[(int)scratch[3 * i + 2]] = isv[g];
+  }
+  *count = h;
+cleanup:
+  free((void *)at);
+  return st;
+}
+
+/* ------------------------------------------------------------------ planar vertex test */
+
+/* 1 when every value is 0 or of magnitude in [2^-450, 2^450] (hull.h). Then a difference of two is
+ * 0 or at least 2^-503 in magnitude with an exact error term that is a multiple of 2^-503, so every
+ * product of two such terms and its fma error is 0 or a normal double (>= 2^-1006) and nothing
+ * overflows: the expansions below are exact. */
+int as_hull_planar_exact(const double *x, size_t len) {
+  const double lo = 0x1p-450, hi = 0x1p450;
+  for (size_t e = 0; e < len; e++) {
+    double a = fabs(x[e]);
+    if (a != 0.0 && !(a >= lo && a <= hi)) return 0;
+  }
+  return 1;
+}
+
+/* The sign of the exact sum of the terms (doubles) t[0..m-1]. */
+static int sum_sign(const double *t, int m) {
+  double ex[32];
+  int len = 0;
+  for (int i = 0; i < m; i++) len = grow_expansion(ex, len, t[i]);
+  for (int i = len - 1; i >= 0; i--)
+    if (ex[i] != 0.0) return ex[i] > 0.0 ? 1 : -1;
+  return 0;
+}
+
+/* The box p + [-tol, tol]^2 lies strictly beyond the line through the hull edge u -> v
+ * (counter-clockwise, so the hull is on its left): with e = v - u,
+ *   E = e_y (p_x - u_x) - e_x (p_y - u_y) - tol (|e_x| + |e_y|) > 0,
+ * decided by a floating-point filter, else exactly (every difference as value plus error,
+ * every product split by fma, the sign of the exact sum). */
+static int box_beyond_edge(const double *u, const double *v, const double *p, double tol) {
+  double ex = v[0] - u[0], ey = v[1] - u[1], px = p[0] - u[0], py = p[1] - u[1];
+  double l1 = ey * px, l2 = ex * py, l3 = tol * fabs(ex), l4 = tol * fabs(ey);
+  double E = ((l1 - l2) - l3) - l4;
+  double bound = 10.0 * ldexp(1.0, -53) * (fabs(l1) + fabs(l2) + l3 + l4);
+  if (E > bound) return 1;
+  if (-E > bound) return 0;
+  double eex, eey, epx, epy;
+  ex = two_diff(v[0], u[0], &eex), ey = two_diff(v[1], u[1], &eey);
+  px = two_diff(p[0], u[0], &epx), py = two_diff(p[1], u[1], &epy);
+  /* |e_x| = sx (ex + eex), sx the sign of the exact difference (that of ex, or of eex when
+   * ex = 0, in which case eex = 0 too: two_diff of equal values) */
+  const double sx = ex < 0.0 ? -1.0 : 1.0, sy = ey < 0.0 ? -1.0 : 1.0;
+  const double a[12] = {ey,   ey,   eey,       eey,       -ex,       -ex,
+                        -eex, -eex, -sx * tol, -sx * tol, -sy * tol, -sy * tol};
+  const double b[12] = {px, epx, px, epx, py, epy, py, epy, ex, eex, ey, eey};
+  double t[24];
+  for (int i = 0; i < 12; i++) {
+    t[2 * i] = a[i] * b[i];
+    t[2 * i + 1] = fma(a[i], b[i], -t[2 * i]);
+  }
+  return sum_sign(t, 24) > 0;
+}
+
+/* Is p at L-infinity distance > tol from the hull of the mo points O (mo >= 1, none equal to
+ * p)? The box B = p + [-tol, tol]^2 and the hull H are disjoint iff f(w) = min_B w.x -
+ * max_H w.x > 0 for some direction w. f is continuous, and between two consecutive
+ * breakpoints on the circle of directions (the outward edge normals of H and the four axis
+ * directions) it is (b - a).w for a fixed vertex a of H and b of B: positive on an open arc
+ * of length pi at most, while those arcs are at most pi/2 long. So f > 0 somewhere iff f > 0
+ * at a breakpoint. Axis directions: p_a - tol > max_j q_ja or p_a + tol < min_j q_ja; edge
+ * normals: box_beyond_edge on the exact hull (a segment has both normals, a point none).
+ * Exact when as_hull_planar_exact holds (checked by the caller). Scratch from h: qs (2 mo
+ * doubles), at (mo pointers), stack (2 mo + 2 ints). */
+static int planar_separated(as_hull *h, int mo, const double *O, const double *p, double tol) {
+  for (int a = 0; a < 2; a++) {
+    double lo = O[a], hi = O[a];
+    for (int j = 1; j < mo; j++) lo = fmin(lo, O[2 * j + a]), hi = fmax(hi, O[2 * j + a]);
+    if (sum_sign((const double[]){p[a], -tol, -hi}, 3) > 0) return 1;
+    if (sum_sign((const double[]){lo, -p[a], -tol}, 3) > 0) return 1;
+  }
+  if (mo <= AS_HULL_WRAP_MAX) {
+    int nh = gift_wrap(mo, O, 2, h->stack);
+    for (int e = 0; nh >= 2 && e < nh; e++)
+      if (box_beyond_edge(O + 2 * h->stack[e], O + 2 * h->stack[(e + 1) % nh], p, tol)) return 1;
+    return 0;
+  }
+  double *q = h->qs;
+  memcpy(q, O, 2 * (size_t)mo * sizeof *q);
+  sort_points(q, mo, 2);
+  int u = 0;
+  for (int i = 0; i < mo; i++)
+    if (u == 0 || q[2 * i] != q[2 * (u - 1)] || q[2 * i + 1] != q[2 * (u - 1) + 1]) {
+      q[2 * u] = q[2 * i];
+      q[2 * u + 1] = q[2 * i + 1];
+      u++;
+    }
+  if (u < 2) return 0; /* one point: the axis directions decided */
+  for (int i = 0; i < u; i++) h->at[i] = q + 2 * i;
+  int nh = monotone_chain(u, h->at, h->stack);
+  for (int e = 0; e < nh; e++) {
+    const double *a = h->at[h->stack[e]], *b = h->at[h->stack[(e + 1) % nh]];
+    if (box_beyond_edge(a, b, p, tol)) return 1;
+  }
+  return 0;
 }

@@ -9,6 +9,10 @@
 
 /* Squared Euclidean distance of a and b (k entries). */
 static inline double as_dist2(const double *a, const double *b, int k) {
+  if (k == 2) { /* the same sum: 0 + x^2 is x^2 exactly */
+    double x = a[0] - b[0], y = a[1] - b[1];
+    return x * x + y * y;
+  }
   double s = 0.0;
   for (int c = 0; c < k; c++) s += (a[c] - b[c]) * (a[c] - b[c]);
   return s;

@@ -25,7 +25,15 @@ as_status as_measure_masses(int n, int m, const int *sizes, int K, double *masse
   }
   AS_CHECK(total <= n, AS_ERR_ARG, "masses: cluster sizes sum to %ld > n = %d", total, n);
   if (m > 0) memcpy(scratch, sizes, (size_t)m * sizeof *scratch);
-  if (m > 1) qsort(scratch, (size_t)m, sizeof *scratch, cmp_int_desc);
+  if (m > 32) {
+    qsort(scratch, (size_t)m, sizeof *scratch, cmp_int_desc);
+  } else { /* the usual few clusters: insertion sort, no call per comparison */
+    for (int i = 1; i < m; i++) {
+      int v = scratch[i], j = i;
+      for (; j > 0 && scratch[j - 1] < v; j--) scratch[j] = scratch[j - 1];
+      scratch[j] = v;
+    }
+  }
   long top = 0;
   for (int j = 0; j < K; j++) {
     int s = j < m ? scratch[j] : 0;

@@ -1,5 +1,6 @@
 /* Exact convex-hull predicates (hull.c): known answers in d = 2, 3, 4, 5, a brute-force 2-D
- * hull on random points, exactness at 2^-40, degenerate and bad input. */
+ * hull on random points, exactness at 2^-40, the planar test against the LP at tolerances
+ * (exactly at the distance, an ulp off), degenerate and bad input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,89 @@ int main(void) {
   AS_EXPECT(as_hull_is_vertex(h, 2, 2, dup + 2, 0, 0.0, &v, &dist) == AS_OK && v == 1 &&
                 isinf(dist),
             "a single distinct point is a vertex");
+
+  /* ---- the planar test (k = 2, dist NULL: no LP) against the LP path (dist wanted), random
+   * points with repeated rows, at several tolerances; and as_hull_vertices_2d's flags against
+   * the brute-force hull. */
+  {
+    double q[2 * 24], scr[3 * 24]; /* brute_vertex takes degenerate triangles for the hull:
+                                      only for distinct points in general position */
+    int flags[24], isc[4 * 24 + 2], stk[2 * 24 + 2];
+    int disagree = 0, tested = 0, nonv = 0;
+    for (int rep = 0; rep < 10; rep++) {
+      int m = 4 + 2 * rep; /* at most 22 */
+      as_rng_fill_uniform(&g, q, 2 * m, -5.0, 5.0);
+      if (rep % 3 == 1) memcpy(q + 2 * (m - 1), q, 2 * sizeof *q); /* a repeated row */
+      if (rep % 3 == 2)                                            /* on a grid: collinear */
+        for (int e = 0; e < 2 * m; e++) q[e] = floor(q[e]);
+      const double tols[] = {0.0, 0.1, 0.5, 1.5};
+      for (int ti = 0; ti < 4; ti++)
+        for (int i = 0; i < m; i++) {
+          int vp = -1, vl = -1;
+          double dd = 0.0;
+          AS_EXPECT(as_hull_is_vertex(h, 2, m, q, i, tols[ti], &vp, NULL) == AS_OK, "planar");
+          AS_EXPECT(as_hull_is_vertex(h, 2, m, q, i, tols[ti], &vl, &dd) == AS_OK, "LP path");
+          disagree += vp != vl;
+          nonv += !vp;
+          tested++;
+        }
+      int cnt = -1, cnt2 = -2, bad = 0;
+      AS_EXPECT(as_hull_vertices_2d(m, q, scr, isc, flags, &cnt) == AS_OK, "vertices_2d");
+      AS_EXPECT(as_hull_count_2d(m, q, scr, stk, &cnt2) == AS_OK && cnt == cnt2,
+                "rep %d: vertices_2d counts %d, count_2d %d", rep, cnt, cnt2);
+      for (int i = 0; i < m; i++) { /* the reference: the exact LP (dist wanted) */
+        double dd = 0.0;
+        AS_EXPECT(as_hull_is_vertex(h, 2, m, q, i, 0.0, &v, &dd) == AS_OK, "LP vertex");
+        bad += flags[i] != v;
+        if (rep % 3 == 0) bad += flags[i] != brute_vertex(q, m, i); /* distinct, not collinear */
+      }
+      AS_EXPECT(bad == 0, "rep %d: %d flags differ from the LP or the brute-force hull", rep, bad);
+    }
+    AS_EXPECT(disagree == 0 && nonv > 0 && nonv < tested,
+              "planar vs LP: %d of %d disagree (%d not vertices)", disagree, tested, nonv);
+    /* above AS_HULL_WRAP_MAX (64) points: the sort and the monotone chain, on a grid */
+    {
+      double big[2 * 80], bscr[3 * 80];
+      int bfl[80], bisc[4 * 80 + 2], bstk[2 * 80 + 2], bc = -1, bc2 = -2, bbad = 0;
+      as_rng_fill_uniform(&g, big, 2 * 80, -4.0, 4.0);
+      for (int e = 0; e < 2 * 80; e++) big[e] = floor(big[e]);
+      AS_EXPECT(as_hull_vertices_2d(80, big, bscr, bisc, bfl, &bc) == AS_OK, "80 points");
+      AS_EXPECT(as_hull_count_2d(80, big, bscr, bstk, &bc2) == AS_OK && bc == bc2 && bc >= 3,
+                "80 points: %d and %d vertices", bc, bc2);
+      as_hull *h80 = NULL;
+      AS_EXPECT(as_hull_create(2, 80, &h80) == AS_OK, "create 80");
+      for (int i = 0; h80 && i < 80; i++) {
+        double dd = 0.0;
+        AS_EXPECT(as_hull_is_vertex(h80, 2, 80, big, i, 0.0, &v, &dd) == AS_OK, "LP vertex");
+        bbad += bfl[i] != v;
+      }
+      as_hull_destroy(&h80);
+      AS_EXPECT(bbad == 0, "80 points: %d flags differ from the LP", bbad);
+    }
+    /* exactly at the tolerance: the distance from (1.5, 1.5) to the triangle (0,0), (2,0),
+     * (0,2) is 0.5 in L-inf (the box corner touches the edge x + y = 2); from (1, -0.25) to the
+     * square 0.25 (an axis direction) */
+    double tri[] = {0, 0, 2, 0, 0, 2, 1.5, 1.5};
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, tri, 3, 0.5, &v, NULL) == AS_OK && v == 0, "tol = d");
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, tri, 3, nextafter(0.5, 0.0), &v, NULL) == AS_OK && v == 1,
+              "tol just below the distance");
+    AS_EXPECT(as_hull_is_vertex(h, 2, 5, sq2, 4, 0.25, &v, NULL) == AS_OK && v == 0, "axis tol");
+    AS_EXPECT(as_hull_is_vertex(h, 2, 5, sq2, 4, nextafter(0.25, 0.0), &v, NULL) == AS_OK && v == 1,
+              "axis tol just below");
+    /* an ulp off the edge x + y = 1 of the triangle (0,0), (1,0), (0,1) */
+    double t2[] = {0, 0, 1, 0, 0, 1, 0.5, 0.5};
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, t2, 3, 0.0, &v, NULL) == AS_OK && v == 0, "on the edge");
+    t2[7] = nextafter(0.5, 1.0);
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, t2, 3, 0.0, &v, NULL) == AS_OK && v == 1, "an ulp out");
+    t2[7] = nextafter(0.5, 0.0);
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, t2, 3, 0.0, &v, NULL) == AS_OK && v == 0, "an ulp in");
+    /* out of the planar range (1e-200): the LP path answers, the same */
+    double tiny[8];
+    for (int e = 0; e < 8; e++) tiny[e] = tri[e] * 1e-200;
+    AS_EXPECT(as_hull_is_vertex(h, 2, 4, tiny, 3, 0.4e-200, &v, NULL) == AS_OK && v == 1, "tiny");
+    AS_EXPECT(as_hull_planar_exact(tiny + 2, 1) == 0 && as_hull_planar_exact(tri, 8) == 1,
+              "planar range");
+  }
 
   /* ---- bad input is refused before GLPK sees it */
   double nanpt[] = {0, 0, NAN, 1, 1, 1};
