@@ -16,8 +16,9 @@
  * (memory), which are not properties of a trial.
  *
  * Adding a rule: one X(...) line below, its function rule_<name> in rules.c (same order), a
- * spec that breaks it in tests/io/test_spec.c (test_rules fails for a rule no spec reaches).
- * Pure, no MPI, no I/O.
+ * spec that breaks it in tests/io/test_spec.c (test_rules fails for a rule no spec reaches),
+ * and the table of combinations of docs/variants.md refreshed from `attnsweep help
+ * combinations` (tests/cli/test_docs_tables.sh diffs it). Pure, no MPI, no I/O.
  */
 #ifndef ATTNSWEEP_RULES_H
 #define ATTNSWEEP_RULES_H
