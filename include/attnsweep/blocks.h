@@ -28,8 +28,14 @@
  *
  * Weights: head h of block b is as_triple_build_at(t, h, b) (triple.h): head 0 of block 0 is
  * the base model's triple; block b covers layers [b k, (b + 1) k) or times
- * [b k dt, (b + 1) k dt) (k = weights_every; right-continuous in time: steps are not cut at a
- * switch, so fixed-step methods are first order across it). The feed-forward weights of
+ * [b k dt, (b + 1) k dt) (k = weights_every), blocks 0 .. count-1 where count is the number
+ * of blocks that meet [0, T) (layers: ceil(K / k) of K = T / dt layers; ODE: ceil(T / (k dt));
+ * none starts at T). For the ODE methods the weights are a piecewise-constant vector field:
+ * every step ends on the switch times (b + 1) k dt (as_blocks_switch_after; dopri5 cuts its
+ * controlled steps there too), and every stage of a step, its end included, uses the block
+ * of the step's interval, so each method keeps its order (tests/unit/test_blocks_time.c: RK4
+ * and dopri5 against the exact piecewise solution). One block in the horizon is the shared
+ * weights (as_blocks_kind_of: the same path, bit for bit). The feed-forward weights of
  * block b come from (master_seed, triple_key, as_purpose_of(AS_PURPOSE_FFN, 0, b)): W (inside)
  * or W_1, W_2, b (block) in that order.
  * Nothing here is collective; no file I/O.
@@ -73,14 +79,23 @@ const double *as_blocks_veff(const as_blocks *b, long block);
 /* V_h and M_h of head h of block `block` (d x d each). */
 const double *as_blocks_v(const as_blocks *b, int head, long block);
 const double *as_blocks_m(const as_blocks *b, int head, long block);
-/* The block in force at time t (ODE) or layer k (layers). */
+/* The block in force at time t (ODE: the b with t in [b k dt, (b + 1) k dt)) or layer k
+ * (layers: k / weights_every), clamped to 0..count-1 (so t = T is in the last block). */
 long as_blocks_block_at(const as_blocks *b, double t, long k);
+/* The block of the step that ended at time t (ODE: the b with t in (b k dt, (b + 1) k dt]) or
+ * of layer k - 1 (layers), clamped to 0..count-1; 0 before any step: the weights that moved
+ * the tokens last (the final attention and the record use it). */
+long as_blocks_block_last(const as_blocks *b, double t, long k);
+/* ODE: the time where block blk ends and the next begins, (blk + 1) k dt; +inf for the last
+ * block and for layers. The integrators end a step there. */
+double as_blocks_switch_after(const as_blocks *b, long blk);
 
 /* The field (dynamics.c): F = Z' (ODE) or the layer increment Z_{k+1} - Z_k (layers) at
- * (t, k, Y) in the integrated variables; P (n x n) receives the mean of the heads' attention
- * (per head into Ph[h], n x n each, when Ph is not NULL). */
-as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k, const double *Y,
-                          double *F, double *P);
+ * (t, k, Y) in the integrated variables, with the weights of block `block` (0..count-1; a
+ * negative value: as_blocks_block_at(t, k)); P (n x n) receives the mean of the heads'
+ * attention (per head in as_blocks_head_attention). */
+as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k, long block,
+                          const double *Y, double *F, double *P);
 /* The inside hook on the base field: F <- sigma(F) W^T (n x d). */
 void as_blocks_inside(const as_blocks *b, int n, double *F);
 /* log of the factor x = e^{ls} z at (t, k) (0 in x variables). */

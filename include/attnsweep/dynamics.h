@@ -58,7 +58,10 @@ as_status as_dyn_set_triple(as_dyn *w, const double *V, const double *M, as_expm
 
 /* Transformer blocks (blocks.h): the field of b replaces the base one, or (inside form) its
  * hook is applied to the base field; NULL: the base model. b is borrowed (outlives the runs).
- * Set after as_dyn_set_triple (which the field trials still call, with sum_h V_h and M_0). */
+ * Set after as_dyn_set_triple (which the field trials still call, with sum_h V_h and M_0).
+ * Per-layer weights under a continuous method: as_dyn_run ends every step on the block
+ * switches and evaluates all stages of a step with its block; the final attention uses the
+ * block of the last step (blocks.h); as_dyn_rhs uses the block in force at t. */
 struct as_blocks;
 as_status as_dyn_set_blocks(as_dyn *w, struct as_blocks *b);
 

@@ -16,8 +16,9 @@
  * (memory), which are not properties of a trial.
  *
  * Adding a rule: one X(...) line below, its function rule_<name> in rules.c (same order), a
- * spec that breaks it in tests/io/test_spec.c (test_rules fails for a rule no spec reaches).
- * Pure, no MPI, no I/O.
+ * spec that breaks it in tests/io/test_spec.c (test_rules fails for a rule no spec reaches),
+ * and the table of combinations of docs/variants.md refreshed from `attnsweep help
+ * combinations` (tests/cli/test_docs_tables.sh diffs it). Pure, no MPI, no I/O.
  */
 #ifndef ATTNSWEEP_RULES_H
 #define ATTNSWEEP_RULES_H
@@ -55,6 +56,8 @@
   X(sphere_vars, "norm sphere integrates x (vars: x)")                                   \
   X(causal_sinkhorn, "mask causal and attention sinkhorn do not combine")                \
   X(usa_beta, "norm_form usa needs a finite beta")                                       \
+  X(usa_sinkhorn, "norm_form usa and attention sinkhorn do not combine")                 \
+  X(sinkhorn_beta, "attention sinkhorn needs a finite beta")                             \
   X(streamed_base, "n > AS_ATTENTION_STREAM_N, or ranks_per_trial >= 1: the base model") \
   X(dt_le_t, "dt <= T")                                                                  \
   X(snapshots_le_t, "output snapshot times <= T")                                        \
@@ -102,5 +105,45 @@ int as_rule_broken(as_rule_id r, const as_trial *t, const as_rule_env *env, as_r
  * broken rule's name and message (validate should have refused the spec: a bug). Pure apart
  * from the error record; not collective. */
 as_status as_rules_check(const as_trial *t, const as_rule_env *env);
+
+/* ---- The combinations of the model variants (docs/variants.md, `attnsweep help
+ * combinations`): each variant is the keys a spec writes for it; a pair of variants is allowed
+ * exactly when a trial with both keeps every rule above. The table of docs/variants.md is
+ * computed from the rules, never written by hand. X(name, alt, keys): variants with the same
+ * alt > 0 are alternatives (other values of the same key): no pair. */
+#define AS_VARIANT_LIST(X)                      \
+  X(hardmax, 0, "beta: .inf")                   \
+  X(sinkhorn, 0, "attention: sinkhorn")         \
+  X(causal, 0, "mask: causal")                  \
+  X(sphere, 1, "norm: sphere")                  \
+  X(usa, 1, "norm: sphere, norm_form: usa")     \
+  X(heads, 0, "heads: 2")                       \
+  X(ffn_inside, 2, "ffn: relu")                 \
+  X(ffn_block, 2, "ffn: relu, ffn_form: block") \
+  X(per_layer, 0, "weights: per_layer")         \
+  X(layers, 3, "method: layers")                \
+  X(no_skip, 3, "method: layers, skip: false")  \
+  X(zvars, 0, "vars: z")
+
+typedef enum as_variant_id {
+#define AS_X_VARIANT_ID(name, alt, keys) AS_VARIANT_##name,
+  AS_VARIANT_LIST(AS_X_VARIANT_ID)
+#undef AS_X_VARIANT_ID
+      AS_VARIANT_COUNT
+} as_variant_id;
+
+typedef struct as_variant {
+  const char *name; /* the X name */
+  int alt;          /* > 0: alternatives of one key share it */
+  const char *keys; /* what a spec writes for it */
+} as_variant;
+
+/* The list (AS_VARIANT_COUNT entries, in list order). */
+extern const as_variant as_variants[AS_VARIANT_COUNT];
+
+/* Variants a and b (a == b: a alone) on the default trial (d 3, n 8, T 10, dt 0.1, vars x):
+ * returns 1 and fills *hit with the first rule the pair breaks, 0 when it keeps every rule,
+ * -1 when a and b are alternatives (as_variants[].alt) or not variants. Pure. */
+int as_variant_pair_broken(as_variant_id a, as_variant_id b, as_rule_hit *hit);
 
 #endif /* ATTNSWEEP_RULES_H */

@@ -1,8 +1,9 @@
-/* cmd_tables.c: `attnsweep help keys`, `attnsweep help fields` and `attnsweep help theorems`:
- * the sweep keys (params.h), the fields of /trials (record.h) and the theorem table (theorem.h)
- * as markdown tables. docs/spec.md, docs/results.md and docs/theory.md hold these tables
- * verbatim between markers; tests/cli/test_docs_tables.sh fails when they differ, so the docs
- * never drift from the one declaration. */
+/* cmd_tables.c: `attnsweep help keys`, `attnsweep help fields`, `attnsweep help theorems` and
+ * `attnsweep help combinations`: the sweep keys (params.h), the fields of /trials (record.h),
+ * the theorem table (theorem.h) and the pairs of model variants against the rules (rules.h) as
+ * markdown tables. docs/spec.md, docs/results.md, docs/theory.md and docs/variants.md hold
+ * these tables verbatim between markers; tests/cli/test_docs_tables.sh fails when they differ,
+ * so the docs never drift from the one declaration. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "attnsweep/near.h"
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
+#include "attnsweep/rules.h"
 #include "attnsweep/theorem.h"
 #include "cli.h"
 
@@ -133,7 +135,36 @@ static void print_theorems(void) {
   }
 }
 
+/* Every pair of model variants against the rules (rules.h, as_variant_pair_broken): `yes`, `no`
+ * with the first rule the pair breaks, or `-` for two values of one key. */
+static void print_combinations(void) {
+  printf("| variant | keys |\n|---|---|\n");
+  for (int a = 0; a < AS_VARIANT_COUNT; a++)
+    printf("| `%s` | `%s` |\n", as_variants[a].name, as_variants[a].keys);
+  printf("\n| with |");
+  for (int b = 0; b < AS_VARIANT_COUNT; b++) printf(" `%s` |", as_variants[b].name);
+  printf("\n|---|");
+  for (int b = 0; b < AS_VARIANT_COUNT; b++) printf("---|");
+  printf("\n");
+  for (int a = 0; a < AS_VARIANT_COUNT; a++) {
+    printf("| `%s` |", as_variants[a].name);
+    for (int b = 0; b < AS_VARIANT_COUNT; b++) {
+      as_rule_hit h;
+      const int r = as_variant_pair_broken((as_variant_id)a, (as_variant_id)b, &h);
+      if (r > 0)
+        printf(" no: `%s` |", as_rules[h.rule].name);
+      else
+        printf(" %s |", r < 0 ? "-" : "yes");
+    }
+    printf("\n");
+  }
+}
+
 int as_cli_help_table(const char *topic) {
+  if (strcmp(topic, "combinations") == 0) {
+    print_combinations();
+    return 0;
+  }
   if (strcmp(topic, "theorems") == 0) {
     print_theorems();
     return 0;

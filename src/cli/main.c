@@ -148,6 +148,7 @@ static const struct {
     {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
     {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
     {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
+    {"combinations", "pairs of model variants: allowed, or the rule that refuses them"},
     {"help", "this list of topics"},
 };
 

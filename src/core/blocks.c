@@ -241,11 +241,23 @@ const double *as_blocks_head_attention(const as_blocks *b, int head) {
   return b->Ph + (size_t)head * b->n * b->n;
 }
 
+static long clamp_block(const as_blocks *b, double blk) {
+  if (!(blk > 0.0)) return 0; /* also NaN */
+  return blk >= (double)b->nb ? b->nb - 1 : (long)blk;
+}
+
 long as_blocks_block_at(const as_blocks *b, double t, long k) {
-  long blk = b->layers ? k / b->every : (long)floor(t / b->span + 1e-9);
-  if (blk < 0) blk = 0;
-  if (blk >= b->nb) blk = b->nb - 1;
-  return blk;
+  return clamp_block(b, b->layers ? (double)(k / b->every) : floor(t / b->span + 1e-9));
+}
+
+long as_blocks_block_last(const as_blocks *b, double t, long k) {
+  if (b->layers) return k > 0 ? clamp_block(b, (double)((k - 1) / b->every)) : 0;
+  return clamp_block(b, ceil(t / b->span - 1e-9) - 1.0);
+}
+
+double as_blocks_switch_after(const as_blocks *b, long blk) {
+  if (b->layers || blk + 1 >= b->nb) return INFINITY;
+  return (double)(blk + 1) * b->span;
 }
 
 double as_blocks_logscale(const as_blocks *b, int layers, int zvars, double t, long k) {
@@ -297,13 +309,13 @@ static void mlp_add(as_blocks *b, long blk, const double *X, double ls, double a
   as_mm(0, 1, n, d, w, post, b->U, w, W2, w, 1.0, Out, d); /* Out += U W_2^T */
 }
 
-as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k, const double *Y,
-                          double *F, double *P) {
+as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k, long block,
+                          const double *Y, double *F, double *P) {
   as_status st = AS_OK;
   const int n = b->n, d = b->d, H = b->H;
   const size_t nd = (size_t)n * d, nn = (size_t)n * n, dd = (size_t)d * d;
   AS_CHECK(b->kind == AS_BLOCKS_FIELD, AS_ERR_ARG, "as_blocks_field: not a field trial");
-  const long blk = as_blocks_block_at(b, t, k);
+  const long blk = block >= 0 && block < b->nb ? block : as_blocks_block_at(b, t, k);
   const double ls = as_blocks_logscale(b, layers, zvars, t, k);
   /* G = Y / 2^e with max |G| in [1/2, 1): scores c G M_h G^T, log c = 2 ls + 2 e ln 2. */
   double smax = 0.0;

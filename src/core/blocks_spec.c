@@ -9,7 +9,10 @@
 as_blocks_kind as_blocks_kind_of(const as_trial *t) {
   const as_blocks_spec *b = &t->blocks;
   const int layers = t->integ.method == AS_METHOD_LAYERS;
-  if (b->heads > 1 || (layers && !b->skip) || b->weights == AS_WEIGHTS_PER_LAYER ||
+  /* per_layer weights with one block in the horizon are the shared weights: the same path,
+   * so the same bits (the reduction of docs/variants.md). */
+  const int fresh = b->weights == AS_WEIGHTS_PER_LAYER && as_blocks_count(t) > 1;
+  if (b->heads > 1 || (layers && !b->skip) || fresh ||
       (b->ffn != AS_FFN_NONE && b->ffn_form == AS_FFN_BLOCK))
     return AS_BLOCKS_FIELD;
   if (b->ffn != AS_FFN_NONE) return AS_BLOCKS_INSIDE;
@@ -23,8 +26,8 @@ long as_blocks_count(const as_trial *t) {
   double nb;
   if (t->integ.method == AS_METHOD_LAYERS)
     nb = ceil((double)llround(t->integ.T / t->integ.dt) / k);
-  else
-    nb = floor(t->integ.T / (k * t->integ.dt) + 1e-9) + 1.0;
+  else /* blocks [b k dt, (b + 1) k dt) that meet [0, T): none starts at T itself */
+    nb = ceil(t->integ.T / (k * t->integ.dt) - 1e-9);
   if (!(nb >= 1.0)) nb = 1.0;
   return nb > (double)AS_MAX_BLOCKS ? AS_MAX_BLOCKS + 1L : (long)nb;
 }

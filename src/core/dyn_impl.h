@@ -118,6 +118,7 @@ struct as_dyn {
   /* transformer blocks (blocks.h): the field or the inside hook, NULL: the base model */
   as_blocks *blocks;
   as_blocks_kind bkind;
+  long blk; /* the weight block the field uses (the step's, ODE), -1: the one at (t, k) */
 };
 
 /* ---------------------------------------------------------------- shared by the three files */

@@ -87,6 +87,11 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
            "a causal mask with Sinkhorn attention breaks rule causal_sinkhorn");
   AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
            "norm_form usa with hardmax breaks rule usa_beta");
+  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->norm == AS_NORM_SPHERE &&
+             am->norm_form == AS_NFORM_USA),
+           AS_ERR_ARG, "norm_form usa with Sinkhorn attention breaks rule usa_sinkhorn");
+  AS_CHECK(!(hardmax && am->attention == AS_ATTN_SINKHORN), AS_ERR_ARG,
+           "Sinkhorn attention with hardmax breaks rule sinkhorn_beta");
   if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
     w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
     AS_CHECK_ALLOC(w->skw);

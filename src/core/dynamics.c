@@ -73,6 +73,7 @@ as_status as_dyn_create(int n, int d, as_dyn **out) {
   w->e_k = -1;
   w->rlo = 0;
   w->rhi = n;
+  w->blk = -1;
   AS_TRY(as_expm_create(d, &w->ex));
   const size_t dd = (size_t)d * d, nd = (size_t)n * d, nn = (size_t)n * n;
   double **mats[] = {&w->V, &w->M, &w->Mt, &w->Lt, &w->Rn, &w->E, &w->Ec[0], &w->Ec[1]};
@@ -471,7 +472,7 @@ as_status dyn_rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y, d
   if (w->bkind == AS_BLOCKS_FIELD) { /* transformer blocks: their own field (blocks.h) */
     w->pt_newer = 0;
     return as_blocks_field(w->blocks, mode == MODE_LZ || mode == MODE_LX,
-                           mode == MODE_Z || mode == MODE_LZ, t, k, Y, F, w->P);
+                           mode == MODE_Z || mode == MODE_LZ, t, k, w->blk, Y, F, w->P);
   }
   AS_TRY(dyn_scaled_tokens(w, mode, t, k, Y, &logc));
   if (w->hardmax) logc = INFINITY;
@@ -731,11 +732,21 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
   as_dyn_stats *s = rc->stats;
   double t = 0.0, since = NAN, h_ctrl = in->dt;
   int si = 0, have_k1 = 0;
+  const int field = w->bkind == AS_BLOCKS_FIELD;
   as_outcome out = AS_OUT_PENDING;
   for (;;) {
     if (rc->stop && *rc->stop) {
       out = AS_OUT_INTERRUPTED;
       break;
+    }
+    /* Per-layer weights: every stage of a step uses the block of the step's interval, and
+     * steps end on the switch times (blocks.h), so the field is smooth within each step. */
+    double t_switch = INFINITY;
+    if (field) {
+      const long blk = as_blocks_block_at(w->blocks, t, 0);
+      if (blk != w->blk) have_k1 = 0; /* a new block: f(t, Z) with its weights */
+      w->blk = blk;
+      t_switch = as_blocks_switch_after(w->blocks, blk);
     }
     if (!have_k1) {
       AS_TRY(dyn_rhs_mode(w, w->mode, t, 0, w->Z, w->K[0]));
@@ -743,7 +754,7 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
     }
     double v = max_row_norm(n, d, w->K[0]), r = radius_of(n, d, w->Z, w->bd);
     if ((out = dyn_step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
-    const double target = si < rc->n_snap ? rc->snap[si] : T;
+    const double target = fmin(si < rc->n_snap ? rc->snap[si] : T, t_switch);
     double h = controlled ? h_ctrl : in->dt;
     int land = 0;
     if (target - t <= h * (1.0 + 1e-9)) {
@@ -930,6 +941,7 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   const int layers = in->method == AS_METHOD_LAYERS;
   w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)
                    : (in->vars == AS_VARS_Z ? MODE_Z : MODE_X);
+  w->blk = -1; /* layers: the block of layer k; the ODE loop sets its step's */
   w->k = 0;
   w->t = 0.0;
   invalidate_caches(w);
@@ -961,6 +973,9 @@ as_status dyn_finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
   const int layers = in->method == AS_METHOD_LAYERS;
+  /* The final attention with the weights of the last step (block of the last step or layer
+   * taken), never a block that starts at T. */
+  if (w->bkind == AS_BLOCKS_FIELD) w->blk = as_blocks_block_last(w->blocks, w->t, w->k);
   AS_TRY(dyn_rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
   publish_attention(w);
   double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
@@ -983,6 +998,7 @@ as_status dyn_finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats
   }
   w->ran = 1;
 cleanup:
+  w->blk = -1; /* as_dyn_rhs after the run: the block at t */
   return st;
 }
 

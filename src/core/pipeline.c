@@ -643,7 +643,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
     if (bkind == AS_BLOCKS_FIELD) {
       spg.dim_f = 0;
       Vc = as_blocks_veff(blk,
-                          as_blocks_block_at(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
+                          as_blocks_block_last(blk, ds.t_final, lround(ds.t_final / t->integ.dt)));
     }
     /* The measured approach rates (t_decide) where z'' is cheap: base-like models in R^d with
      * P formed and small, continuous time. */

@@ -42,9 +42,34 @@ static int rows_ok(int rows, int one, int heads) {
   return rows == one || rows == heads * one;
 }
 
+/* The trial uses a transformer-block key: heads, ffn, skip false or per-layer weights (also
+ * per_layer with a single block, which runs as shared weights: the rules go by the keys). */
+static int uses_blocks(const as_trial *t) {
+  return as_blocks_kind_of(t) != AS_BLOCKS_OFF || t->blocks.weights == AS_WEIGHTS_PER_LAYER;
+}
+
+/* The first block key the trial sets (heads, ffn, skip, weights): the key a message names. */
+static int block_key(const as_trial *t) {
+  const as_blocks_spec *b = &t->blocks;
+  if (b->heads > 1) return K(heads);
+  if (b->ffn != AS_FFN_NONE) return K(ffn);
+  if (b->weights == AS_WEIGHTS_PER_LAYER) return K(weights);
+  return K(skip);
+}
+
+/* The first attention key the trial sets away from the base model (beta .inf, attention,
+ * mask, norm), -1 for none. */
+static int model_key(const as_trial *t) {
+  if (isinf(t->triple.beta)) return K(beta);
+  if (t->attn.attention != AS_ATTN_SOFTMAX) return K(attention);
+  if (t->attn.mask != AS_MASK_NONE) return K(mask);
+  if (t->attn.norm != AS_NORM_NONE) return K(norm);
+  return -1;
+}
+
 /* The base model's row softmax (no hardmax, Sinkhorn, mask, sphere) and no blocks. */
 static int plain_model(const as_trial *t) {
-  return as_attn_is_base(&t->attn, isinf(t->triple.beta)) && as_blocks_kind_of(t) == AS_BLOCKS_OFF;
+  return as_attn_is_base(&t->attn, isinf(t->triple.beta)) && !uses_blocks(t);
 }
 
 RULE(scalar_d) {
@@ -245,6 +270,30 @@ RULE(usa_beta) {
              "norm_form: usa needs a finite beta (weights e^{beta <Qx_i, Kx_j>} / n)");
 }
 
+/* usa's weights are e^{s_ij} / n, unnormalised; Sinkhorn's are a doubly stochastic scaling:
+ * no documented model is both (the code would integrate a hybrid of the two). */
+RULE(usa_sinkhorn) {
+  (void)env;
+  if (t->attn.norm != AS_NORM_SPHERE || t->attn.norm_form != AS_NFORM_USA ||
+      t->attn.attention != AS_ATTN_SINKHORN)
+    return 0;
+  return hit(h, K(norm_form), K(attention), -1,
+             "norm_form: usa (weights e^{beta <Qx_i, Kx_j>} / n, unnormalised) and attention: "
+             "sinkhorn (doubly stochastic weights) do not combine: use norm_form: sa with "
+             "Sinkhorn");
+}
+
+/* At beta = inf every Sinkhorn log-sum-exp is a maximum: the alternate normalisations of
+ * one-hot rows do not converge (column sums off by several units), and their limit, an optimal
+ * assignment, is not what the iteration computes. */
+RULE(sinkhorn_beta) {
+  (void)env;
+  if (t->attn.attention != AS_ATTN_SINKHORN || !isinf(t->triple.beta)) return 0;
+  return hit(h, K(beta), K(attention), -1,
+             "attention: sinkhorn needs a finite beta: at beta .inf (hardmax) the alternate "
+             "normalisations do not converge to a doubly stochastic matrix");
+}
+
 /* Above AS_ATTENTION_STREAM_N tokens, and at any n with ranks_per_trial >= 1
  * (docs/meanfield.md), the attention is streamed (attention_stream.c), which computes the base
  * model's row softmax only. */
@@ -281,11 +330,12 @@ RULE(snapshots_le_t) {
 
 RULE(blocks_base) {
   (void)env;
-  if (as_blocks_kind_of(t) == AS_BLOCKS_OFF || as_attn_is_base(&t->attn, isinf(t->triple.beta)))
-    return 0;
-  return hit(h, K(heads), K(ffn), -1,
-             "heads, ffn, skip and weights run with the row softmax only (no hardmax, Sinkhorn, "
-             "mask or sphere yet)");
+  if (!uses_blocks(t) || as_attn_is_base(&t->attn, isinf(t->triple.beta))) return 0;
+  const int bk = block_key(t), mk = model_key(t);
+  return hit(h, bk, mk, -1,
+             "%s with %s: heads, ffn, skip and weights run with the row softmax only (no "
+             "hardmax, Sinkhorn, mask or sphere)",
+             as_params[bk].key, mk >= 0 ? as_params[mk].key : "this attention");
 }
 
 RULE(ffn_inside) {
@@ -303,7 +353,7 @@ RULE(ffn_inside) {
 }
 
 RULE(blocks_threshold) {
-  if (!env || as_blocks_kind_of(t) == AS_BLOCKS_OFF || t->d < env->spectral_threshold) return 0;
+  if (!env || !uses_blocks(t) || t->d < env->spectral_threshold) return 0;
   return hit(h, K(d), K(heads), -1,
              "heads, ffn, skip and weights are not available for d = %d >= spectral_threshold %d "
              "(the distributed large-d path runs the base model only)",
@@ -312,9 +362,7 @@ RULE(blocks_threshold) {
 
 RULE(per_layer_file) {
   (void)env;
-  if (as_blocks_kind_of(t) == AS_BLOCKS_OFF || t->blocks.weights != AS_WEIGHTS_PER_LAYER ||
-      !(VF(FILE) || MF(FILE)))
-    return 0;
+  if (t->blocks.weights != AS_WEIGHTS_PER_LAYER || !(VF(FILE) || MF(FILE))) return 0;
   return hit(h, K(weights), -1, -1,
              "weights per_layer draws its triples from a random family; a file family holds one "
              "triple per trial (sweep file_index instead)");
@@ -322,7 +370,7 @@ RULE(per_layer_file) {
 
 RULE(blocks_count) {
   (void)env;
-  if (as_blocks_kind_of(t) == AS_BLOCKS_OFF) return 0;
+  if (t->blocks.weights != AS_WEIGHTS_PER_LAYER) return 0;
   const long nb = as_blocks_count(t);
   if (nb <= AS_MAX_BLOCKS) return 0;
   return hit(h, K(weights_every), K(weights), -1,
@@ -356,4 +404,78 @@ as_status as_rules_check(const as_trial *t, const as_rule_env *env) {
   }
 cleanup:
   return st;
+}
+
+/* ---------------------------------------------------------------- variant combinations */
+
+const as_variant as_variants[AS_VARIANT_COUNT] = {
+#define AS_X_VARIANT_ENTRY(name, alt, keys) {#name, alt, keys},
+    AS_VARIANT_LIST(AS_X_VARIANT_ENTRY)
+#undef AS_X_VARIANT_ENTRY
+};
+
+/* The keys of variant v (as_variants[v].keys) applied to t. */
+static void variant_apply(as_variant_id v, as_trial *t) {
+  switch (v) {
+  case AS_VARIANT_hardmax:
+    t->triple.beta = INFINITY;
+    break;
+  case AS_VARIANT_sinkhorn:
+    t->attn.attention = AS_ATTN_SINKHORN;
+    break;
+  case AS_VARIANT_causal:
+    t->attn.mask = AS_MASK_CAUSAL;
+    break;
+  case AS_VARIANT_usa: /* a form of the sphere */
+  case AS_VARIANT_sphere:
+    t->attn.norm = AS_NORM_SPHERE;
+    t->attn.norm_form = v == AS_VARIANT_usa ? AS_NFORM_USA : AS_NFORM_SA;
+    t->integ.vars = AS_VARS_X; /* the default vars with norm: sphere */
+    break;
+  case AS_VARIANT_heads:
+    t->blocks.heads = 2;
+    break;
+  case AS_VARIANT_ffn_inside:
+  case AS_VARIANT_ffn_block:
+    t->blocks.ffn = AS_FFN_RELU;
+    t->blocks.ffn_form = v == AS_VARIANT_ffn_block ? AS_FFN_BLOCK : AS_FFN_INSIDE;
+    break;
+  case AS_VARIANT_per_layer:
+    t->blocks.weights = AS_WEIGHTS_PER_LAYER;
+    t->blocks.weights_every = 1;
+    break;
+  case AS_VARIANT_layers:
+  case AS_VARIANT_no_skip:
+    t->integ.method = AS_METHOD_LAYERS;
+    if (v == AS_VARIANT_no_skip) t->blocks.skip = false;
+    break;
+  case AS_VARIANT_zvars:
+    t->integ.vars = AS_VARS_Z;
+    break;
+  default:
+    break;
+  }
+}
+
+int as_variant_pair_broken(as_variant_id a, as_variant_id b, as_rule_hit *hit_out) {
+  as_trial t;
+  as_trial_defaults(&t);
+  t.d = 3;
+  t.n = 8;
+  t.integ.T = 10.0;
+  t.integ.dt = 0.1;
+  t.integ.vars = AS_VARS_X; /* zvars sets z; the sphere's own default is x */
+  if ((int)a < 0 || a >= AS_VARIANT_COUNT || (int)b < 0 || b >= AS_VARIANT_COUNT) return -1;
+  if (a != b && as_variants[a].alt > 0 && as_variants[a].alt == as_variants[b].alt) return -1;
+  /* vars z last: it is the one key that a sphere variant also sets */
+  if (a == AS_VARIANT_zvars) {
+    variant_apply(b, &t);
+    variant_apply(a, &t);
+  } else {
+    variant_apply(a, &t);
+    variant_apply(b, &t);
+  }
+  for (int r = 0; r < AS_RULE_COUNT; r++)
+    if (as_rule_broken((as_rule_id)r, &t, NULL, hit_out)) return 1;
+  return 0;
 }

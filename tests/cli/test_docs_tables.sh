@@ -2,7 +2,8 @@
 # The generated tables of the docs match their one declaration: the key table of docs/spec.md
 # is `attnsweep help keys` (include/attnsweep/params.h) and the field table of docs/results.md
 # is `attnsweep help fields` (include/attnsweep/record.h), the theorem table of docs/theory.md is
-# `attnsweep help theorems` (src/core/theorem.c), byte for byte between the markers.
+# `attnsweep help theorems` (src/core/theorem.c), the table of combinations of docs/variants.md
+# is `attnsweep help combinations` (src/core/rules.c), byte for byte between the markers.
 # To refresh a table: replace the lines between its markers by the command's output.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -15,7 +16,8 @@ block() { # block FILE NAME: the lines strictly between <!-- BEGIN NAME... --> a
                  index($0, "<!-- BEGIN " n ":") == 1 {p = 1}' "$1"
 }
 
-for pair in "keys docs/spec.md" "fields docs/results.md" "theorems docs/theory.md"; do
+for pair in "keys docs/spec.md" "fields docs/results.md" "theorems docs/theory.md" \
+  "combinations docs/variants.md"; do
   read -r topic doc <<<"$pair"
   "$bin" help "$topic" >"$tmp/$topic.gen"
   block "$src/$doc" "$topic" >"$tmp/$topic.doc"
@@ -27,6 +29,9 @@ check "help keys lists perturb with its record field" grep -q '^| `perturb` | v,
 # The theorem table is the table: one row per theorem, precedence order (d1 before identity).
 check "help theorems lists every theorem once" test "$(grep -c '^| `' "$tmp/theorems.gen")" -eq "$("$bin" help theorem_table | wc -l)"
 check "help theorems: d1 precedes identity" test "$(grep -n '^| `d1`' "$tmp/theorems.gen" | cut -d: -f1)" -lt "$(grep -n '^| `identity`' "$tmp/theorems.gen" | cut -d: -f1)"
+# The combinations table is the rules': the refused pairs of issue 31 are refused by name.
+check "help combinations: usa with sinkhorn refused" grep -q '^| `usa` | no: `usa_beta` | no: `usa_sinkhorn` |' "$tmp/combinations.gen"
+check "help combinations: per_layer with causal refused" grep -q '^| `per_layer` |.*no: `blocks_base`' "$tmp/combinations.gen"
 # docs/architecture.md names every source file, and every file it names exists.
 arch="$src/docs/architecture.md"
 missing=""

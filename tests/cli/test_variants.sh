@@ -27,6 +27,12 @@ refuse sphere_z 4:33 "use vars: x" "{case: a, norm: sphere, vars: z}"
 refuse causal_sinkhorn 4:19 "do not combine" "{case: a, mask: causal, attention: sinkhorn}"
 refuse heads_sinkhorn 4:20 "run with the row softmax only" "{case: a, heads: 2, attention: sinkhorn}"
 refuse usa_hardmax 4:49 "usa needs a finite beta" "{case: a, norm: sphere, norm_form: usa, beta: .inf}"
+refuse usa_sinkhorn 4:38 "do not combine" \
+  "{case: a, norm: sphere, norm_form: usa, attention: sinkhorn}"
+refuse hardmax_sinkhorn 4:19 "sinkhorn needs a finite beta" "{case: a, beta: .inf, attention: sinkhorn}"
+# a block key with a variant: named at the block key itself (issue 31), not at the mapping
+refuse per_layer_causal 4:22 "weights with mask: heads, ffn, skip and weights run with" \
+  "{case: a, weights: per_layer, method: layers, mask: causal}"
 
 # ---- the examples at small size (1 replicate, few tokens, short horizons, no snapshots)
 # (run side by side: most of a small run's wall time is MPI start-up, not work)

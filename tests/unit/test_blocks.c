@@ -1,7 +1,8 @@
 /* Transformer blocks (blocks.h): the reductions to the base model and one step of each new
  * field against the formula written out here.
  *   - H identical heads with V/H equal one head with V (x variables against the base model,
- *     z variables against the field of one head; RK4 and layers), final tokens to 1e-12;
+ *     z variables: 3 heads V/3 against 2 heads V/2, both the field; RK4 and layers), final
+ *     tokens to 1e-12;
  *   - skip false: one layer is x1 = P(x0) x0 V^T, P the softmax written here;
  *   - ffn identity inside with W = I is the base model bit for bit; relu inside: one Euler step
  *     is z0 + dt relu((P z0 - z0) V^T);
@@ -100,11 +101,12 @@ int main(void) {
   double a[N * D], b[N * D], scale = 0.0;
 
   /* H identical heads with V/H: the stacked explicit form (3 d x d). */
-  double V3[3 * D * D], M3[3 * D * D];
+  double V3[3 * D * D], M3[3 * D * D], V2[2 * D * D];
   for (int h = 0; h < 3; h++)
     for (int i = 0; i < D * D; i++) {
       V3[h * D * D + i] = V0[i] / 3.0;
       M3[h * D * D + i] = M0[i];
+      if (h < 2) V2[h * D * D + i] = V0[i] / 2.0;
     }
   const as_method methods[2] = {AS_METHOD_RK4, AS_METHOD_LAYERS};
   for (int mi = 0; mi < 2; mi++) {
@@ -120,16 +122,18 @@ int main(void) {
     double diff = max_diff(a, b, N * D, &scale);
     AS_EXPECT(diff <= 1e-12 * scale, "x variables, %s: 3 heads V/3 vs base V: %g (scale %g)",
               mi ? "layers" : "rk4", diff, scale);
-    /* z variables: against one head through the field (per_layer with a single block). */
-    one.integ.vars = three.integ.vars = AS_VARS_Z;
-    one.blocks.weights = AS_WEIGHTS_PER_LAYER;
-    one.blocks.weights_every = 1000000;
-    AS_EXPECT(as_blocks_kind_of(&one) == AS_BLOCKS_FIELD && as_blocks_count(&one) == 1,
-              "one block of per-layer weights");
-    run(pl, &one, a);
+    /* z variables: against two identical heads with V/2, also through the field (the scalar
+     * rescaling z = e^{-mu t} x of both is the one of V). */
+    as_trial two = three;
+    two.blocks.heads = 2;
+    two.triple.V = (as_matref){V2, 2 * D, D, 6};
+    two.triple.M = (as_matref){M3, 2 * D, D, 7};
+    two.integ.vars = three.integ.vars = AS_VARS_Z;
+    AS_EXPECT(as_blocks_kind_of(&two) == AS_BLOCKS_FIELD, "two heads use the field");
+    run(pl, &two, a);
     run(pl, &three, b);
     diff = max_diff(a, b, N * D, &scale);
-    AS_EXPECT(diff <= 1e-12 * scale, "z variables, %s: 3 heads V/3 vs 1 head V: %g (scale %g)",
+    AS_EXPECT(diff <= 1e-12 * scale, "z variables, %s: 3 heads V/3 vs 2 heads V/2: %g (scale %g)",
               mi ? "layers" : "rk4", diff, scale);
   }
 
