@@ -65,6 +65,24 @@ assert not bad, "the answer does not carry %s: %s" % (bad, ans)
 print("ok: the separability answer carries the fractions h5py computes")
 PY
 check "the separability answer carries the data's numbers" test $? -eq 0
+# --slurm at the cluster scale, against a stand-in sbatch that records its arguments: one job
+# per spec with the spec's --set overrides, then the page job after all of them.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/sbatch" <<STUB
+#!/usr/bin/env bash
+echo "\$*" >>"$tmp/sbatch.log"
+echo \$((1000 + \$(wc -l <"$tmp/sbatch.log")))
+STUB
+chmod +x "$tmp/bin/sbatch"
+PATH="$tmp/bin:$PATH" ATTNSWEEP=$bin bash "$dir/run.sh" --slurm --scale cluster \
+  --only a_q5_many_tokens,a_q7_skip --out "$tmp/s" >"$tmp/slurm.out" 2>&1
+check "run.sh --slurm exits 0" test $? -eq 0
+check "run.sh --slurm submitted 3 jobs" test "$(wc -l <"$tmp/sbatch.log" 2>/dev/null)" -eq 3
+check "the a_q7_skip job carries its cluster --set" \
+  grep -q "a_q7_skip.yaml -o $tmp/s/a_q7_skip.h5 --set replicates=100 --set n=64" "$tmp/sbatch.log"
+check "the page job waits for both sweeps" \
+  grep -q -- "--dependency=afterany:1001:1002 .*referees.py $tmp/s -o $tmp/s/referees.html" "$tmp/sbatch.log"
+check "run.sh --slurm printed the plan of each sweep" test "$(grep -c '^estimate:' "$tmp/slurm.out")" -eq 2
 bash "$dir/run.sh" --scale huge >/dev/null 2>&1
 check "run.sh --scale huge exits 2" test $? -eq 2
 bash "$dir/run.sh" --frobnicate >/dev/null 2>&1
