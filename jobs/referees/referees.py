@@ -15,7 +15,6 @@ Exit codes as attnsweep report: 0 written, 2 bad arguments or a missing results 
 unreadable file or an unwritable output.
 """
 
-import argparse
 import math
 import os
 import sys
@@ -211,11 +210,10 @@ def _a_w2(rf):
             pct(r["verdict_eq_consistent"]))) + ".")
     g = by_key(rec, "attention")
     if "softmax" in g and "sinkhorn" in g:
-        s += (" Sinkhorn attention ends with a median cluster count %s softmax's, %s." % (cmp_word(g["sinkhorn"]["n_clusters_median"],
-                                     g["softmax"]["n_clusters_median"], "above", "below",
-                                     "equal to"),
-                             "into more groups" if g["sinkhorn"]["n_clusters_median"] >
-                             g["softmax"]["n_clusters_median"] else "into as few or fewer"))
+        sk, sm = g["sinkhorn"]["n_clusters_median"], g["softmax"]["n_clusters_median"]
+        s += (" Sinkhorn attention ends with a median cluster count %s softmax's, %s." % (
+            cmp_word(sk, sm, "above", "below", "equal to"),
+            "into more groups" if sk > sm else "into as few or fewer"))
     return t, s
 
 
@@ -245,7 +243,8 @@ def _b_q1(rf):
 def _b_q3(rf):
     _, tables, robust = summ.robustness_tables(rf, [], None, bins=4)
     t, rec = verdict_records(rf, ["case"])
-    s = ("Judged against the theorem whose hypotheses hold (or no_prediction when none does): " + groups(
+    s = ("Judged against the theorem whose hypotheses hold (or no_prediction when none "
+         "does): " + groups(
         rec, ["case"], lambda r: "%s [%s, %s] consistent of %s judged" % (
             pct(r["consistent_frac"]), pct(r["consistent_lo"]), pct(r["consistent_hi"]),
             num(r["judged"]))) +
