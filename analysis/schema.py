@@ -253,6 +253,12 @@ class Results:
                     self.attrs[key] = _text(self._f.attrs[n])
                     break
 
+    def root_attributes(self):
+        """Every root attribute of the file as text (docs/results.md, "Root attributes"), for
+        provenance: name -> value, in the file's order (attrs above holds the few the tables
+        use, under their stable names)."""
+        return {k: _text(self._f.attrs[k]) for k in self._f.attrs.keys()}
+
     def __enter__(self):
         return self
 

@@ -16,7 +16,10 @@ if [ "${1:-}" = "--test" ]; then
          # building by texlive-latex-base), scipy.stats for the intervals and tests of
          # summarize --stat/--pair
          texlive-latex-base texlive-latex-recommended python3-pandas python3-xarray
-         python3-yaml python3-scipy)
+         python3-yaml python3-scipy
+         # the HTML page of `attnsweep report` is loaded in a real headless browser
+         # (tests/py/test_report_browser.py)
+         chromium)
 fi
 
 missing=()

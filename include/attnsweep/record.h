@@ -132,6 +132,7 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(F64, residual, "res(X) = ||X - 1 mean(X)^T||_F / ||X||_F of the final tokens")               \
   X(I32, rank_p_head_min, "blocks field trials: smallest rank of a head's final P^h (-1: none)") \
   X(I32, rank_p_head_max, "blocks field trials: largest rank of a head's final P^h (-1: none)")  \
+  X(F64, sep_gap, "min gap of cluster pairs along their centre line / spread (> 0: separable)")  \
   /* ---- attention normalisations, metastability (docs/variants.md) */                          \
   X(F64, sinkhorn_dev, "Sinkhorn: largest |row/column sum - 1| left, over the run")              \
   X(I32, n_plateaus, "plateaus: >= 2 clusters for >= 2 time units (-1: none)")                   \

@@ -129,6 +129,7 @@ int as_cmd_plan(int argc, char **argv);
 int as_cmd_run(int argc, char **argv);
 int as_cmd_status(int argc, char **argv);
 int as_cmd_summarize(int argc, char **argv);
+int as_cmd_report(int argc, char **argv);
 int as_cmd_reproduce(int argc, char **argv);
 int as_cmd_repair(int argc, char **argv);
 int as_cmd_merge(int argc, char **argv);

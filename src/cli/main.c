@@ -53,6 +53,15 @@ static const as_command commands[] = {
      "Runs /usr/bin/python3 analysis/attnsweep_summarize.py (docs/analysis.md), which reads\n"
      "the options:\n",
      NULL, "attnsweep_summarize.py", NULL},
+    {"report", as_cmd_report, 0, "one self-contained HTML page (tables, figures) from results",
+     "usage: attnsweep report FILE.h5 [FILE2.h5 ...] -o report.html [OPTIONS]\n\n"
+     "For each file: provenance (spec, hashes, versions, dates), completeness and failures,\n"
+     "verdict tables with intervals, Table 1, near-miss robustness, the sections of what the\n"
+     "sweep varies (variants, mean field, weights) and figures, computed by the summarize\n"
+     "machinery; inline CSS and figures, no script, no request to the network. Runs\n"
+     "/usr/bin/python3 analysis/attnsweep_report.py (docs/analysis.md), which reads the\n"
+     "options:\n",
+     NULL, "attnsweep_report.py", NULL},
     {"reproduce", as_cmd_reproduce, 1, "rerun one trial and compare it with its record",
      "usage: attnsweep reproduce OUT.h5 TRIAL [--save TRIAL.h5 [--snapshots K]]\n\n"
      "Reruns trial TRIAL from the spec stored in OUT.h5 and compares it bit for bit with its\n"

@@ -10,6 +10,7 @@
 #include "attnsweep/attention.h"
 #include "attnsweep/hull.h"
 #include "attnsweep/measure.h"
+#include "attnsweep/observe.h"
 #include "attnsweep/rng.h"
 #include "attnsweep/theorem.h"
 #include "attnsweep/trial.h"
@@ -451,6 +452,7 @@ static void reset_fields(as_record *rec) {
   rec->n_vertices = rec->n_levels = rec->leaders_init_vertices = 0;
   rec->cluster_tol = rec->p_bool_dist = rec->p_uniform_dist = rec->max_norm_x = NAN;
   rec->level_a = rec->level_b = rec->verdict_margin = rec->mean_shift = rec->spread = NAN;
+  rec->sep_gap = NAN;
   rec->mass_1 = rec->mass_2 = rec->mass_3 = rec->mass_4 = NAN;
   rec->mass_5 = rec->mass_6 = rec->mass_7 = rec->mass_8 = rec->mass_rest = NAN;
   rec->hull_vertices = rec->hull_vertices_init = -1;
@@ -816,6 +818,7 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     }
     rec->mean_shift = cl.s0 > 0.0 ? sqrt(shift2) / cl.s0 : NAN;
   }
+  rec->sep_gap = as_observe_sep_gap(n, k, ws->Y, ws->label, cl.n_clusters, ws->cent, cl.s);
   AS_TRY(leaders_init(in, ws, k, &rec->leaders_init_vertices));
   const double unresolved_margin = cl.rmax / cl.tol;
   /* Whether the horizon is long enough for the theorem's geometry to have emerged: a

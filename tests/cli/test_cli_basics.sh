@@ -20,7 +20,7 @@ check "--version shows a git revision" grep -Eq "git [0-9a-f]{7,}|git unknown" <
 
 out=$("$bin" --help); rc=$?
 check "--help exits 0" test $rc -eq 0
-for cmd in validate plan run status summarize reproduce repair; do
+for cmd in validate plan run status summarize report reproduce repair; do
   check "--help lists $cmd" grep -q "^  $cmd" <<<"$out"
   h=$("$bin" help "$cmd"); rc=$?
   check "help $cmd exits 0 and shows its usage" bash -c "[ $rc -eq 0 ] && grep -q 'usage: .*attnsweep $cmd' <<<\"\$0\"" "$h"

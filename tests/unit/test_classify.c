@@ -169,6 +169,10 @@ static void test_identity(as_classify_ws *ws2, as_classify_ws *ws3) {
     for (int a = 0; a < 2; a++) m0[a] += f.Z0[2 * i + a] / 20, m1[a] += f.Z[2 * i + a] / 20;
   AS_EXPECT_CLOSE(r.mean_shift, hypot(m1[0] - m0[0], m1[1] - m0[1]) / s0, 1e-12, 0);
   AS_EXPECT_CLOSE(r.spread, diam(f.Z, 20, 2), 1e-12, 0);
+  /* sep_gap (observe.h): the nearest centres are 3 apart and every token lies within 1e-4 of
+   * its centre's point, so the smallest gap along a centre line is 3 up to 2e-4 (and the
+   * centres move by less than 1e-4): 3 / spread within 1e-4 */
+  AS_EXPECT_CLOSE(r.sep_gap, 3.0 / r.spread, 0, 1e-4);
 
   /* an interior cluster well inside: violated */
   const double sqi[] = {-3, -3, 3, -3, 3, 3, -3, 3, 1, 0.5, 0, -3};
