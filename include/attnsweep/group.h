@@ -29,6 +29,7 @@
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "attnsweep/pipeline.h"
 #include "attnsweep/record.h"
@@ -51,6 +52,11 @@ typedef struct as_group_ops {
   /* The leader's finished record (one at a time, as soon as it is done). Required. */
   as_status (*sink)(const as_record *recs, int count, void *ctx);
   void *ctx;
+  /* Rank 0's progress lines (NULL or interval <= 0: none): a line when a trial of one of its
+   * groups starts, one every interval while it runs (its time so far and attention
+   * evaluations), and the totals at the end; the other groups' trials are counted there. */
+  FILE *progress;
+  double progress_interval;
 } as_group_ops;
 
 typedef struct as_group_summary {

@@ -13,7 +13,8 @@
 
 /* Record an MPI failure (rc != MPI_SUCCESS); returns AS_ERR_MPI. */
 as_status as_error_from_mpi(int rc, const char *file, int line, const char *func, const char *call);
-/* Record an HDF5 failure with the current HDF5 error stack; returns AS_ERR_HDF5. */
+/* Record an HDF5 failure with the current HDF5 error stack and the HDF5 files open ("CALL failed
+ * on FILE | HDF5: ..."; a create or open names its file in the stack); returns AS_ERR_HDF5. */
 as_status as_error_from_h5(const char *file, int line, const char *func, const char *call);
 /* Record the failure of H5Fopen of a file that carries the HDF5 signature (so is damaged, e.g.
  * truncated): AS_ERR_HDF5 naming path, the innermost cause HDF5 gives, and `attnsweep repair`,

@@ -34,6 +34,10 @@ as_status as_matfile_load(as_trial *t, as_matfile **out);
  * shapes), point t's data fields at its buffers and return 1; else return 0 and leave t as
  * it is. Lets a worker read a file once for a run of trials of the same triple. */
 int as_matfile_reuse(const as_matfile *mf, as_trial *t);
+/* V's factors when the file stores V = VL VR (import-weights' compact layout): for head `head`
+ * of the loaded item (0 without a head axis) *VL (d x r) and *VR (r x d), row-major, valid until
+ * destroy; returns r, or 0 (pointers untouched) when V was stored dense or not loaded. */
+int as_matfile_v_factors(const as_matfile *mf, int head, const double **VL, const double **VR);
 /* Free the buffers; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_matfile_destroy(as_matfile **p);
 

@@ -65,6 +65,20 @@ as_status as_spectral_copy(const as_spectral *src, as_spectral *dst);
  * failure (info > 0) is returned as AS_ERR_LAPACK with the routine named. Not collective. */
 as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp);
 
+/* The same analysis of a triple whose V is given factored, V = VL VR (VL d x r, VR r x d,
+ * row-major; tr->V holds their product, tr->M as for as_spectral_analyze), at the cost of r x r
+ * problems instead of d x d ones (census of import-weights' factored heads, r = d_k << d).
+ * The nonzero eigenvalues of V are those of C = VR VL (same Jordan structure), the other d - r
+ * are exactly 0; phi1 = VL y and l1 = VR^T z from C's eigenvectors y, z; the projector onto F is
+ * VL C^{-1} P_C VR with P_C C's own projector at the same shift c > 0 (both groups of the split
+ * put V's zero eigenvalues on the G side). m_min_sym_eig and every flag and the theorem come from
+ * the shared steps below, as on the other paths. eig_cond is NaN and AS_FLAG_V_DIAGONALISABLE
+ * off, as on the ScaLAPACK path (the eigenvector matrix is never formed: for a rank-deficient V
+ * it depends on the basis LAPACK happens to pick in the null space). Needs 1 <= r < d.
+ * Not collective. */
+as_status as_spectral_analyze_factored(const as_triple *tr, int r, const double *VL,
+                                       const double *VR, double tol, as_spectral *sp);
+
 /* ---------------------------------------------------------------- definitions and precedence
  *
  * Tolerances: scale = max |eigenvalue of V| (1 if V = 0); "equal" eigenvalues differ by at most

@@ -42,6 +42,7 @@ typedef struct census_opts {
   double tol;          /* relative tolerance of the spectral tests */
   int threshold;       /* d from which ScaLAPACK is used; 0: the path is chosen by cost */
   double read_seconds; /* time bound of one read of the file */
+  int factored;        /* V = VL VR stored: 1 analyse the factors, 0 the d x d V, -1 by d */
 } census_opts;
 
 /* One triple's row: its labels and analysis (sp NULL when it failed). */
@@ -177,6 +178,8 @@ typedef struct census_args {
   double tol;          /* --tol */
   long threshold;      /* --threshold (0: the path is chosen by cost) */
   double read_seconds; /* --read-seconds */
+  int expanded;        /* --expanded */
+  int factored;        /* --factored */
 } census_args;
 
 /* Every option of `attnsweep census`, once. */
@@ -190,12 +193,17 @@ static const as_opt census_opts_table[] = {
     AS_OPT_RANGE("read-seconds", 0, "S", census_args, read_seconds, 0, 86400, AS_OPEN_LO,
                  "time bound of each read of the file (default 60): a damaged file that makes "
                  "HDF5 loop stops with exit 2"),
+    AS_OPT_FLAG("expanded", 0, census_args, expanded,
+                "analyse a factored V (V = VL VR, import-weights) as the d x d matrix a sweep "
+                "analyses, also from d >= 512 (slower; eig_cond defined)"),
+    AS_OPT_FLAG("factored", 0, census_args, factored,
+                "analyse a factored V through its r x r factors also below d = 512"),
 };
 const as_optset as_opts_census = AS_OPTSET(census_opts_table, "WEIGHTS.h5");
 
 /* Parses the options; 0 on success, else the exit code (rank 0 printed the message). */
 static int parse(int argc, char **argv, int rank, census_opts *o) {
-  census_args a = {NULL, 0, CENSUS_TOL, 0, CENSUS_READ_SECONDS};
+  census_args a = {NULL, 0, CENSUS_TOL, 0, CENSUS_READ_SECONDS, 0, 0};
   memset(o, 0, sizeof *o);
   int npos = 0, code = 0;
   if (as_opts_parse("census", &as_opts_census, argc, argv, &a, rank == 0, &npos, &code))
@@ -211,6 +219,10 @@ static int parse(int argc, char **argv, int rank, census_opts *o) {
   o->tol = a.tol;
   o->threshold = (int)a.threshold;
   o->read_seconds = a.read_seconds;
+  if (a.expanded && a.factored)
+    return rank == 0 ? as_cli_usage_error("census", "--expanded and --factored exclude each other")
+                     : 2;
+  o->factored = a.expanded ? 0 : a.factored ? 1 : -1;
   return 0;
 }
 
@@ -260,10 +272,49 @@ static void guard_end(void) {
   for (int i = 0; i < 5; i++) sigaction(guard_signals[i], &guard_saved[i], NULL);
 }
 
+/* The path for a V stored factored (V = VL VR, d x r times r x d, import-weights): from d >=
+ * CENSUS_FACTORED_MIN_D with r <= d / 2, as_spectral_analyze_factored on r x r problems; a d = 768
+ * head then costs about 0.1 s instead of 1.1 to 1.5 s (docs/weights.md). Below it the d x d
+ * analysis is cheap (under 0.2 s a head) and gives the bits a sweep records, which runs LAPACK
+ * there; from the sweep's default spectral threshold on, a sweep distributes the analysis
+ * (ScaLAPACK, other roundings) anyway. --expanded and --factored override the choice. */
+#define CENSUS_FACTORED_MIN_D AS_SPECTRAL_THRESHOLD_DEFAULT
+
 /* Triple (item, head) of the file into tr (created for d, m); heads 0: no head axis. Any rank;
- * under the read guard. */
+ * under the read guard. fac (may be NULL) gets V's factors when the file stores them and the
+ * factored path applies (fac->r = 0 otherwise). */
+typedef struct census_factors {
+  int r;           /* inner size of V = VL VR; 0: analyse the d x d V */
+  double *VL, *VR; /* d x r and r x d, owned (sized for the largest r seen) */
+  size_t cap;      /* doubles each buffer holds */
+} census_factors;
+
+static as_status keep_factors(const census_opts *o, const as_matfile *mf, int head, int d,
+                              census_factors *fac) {
+  as_status st = AS_OK;
+  const double *L, *R;
+  fac->r = 0;
+  if (o->factored == 0 || (o->factored < 0 && d < CENSUS_FACTORED_MIN_D)) goto cleanup;
+  int r = as_matfile_v_factors(mf, head, &L, &R);
+  if (r < 1 || 2 * r > d) goto cleanup; /* the d x d path costs about what the factored one does */
+  size_t need = (size_t)d * r;
+  if (need > fac->cap) {
+    double *nl = realloc(fac->VL, need * sizeof *nl);
+    if (nl) fac->VL = nl;
+    double *nr = nl ? realloc(fac->VR, need * sizeof *nr) : NULL;
+    if (nr) fac->VR = nr;
+    AS_CHECK_ALLOC(nl && nr ? nr : NULL);
+    fac->cap = need;
+  }
+  memcpy(fac->VL, L, need * sizeof *L);
+  memcpy(fac->VR, R, need * sizeof *R);
+  fac->r = r;
+cleanup:
+  return st;
+}
+
 static as_status load_triple(const census_opts *o, int item, int heads, int head, int d, int m,
-                             as_triple *tr) {
+                             as_triple *tr, census_factors *fac) {
   as_status st = AS_OK;
   as_matfile *mf = NULL;
   as_trial t;
@@ -292,6 +343,7 @@ static as_status load_triple(const census_opts *o, int item, int heads, int head
     t.triple.M.rows = d;
   }
   AS_TRY(as_triple_build(&t, tr));
+  if (fac) AS_TRY(keep_factors(o, mf, heads > 1 ? head : 0, d, fac));
 cleanup:
   as_matfile_destroy(&mf);
   return st;
@@ -384,18 +436,23 @@ static double median(double *v, int n) {
 
 /* Analyse triple j (item j / H, head j % H) on this rank alone (LAPACK) into *res. */
 static void analyse_local(const census_opts *o, int j, int heads, int d, int m, const int *layer,
-                          const int *head, as_triple *tr, as_spectral *sp, census_out *res) {
+                          const int *head, as_triple *tr, as_spectral *sp, census_factors *fac,
+                          census_out *res) {
   const int H = heads > 1 ? heads : 1, item = j / H, h = j % H;
   memset(res, 0, sizeof *res);
   res->theorem = -1;
   as_error_clear();
-  as_status st = load_triple(o, item, heads, h, d, m, tr);
+  as_status st = load_triple(o, item, heads, h, d, m, tr, fac);
   if (st != AS_OK) {
     res->code = as_cli_report("census", st);
     return;
   }
   as_error_clear();
-  st = as_spectral_analyze(tr, o->tol, sp);
+  /* A factored V of small inner size: the same analysis on r x r problems (spectral.h). */
+  if (fac->r > 0)
+    st = as_spectral_analyze_factored(tr, fac->r, fac->VL, fac->VR, o->tol, sp);
+  else
+    st = as_spectral_analyze(tr, o->tol, sp);
   if (st == AS_ERR_NOMEM) {
     res->code = as_cli_report("census", st);
     return;
@@ -450,6 +507,7 @@ int as_cmd_census(int argc, char **argv) {
   char model[64] = "", position[64] = "";
   as_triple *tr = NULL;
   as_spectral *sp = NULL;
+  census_factors fac = {0, NULL, NULL, 0};
   as_pspectral *ps = NULL;
   FILE *out = NULL;
   census_out *mine = NULL, *all = NULL;
@@ -564,7 +622,7 @@ int as_cmd_census(int argc, char **argv) {
       int lok = 1;
       if (rank == 0) {
         as_error_clear();
-        st = load_triple(&o, first / H, sh.heads, first % H, d, m, tr);
+        st = load_triple(&o, first / H, sh.heads, first % H, d, m, tr, NULL);
         lok = st == AS_OK;
       }
       if (MPI_Bcast(&lok, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
@@ -612,7 +670,7 @@ int as_cmd_census(int argc, char **argv) {
     /* LAPACK: triple first + rank on each rank, the rows gathered to rank 0 in order. */
     const int j = first + rank;
     if (j < n)
-      analyse_local(&o, j, sh.heads, d, m, layer, head, tr, sp, mine);
+      analyse_local(&o, j, sh.heads, d, m, layer, head, tr, sp, &fac, mine);
     else
       memset(mine, 0, sizeof *mine);
     if (MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0,
@@ -682,6 +740,8 @@ cleanup:
   as_pspectral_destroy(&ps);
   as_spectral_destroy(&sp);
   as_triple_destroy(&tr);
+  free(fac.VL);
+  free(fac.VR);
   free(mine);
   free(all);
   free(stats.gap);

@@ -13,6 +13,7 @@
 #include "attnsweep/outset.h"
 #include "attnsweep/results.h"
 #include "attnsweep/shard.h"
+#include "attnsweep/spec.h"
 #include "cli.h"
 
 enum { MAX_FAILURES_SHOWN = 5, MAX_SEGMENTS_SHOWN = 20 };
@@ -446,6 +447,72 @@ static int status_shards(const char *results, shard_file *f, int n, int json) {
   return rc;
 }
 
+/* ---------------------------------------------------------------- group trials (issue 34.3)
+ *
+ * Trials run on a group of ranks (ranks_per_trial): how many rows were run that way (the
+ * record's ranks_per_trial >= 2), and how many pending trials of the stored spec ask for a group
+ * explicitly (ranks_per_trial: R >= 2; the automatic choice, 0, depends on the job's ranks and
+ * is not counted). Only specs that name the key are looked at. */
+typedef struct group_counts {
+  int any;                /* the stored spec names ranks_per_trial */
+  uint64_t done, pending; /* rows run on groups; pending trials asking for one */
+} group_counts;
+
+#define STATUS_GROUP_BLOCK 4096
+#define STATUS_GROUP_MAX_TRIALS ((uint64_t)1 << 22) /* beyond: pending ones not counted */
+
+static as_status count_groups(as_results *rf, group_counts *g) {
+  as_status st = AS_OK;
+  char *text = NULL;
+  as_spec *spec = NULL;
+  as_record *recs = NULL;
+  uint64_t *trials = NULL;
+  memset(g, 0, sizeof *g);
+  if (as_results_spec_text(rf, &text) != AS_OK || !text || !strstr(text, "ranks_per_trial")) {
+    as_error_clear(); /* no stored spec, or no group trials: nothing to say */
+    goto cleanup;
+  }
+  g->any = 1;
+  if (as_spec_parse(text, strlen(text), "(stored spec)", NULL, &spec) != AS_OK) {
+    as_error_clear();
+    spec = NULL;
+  }
+  const uint64_t n = as_results_n_trials(rf);
+  recs = malloc(STATUS_GROUP_BLOCK * sizeof *recs);
+  trials = malloc(STATUS_GROUP_BLOCK * sizeof *trials);
+  AS_CHECK_ALLOC(recs && trials ? recs : NULL);
+  for (uint64_t first = 0; first < n; first += STATUS_GROUP_BLOCK) {
+    size_t count = n - first < STATUS_GROUP_BLOCK ? (size_t)(n - first) : STATUS_GROUP_BLOCK, held;
+    AS_TRY(as_results_read_held(rf, first, count, recs, trials, &held));
+    for (size_t i = 0; i < held; i++) {
+      const as_record *r = &recs[i];
+      if (r->outcome != AS_OUT_PENDING && r->outcome != AS_OUT_INTERRUPTED) {
+        if (r->ranks_per_trial >= 2) g->done++;
+      } else if (spec && n <= STATUS_GROUP_MAX_TRIALS) {
+        as_trial t;
+        if (as_spec_trial(spec, trials[i], &t) == AS_OK && t.ranks_per_trial >= 2) g->pending++;
+        as_error_clear();
+      }
+    }
+  }
+cleanup:
+  free(recs);
+  free(trials);
+  as_spec_destroy(&spec);
+  free(text);
+  return st;
+}
+
+static void print_groups(const group_counts *g, int json) {
+  if (!g->any) return;
+  if (json)
+    printf(", \"group_trials\": {\"done\": %llu, \"pending\": %llu}", (unsigned long long)g->done,
+           (unsigned long long)g->pending);
+  else
+    printf("group trials (ranks_per_trial >= 2): %llu done, %llu pending\n",
+           (unsigned long long)g->done, (unsigned long long)g->pending);
+}
+
 int as_cmd_status(int argc, char **argv) {
   as_status st = AS_OK;
   as_results *rf = NULL;
@@ -543,6 +610,9 @@ int as_cmd_status(int argc, char **argv) {
     json_counts(stdout, &as_outcome_table, c.outcome);
     printf(", \"verdicts\": ");
     json_counts(stdout, &as_verdict_table, c.verdict);
+    group_counts gc;
+    AS_TRY(count_groups(rf, &gc));
+    print_groups(&gc, 1);
     if (!complete && !held) {
       char cmd[2 * AS_OUTSET_PATH_MAX + 64];
       if (name[0] && access(name, R_OK) == 0)
@@ -614,6 +684,11 @@ int as_cmd_status(int argc, char **argv) {
   print_sums(&vc, flags, c.total);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);
+  {
+    group_counts gc;
+    AS_TRY(count_groups(rf, &gc));
+    print_groups(&gc, 0);
+  }
   uint64_t failed = c.outcome[AS_OUT_FAILED];
   AS_TRY(print_failures(rf, failed));
   printf("segments: %zu\n", nseg);

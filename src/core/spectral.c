@@ -449,3 +449,182 @@ cleanup:
   free(ipiv);
   return st;
 }
+
+/* ---------------------------------------------------------------- factored V = VL VR */
+
+/* Eigen-decomposition of C = VR VL (r x r) and V's spectrum from it: sp->wr, wi (C's r
+ * eigenvalues and d - r zeros, sorted), phi1 = VL y and l1 = VR^T z for C's lead pair. */
+static as_status factored_eigs(const as_triple *tr, int r, const double *VL, const double *VR,
+                               const double *C, double tol, as_spectral *sp, double *A, double *EL,
+                               double *ER, double *wr, double *wi, double *work, int lwork) {
+  as_status st = AS_OK;
+  int d = tr->d, info = 0;
+  memcpy(A, C, (size_t)r * r * sizeof(double));
+  dgeev_("V", "V", &r, A, &r, wr, wi, EL, &r, ER, &r, work, &lwork, &info, 1, 1);
+  AS_LAPACK_CHECK("dgeev", info);
+  AS_CHECK(info == 0, AS_ERR_LAPACK, "dgeev: QR algorithm failed to converge (info %d)", info);
+  int lead = 0;
+  for (int i = 1; i < r; i++)
+    if (eig_before(wr[i], wi[i], wr[lead], wi[lead])) lead = i;
+  for (int i = 0; i < d; i++) {
+    sp->wr[i] = i < r ? wr[i] : 0.0;
+    sp->wi[i] = i < r ? wi[i] : 0.0;
+  }
+  as_spectral_sort_eigs(d, sp->wr, sp->wi);
+  as_spectral_from_eigs(tr, tol, sp);
+  /* As in as_spectral_analyze: dgeev's left vectors of the column-major C^T are C's right
+   * ones. V (VL y) = VL C y and V^T (VR^T z) = VR^T C^T z. */
+  const double *y = EL + (size_t)lead * r, *z = ER + (size_t)lead * r;
+  cblas_dgemv(CblasRowMajor, CblasNoTrans, d, r, 1.0, VL, r, y, 1, 0.0, sp->phi1, 1);
+  cblas_dgemv(CblasRowMajor, CblasTrans, r, d, 1.0, VR, d, z, 1, 0.0, sp->l1, 1);
+  as_spectral_set_vectors(tr, tol, sp);
+cleanup:
+  return st;
+}
+
+as_status as_spectral_analyze_factored(const as_triple *tr, int r, const double *VL,
+                                       const double *VR, double tol, as_spectral *sp) {
+  as_status st = AS_OK;
+  double *C = NULL, *A = NULL, *EL = NULL, *ER = NULL, *Pc = NULL, *S = NULL, *work = NULL,
+         *T = NULL, *R = NULL, *wr = NULL, *wi = NULL;
+  int *ipiv = NULL;
+  AS_CHECK(tr != NULL && sp != NULL && VL != NULL && VR != NULL, AS_ERR_ARG,
+           "spectral: NULL argument");
+  AS_CHECK(tr->d == sp->d, AS_ERR_ARG, "spectral: triple d = %d, analysis d = %d", tr->d, sp->d);
+  AS_CHECK(r >= 1 && r < tr->d, AS_ERR_ARG, "spectral: factored rank %d not in 1..d-1 (d = %d)", r,
+           tr->d);
+  AS_CHECK(tol > 0 && tol < 1, AS_ERR_ARG, "spectral: tolerance %g not in (0, 1)", tol);
+  int d = tr->d;
+  size_t dd = (size_t)d * d, rr = (size_t)r * r;
+  for (size_t k = 0; k < dd; k++) {
+    AS_CHECK(isfinite(tr->V[k]), AS_ERR_DATA, "spectral: V(%zu, %zu) is not finite", k / d, k % d);
+    AS_CHECK(isfinite(tr->M[k]), AS_ERR_DATA, "spectral: M(%zu, %zu) is not finite", k / d, k % d);
+  }
+  C = malloc(rr * sizeof(double));
+  AS_CHECK_ALLOC(C);
+  A = malloc(dd * sizeof(double)); /* r x r work, then sym(M) */
+  AS_CHECK_ALLOC(A);
+  EL = malloc(rr * sizeof(double));
+  AS_CHECK_ALLOC(EL);
+  ER = malloc(rr * sizeof(double));
+  AS_CHECK_ALLOC(ER);
+  Pc = malloc(rr * sizeof(double));
+  AS_CHECK_ALLOC(Pc);
+  S = malloc(rr * sizeof(double));
+  AS_CHECK_ALLOC(S);
+  T = malloc((size_t)r * d * sizeof(double));
+  AS_CHECK_ALLOC(T);
+  R = malloc(dd * sizeof(double));
+  AS_CHECK_ALLOC(R);
+  wr = malloc((size_t)d * sizeof(double));
+  AS_CHECK_ALLOC(wr);
+  wi = malloc((size_t)d * sizeof(double));
+  AS_CHECK_ALLOC(wi);
+  ipiv = malloc((size_t)d * sizeof(int));
+  AS_CHECK_ALLOC(ipiv);
+  for (size_t k = 0; k < (size_t)r * d; k++)
+    AS_CHECK(isfinite(VL[k]) && isfinite(VR[k]), AS_ERR_DATA,
+             "spectral: a factor of V has a non-finite entry (%zu)", k);
+
+  int info = 0, lwork = -1, lw;
+  double q = 0;
+  dgeev_("V", "V", &r, A, &r, wr, wi, EL, &r, ER, &r, &q, &lwork, &info, 1, 1);
+  AS_LAPACK_CHECK("dgeev (query)", info);
+  lw = (int)q;
+  dsyev_("N", "U", &d, A, &d, wr, &q, &lwork, &info, 1, 1);
+  AS_LAPACK_CHECK("dsyev (query)", info);
+  if ((int)q > lw) lw = (int)q;
+  if (64 * r > lw) lw = 64 * r; /* dgetri blocked */
+  lwork = lw;
+  work = malloc((size_t)lwork * sizeof(double));
+  AS_CHECK_ALLOC(work);
+
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, d, 1.0, VR, d, VL, r, 0.0, C, r);
+  AS_TRY(factored_eigs(tr, r, VL, VR, C, tol, sp, A, EL, ER, wr, wi, work, lwork));
+  sp->eig_cond = NAN;
+
+  /* Smallest eigenvalue of the symmetric part of M (as as_spectral_analyze). */
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++)
+      A[(size_t)i * d + j] = 0.5 * (tr->M[(size_t)i * d + j] + tr->M[(size_t)j * d + i]);
+  dsyev_("N", "U", &d, A, &d, wr, work, &lwork, &info, 1, 1);
+  AS_LAPACK_CHECK("dsyev", info);
+  AS_CHECK(info == 0, AS_ERR_LAPACK, "dsyev: failed to converge (info %d)", info);
+  sp->m_min_sym_eig = wr[0];
+
+  /* F: V's zero eigenvalues lie below either shift (c > 0), so P_V = VL C^{-1} P_C VR with P_C
+   * C's sign projector at c; C^{-1} P_C = (C P_C + I - P_C)^{-1} P_C (C is invertible on the
+   * range of P_C; the matrix in brackets everywhere). */
+  memset(sp->proj_f, 0, dd * sizeof(double));
+  sp->dim_f = 0;
+  for (int pass = 1; pass >= 0; pass--) {
+    double c;
+    int dim, plan = as_spectral_projector_plan(sp, tol, pass, &c, &dim);
+    if (plan == 0) continue;
+    int ok = 1;
+    if (plan == 3) {
+      set_identity(d, sp->proj_f); /* every eigenvalue in F: V has none at 0, not reached */
+    } else {
+      ok = c > 0 && sign_projector(r, C, c, Pc, S, work, lwork, ipiv);
+      if (ok) {
+        /* S = C P_C + I - P_C; solve S W = P_C (S and P_C commute, so the column-major solve
+         * of the transposes gives the row-major W). */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, C, r, Pc, r, 0.0, S,
+                    r);
+        for (size_t k = 0; k < rr; k++) S[k] -= Pc[k];
+        for (int i = 0; i < r; i++) S[(size_t)i * r + i] += 1.0;
+        memcpy(EL, Pc, rr * sizeof(double));
+        dgesv_(&r, &r, S, &r, ipiv, EL, &r, &info);
+        AS_LAPACK_CHECK("dgesv", info);
+        ok = info == 0;
+      }
+      if (ok) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, EL, r, VR, d, 0.0, T,
+                    d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, VL, r, T, d, 0.0,
+                    sp->proj_f, d);
+      }
+    }
+    if (ok) {
+      double tr_p = 0;
+      for (int i = 0; i < d; i++) tr_p += sp->proj_f[(size_t)i * d + i];
+      ok = isfinite(tr_p) && fabs(tr_p - dim) < 0.5;
+    }
+    if (ok && pass == 1 && plan != 3) {
+      /* The test of as_spectral_analyze, ||V P - lam P||_F <= tol |lam| ||P||_F, in factored
+       * form: V P - lam P = VL (C W - lam W) VR. */
+      const double lam = sp->lambda1_re;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, C, r, EL, r, 0.0, S, r);
+      for (size_t k = 0; k < rr; k++) S[k] -= lam * EL[k];
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, S, r, VR, d, 0.0, T, d);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, VL, r, T, d, 0.0, R, d);
+      double rn = 0, pn = 0;
+      for (size_t k = 0; k < dd; k++) {
+        rn += R[k] * R[k];
+        pn += sp->proj_f[k] * sp->proj_f[k];
+      }
+      ok = sqrt(rn) <= AS_SPECTRAL_SEMISIMPLE_TOL * fabs(lam) * sqrt(pn);
+    }
+    if (ok) {
+      sp->dim_f = dim;
+      if (pass == 1) sp->flags |= AS_FLAG_PARANORMAL;
+      break;
+    }
+    memset(sp->proj_f, 0, dd * sizeof(double));
+  }
+  as_spectral_decide(tr, tol, sp);
+cleanup:
+  free(C);
+  free(A);
+  free(EL);
+  free(ER);
+  free(Pc);
+  free(S);
+  free(T);
+  free(R);
+  free(wr);
+  free(wi);
+  free(ipiv);
+  free(work);
+  return st;
+}

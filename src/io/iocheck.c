@@ -30,12 +30,43 @@ static herr_t h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
   return 0;
 }
 
+/* " on A" or " on one of A, B, C" for the HDF5 files this process has open, into buf ("" when
+ * none): the failing call is on one of them, almost always the only one. Called after the error
+ * stack was read; clears what these queries push. */
+static void open_file_names(char *buf, size_t len) {
+  enum { MAXF = 4 };
+  hid_t ids[MAXF];
+  buf[0] = '\0';
+  ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE);
+  ssize_t got = n > 0 ? H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_FILE, MAXF, ids) : 0;
+  size_t used = 0;
+  for (ssize_t i = 0; i < got && used + 1 < len; i++) {
+    char name[512];
+    if (H5Fget_name(ids[i], name, sizeof name) <= 0) continue;
+    int k = snprintf(buf + used, len - used, "%s%s",
+                     used > 0 ? ", "
+                     : n > 1  ? " on one of "
+                              : " on ",
+                     name);
+    if (k > 0) used += (size_t)k < len - used ? (size_t)k : len - used - 1;
+  }
+  if (used > 0 && n > got && used + 1 < len) snprintf(buf + used, len - used, ", ...");
+  H5Eclear2(H5E_DEFAULT);
+}
+
+/* Creating or opening a file names it in HDF5's own stack ("name = ..."), and the files open
+ * then are others. */
+static int opens_a_file(const char *call) {
+  return strncmp(call, "H5Fcreate", 9) == 0 || strncmp(call, "H5Fopen", 7) == 0;
+}
+
 as_status as_error_from_h5(const char *file, int line, const char *func, const char *call) {
-  char stack[AS_ERRMSG_MAX] = "";
+  char stack[AS_ERRMSG_MAX] = "", where[768] = "";
   h5_walk w = {stack, sizeof stack, 0};
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_walk_cb, &w);
   H5Eclear2(H5E_DEFAULT);
-  return as_error_set(AS_ERR_HDF5, file, line, func, "%s failed%s", call, stack);
+  if (!opens_a_file(call)) open_file_names(where, sizeof where);
+  return as_error_set(AS_ERR_HDF5, file, line, func, "%s failed%s%s", call, where, stack);
 }
 
 void as_h5_quiet(void) {

@@ -10,6 +10,8 @@
 
 struct as_matfile {
   double *V, *Q, *K, *M, *X; /* owned buffers (NULL when not loaded) */
+  double *VL, *VR;           /* V's factors when the file stores them (else NULL) */
+  int vrank;                 /* their inner size r (0: V stored dense) */
   /* What was loaded, for as_matfile_reuse: the trial fields that decide it. */
   int vfile, mfile, tfile;       /* V, M (Q, K) and tokens came from files */
   char *file, *tokens, *dataset; /* owned copies of the names (NULL when not used) */
@@ -69,6 +71,8 @@ int as_matfile_reuse(const as_matfile *mf, as_trial *t) {
 void as_matfile_destroy(as_matfile **p) {
   if (p == NULL || *p == NULL) return;
   free((*p)->V);
+  free((*p)->VL);
+  free((*p)->VR);
   free((*p)->Q);
   free((*p)->K);
   free((*p)->M);
@@ -78,6 +82,16 @@ void as_matfile_destroy(as_matfile **p) {
   free((*p)->dataset);
   free(*p);
   *p = NULL;
+}
+
+int as_matfile_v_factors(const as_matfile *mf, int head, const double **VL, const double **VR) {
+  if (mf == NULL || mf->vrank < 1 || mf->VL == NULL || mf->VR == NULL) return 0;
+  const int H = mf->heads > 1 ? mf->heads : 1;
+  if (head < 0 || head >= H) return 0;
+  const size_t dr = (size_t)mf->d * mf->vrank;
+  *VL = mf->VL + dr * head;
+  *VR = mf->VR + dr * head;
+  return mf->vrank;
 }
 
 /* An HDF5 failure while reading an existing HDF5 file means its metadata is damaged or cut
@@ -300,9 +314,10 @@ cleanup:
 }
 
 /* Item `index` of the factored V (heads > 1: its heads stacked) expanded into a new buffer
- * V = VL VR, summed over the rank in a fixed order (the same bits on every rank). */
+ * V = VL VR, summed over the rank in a fixed order (the same bits on every rank). The factors
+ * are kept in *fl, *fr (inner size *fr_rank) for as_matfile_v_factors. */
 static as_status read_factored_v(hid_t fid, const char *path, int index, int heads, int d,
-                                 double **out) {
+                                 double **out, double **fl, double **fr, int *f_rank) {
   as_status st = AS_OK;
   double *L = NULL, *R = NULL, *V = NULL;
   int k, h, r, c;
@@ -330,6 +345,10 @@ static as_status read_factored_v(hid_t fid, const char *path, int index, int hea
              (e % dd) / d, e % d);
   *out = V;
   V = NULL;
+  *fl = L;
+  *fr = R;
+  *f_rank = c;
+  L = R = NULL;
 cleanup:
   free(L);
   free(R);
@@ -503,7 +522,7 @@ as_status as_matfile_load(as_trial *t, as_matfile **out) {
     int idx = ts->file_index;
     if (ts->vfamily == AS_V_FILE) {
       if (!exists(fid, "/triples/V") && exists(fid, "/triples/VL"))
-        AS_TRY(read_factored_v(fid, path, idx, H, d, &mf->V));
+        AS_TRY(read_factored_v(fid, path, idx, H, d, &mf->V, &mf->VL, &mf->VR, &mf->vrank));
       else
         AS_TRY(read_item(fid, path, "/triples/V", idx, H, d, d, "V", &mf->V));
       ts->V.data = mf->V;

@@ -800,8 +800,12 @@ static as_status tidy_visit(const as_record *rec, void *vctx) {
     AS_TRY(as_results_read_records(c->rf, c->first, c->held, c->rows));
   }
   const as_record *row = &c->rows[rec->trial - c->first];
+  /* A failed or non-finite entry is an earlier attempt that a retry (--retry-failed) replaced
+   * whenever the row holds a finished attempt, also one that failed again: the two then differ
+   * in wall_time and rank only, and the entry is no loss (issue 36 item 15: the false "journal
+   * entries differ" after a retry whose trials failed again). */
   if (memcmp(row, rec, sizeof *rec) != 0 &&
-      !(as_outset_is_retryable(rec) && !as_outset_is_retryable(row)))
+      !(as_outset_is_retryable(rec) && row->outcome != AS_OUT_PENDING))
     c->differing++;
 cleanup:
   return st;

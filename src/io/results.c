@@ -303,12 +303,40 @@ static uint32_t crc_field(uint32_t crc, const void *p, size_t size) {
   return crc;
 }
 
+/* The bytes crc_field feeds the CRC for one field, into o (size bytes): 4- and 8-byte fields
+ * little-endian, strings up to their NUL and then zeros. */
+static size_t put_field(unsigned char *o, const void *p, size_t size) {
+  if (size == 4 || size == 8) {
+    uint64_t v = 0;
+    if (size == 4) {
+      uint32_t w;
+      memcpy(&w, p, 4);
+      v = w;
+    } else {
+      memcpy(&v, p, 8);
+    }
+    for (size_t i = 0; i < size; i++) o[i] = (unsigned char)(v >> (8 * i));
+    return size;
+  }
+  const size_t len = strnlen((const char *)p, size);
+  memcpy(o, p, len);
+  memset(o + len, 0, size - len);
+  return size;
+}
+
+/* The same CRC as the field-by-field crc_field chain (CRC-32 continues over concatenated
+ * bytes), from one buffer and one call: a field-per-call CRC was a fifth of `merge` (perf). */
+#define AS_X_SIZE(kind, name, doc) +sizeof(((as_record *)0)->name)
+enum { ROW_CRC_BYTES = 0 AS_RECORD_FIELDS(AS_X_SIZE) };
+#undef AS_X_SIZE
+
 uint32_t as_results_row_crc(const as_record *rec) {
-  uint32_t crc = 0;
-#define AS_X_CRC(kind, name, doc) crc = crc_field(crc, &rec->name, sizeof rec->name);
-  AS_RECORD_FIELDS(AS_X_CRC)
-#undef AS_X_CRC
-  return crc;
+  unsigned char buf[ROW_CRC_BYTES];
+  size_t k = 0;
+#define AS_X_PUT(kind, name, doc) k += put_field(buf + k, &rec->name, sizeof rec->name);
+  AS_RECORD_FIELDS(AS_X_PUT)
+#undef AS_X_PUT
+  return as_crc32(buf, k);
 }
 
 /* CRC-32 of n doubles as little-endian bytes, continuing from crc. */

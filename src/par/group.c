@@ -128,7 +128,25 @@ typedef struct gx {
   volatile sig_atomic_t stop; /* the group's agreed stop flag */
   int aborted;                /* an exchange saw another part gone */
   double t0, time_limit;
+  /* Rank 0's progress (show NULL: none): the trial, its start, the last line, evaluations. */
+  FILE *show;
+  double interval, started, last;
+  uint64_t trial, evals;
 } gx;
+
+/* Rank 0, while a trial of its group runs: a line every interval. */
+static void running_line(gx *x) {
+  x->evals++;
+  if (!x->show) return;
+  double now = MPI_Wtime();
+  if (now - x->last < x->interval) return;
+  x->last = now;
+  fprintf(x->show,
+          "attnsweep: group trial %" PRIu64 " on %d ranks: running %.1f s, %" PRIu64
+          " attention evaluations\n",
+          x->trial, x->parts, now - x->started, x->evals);
+  fflush(x->show);
+}
 
 /* This rank's own view of a stop: a signal, a request, or the time limit (which becomes a
  * request, as on the coordinator of sched.c). */
@@ -156,6 +174,7 @@ static as_status exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
   }
   (void)lo;
   (void)hi;
+  running_line(x);
   /* First the state of every part: a part that is gone (failed, or returned early) will not
    * gather; then the rows. */
   int v[5] = {local_stop(x->t0, x->time_limit), 0, 1, 0, 0}, r[5];
@@ -290,6 +309,17 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
     x.stop = 0;
     x.t0 = t0;
     x.time_limit = time_limit;
+    if (rank == 0 && ops->progress && ops->progress_interval > 0) {
+      x.show = ops->progress;
+      x.interval = ops->progress_interval;
+      x.started = x.last = MPI_Wtime();
+      x.trial = it->trial;
+      fprintf(x.show,
+              "attnsweep: group trial %" PRIu64 " (%" PRIu64 " of %" PRIu64
+              " in the plan) starts on %d ranks, %.1f s into the phase\n",
+              it->trial, i + 1, n, it->ranks, x.started - t0);
+      fflush(x.show);
+    }
     as_pipeline_group pg = {part, it->ranks, exchange, &x};
     as_record rec;
     memset(&rec, 0, sizeof rec);
@@ -341,6 +371,13 @@ as_status as_group_run(MPI_Comm comm, const as_group_item *items, uint64_t n, do
     AS_TRY(allreduce_sleeping(cnt, g4, 4, MPI_UINT64_T, MPI_SUM, dup));
     AS_TRY(allreduce_sleeping(&stop_seen, &any_stop, 1, MPI_INT, MPI_MAX, dup));
     if (any_stop) as_signals_request_stop(); /* the scheduling phase stops at once */
+    if (rank == 0 && ops->progress && ops->progress_interval > 0) {
+      fprintf(ops->progress,
+              "attnsweep: group trials: %" PRIu64 "/%" PRIu64 " done (%" PRIu64
+              " failed or non-finite, %" PRIu64 " interrupted, %" PRIu64 " not started)\n",
+              g4[0] - g4[2], n, g4[1], g4[2], g4[3]);
+      fflush(ops->progress);
+    }
     if (out) {
       out->done = g4[0];
       out->failed = g4[1];

@@ -262,7 +262,9 @@ static int bar_suits(FILE *f) {
  * (interrupted, its row left pending) is not done; the last line names them. */
 static void progress_line(FILE *f, int tty, uint64_t done, uint64_t total, uint64_t failed,
                           uint64_t interrupted, double elapsed, int final) {
-  if (!f) return;
+  /* Nothing scheduled here (e.g. every trial ran on groups of ranks, whose phase reports
+   * itself): no "0/0 (100.0%)" line. */
+  if (!f || total == 0) return;
   double pct = total ? 100.0 * (double)done / (double)total : 100.0;
   double rate = elapsed > 0 ? (double)done / elapsed : 0.0;
   char eta[32], intr[64] = "";

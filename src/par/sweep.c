@@ -829,7 +829,7 @@ static as_status phase_groups(sweep_run *w) {
     if (gst == AS_OK && rank == 0 && opts->progress && opts->progress_interval > 0)
       fprintf(opts->progress, "attnsweep: %llu trials on groups of ranks (ranks_per_trial)\n",
               (unsigned long long)ng);
-    as_group_ops gops = {group_run_cb, sink_cb, w->ctx};
+    as_group_ops gops = {group_run_cb, sink_cb, w->ctx, opts->progress, opts->progress_interval};
     if (gst == AS_OK) gst = as_group_run(comm, gi, ng, g0, opts->time_limit, &gops, &w->gsum);
     if (opts->time_limit > 0) {
       w->sched_limit = opts->time_limit - (MPI_Wtime() - g0);

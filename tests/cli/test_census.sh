@@ -313,6 +313,39 @@ sys.exit(fail)
 PY
 check "e2e: each record's theorem, lambda_1 and flags are the census row of its head" test $? -eq 0
 
+# The factored path (V = VL VR analysed through r x r problems, the default from d >= 512) on the
+# same 8 heads: every flag but V_DIAGONALISABLE, the theorem, kpos and dim F as the d x d
+# analysis; numbers within the analysis' own tolerance (1e-10 of abs lambda_1 on eigenvalues).
+"$bin" census "$tmp/e2e/imported_heads.h5" --csv --factored -o "$tmp/e2e/factored.csv" 2>/dev/null
+check "census --factored: exit 0" test $? -eq 0
+"$py" - "$tmp/e2e/census.csv" "$tmp/e2e/factored.csv" <<'PY'
+import csv, math, sys
+a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
+fail = int(len(a) != 8 or len(b) != 8)
+exact = ["lead_real", "lead_positive", "lead_simple", "lead_dominant", "margin_positive", "good",
+         "m_symmetric", "m_spd", "kpos", "paranormal", "dim_f", "complex_lead", "theorem",
+         "predicted", "layer", "head", "status", "m_min_sym_eig", "m_asym", "m_norm_f"]
+close = ["lambda1_re", "lambda1_im", "lambda2_abs", "gap", "sep_rel", "mu", "margin",
+         "angle_l1_phi1"]
+for x, y in zip(a, b):
+    for k in exact:
+        if x[k] != y[k]:
+            print("FAIL: head %s: %s %s (d x d) vs %s (factored)" % (x["index"], k, x[k], y[k])); fail = 1
+    if int(x["flags"]) & ~(1 << 14) != int(y["flags"]) or y["eig_cond"] != "nan":
+        print("FAIL: head %s: flags %s/%s eig_cond %s" % (x["index"], x["flags"], y["flags"], y["eig_cond"])); fail = 1
+    s = math.hypot(float(x["lambda1_re"]), float(x["lambda1_im"]))
+    for k in close:
+        u, v = float(x[k]), float(y[k])
+        tol = 1e-6 if k == "angle_l1_phi1" else 1e-10 * max(s, 1e-300)
+        if not (math.isnan(u) and math.isnan(v)) and not abs(u - v) <= tol:
+            print("FAIL: head %s: %s %r vs %r" % (x["index"], k, u, v)); fail = 1
+print("compared %d heads" % len(a))
+sys.exit(fail)
+PY
+check "factored and d x d census agree (flags, theorem; numbers within tol)" test $? -eq 0
+out=$("$bin" census "$tmp/e2e/imported_heads.h5" --factored --expanded 2>&1); rc=$?
+check "--factored with --expanded: exit 2 ($out)" test $rc -eq 2
+
 # from_file.yaml's recipe at small size: an ALBERT-layout checkpoint (shared layer, embedding
 # size 16 != d = 64) imported as albert_heads.h5, the spec shrunk from d = 2048 to 64.
 mkdir -p "$tmp/ff"

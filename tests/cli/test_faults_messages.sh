@@ -7,7 +7,8 @@
 #   * T: 1e308 names the real upper bound of T (AS_BIG = 1e300 in params.h), not "> 0";
 #   * --flush 1e10 names the accepted range, 0 to 1e+09;
 #   * issue 36: validate of 2^31 - 1 replicates within seconds; a truncated results file in
-#     status, reproduce and run --resume: exit 3 naming it, HDF5's cause and repair.
+#     status, reproduce and run --resume: exit 3 naming it, HDF5's cause and repair; a damaged
+#     object header met after the open: the HDF5 failure names the file.
 set -u
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -74,4 +75,20 @@ for c in "status tr.h5" "reproduce tr.h5 0" "run -o tr.h5 --resume"; do
   check "$c of a truncated file: exit 3 ($rc), names it, the cause and repair, no stack" \
     bash -c "test $rc -eq 3 && grep -q 'tr.h5 cannot be opened: HDF5 says \"truncated file.*attnsweep repair tr.h5' <<<\"\$1\" && ! grep -q 'H5Fopen\\|#1' <<<\"\$1\"" _ "$err"
 done
+# An HDF5 failure after the file opened (the object header of /segments damaged, its checksum
+# wrong) names the file too, for every command that reads it.
+$T "$bin" run tr.yaml -o seg.h5 -q >/dev/null 2>&1
+"$py" - seg.h5 <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    addr = h5py.h5o.get_info(f["segments"].id).addr
+with open(sys.argv[1], "r+b") as f:
+    f.seek(addr + 20)
+    b = f.read(1)
+    f.seek(addr + 20)
+    f.write(bytes([b[0] ^ 0xFF]))
+PYEOF
+err=$($T "$bin" status seg.h5 2>&1); rc=$?
+check "status of a damaged /segments: exit 3 ($rc), the HDF5 failure names the file" \
+  bash -c "test $rc -eq 3 && grep -q 'segments.* failed on seg.h5 | HDF5: ' <<<\"\$1\"" _ "$err"
 exit $fail

@@ -5,7 +5,8 @@
 # job; n = 600 is three tiles of the streamed kernel, so every part computes other rows. A
 # trial asking for more ranks than the job has (5, in every run) is a recorded failure while
 # the others run (never a hang: the timeout), and an error of `plan --ranks N`; a model the
-# streamed kernel does not run is an error of validate.
+# streamed kernel does not run is an error of validate. Group trials are shown in the progress
+# lines and counted by `status`.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_test_init ranks_per_trial
@@ -68,6 +69,28 @@ check "plan --ranks 2 refuses ranks_per_trial = 3 (exit 2, got $rc)" test $rc -e
 check "plan names the trial and the value" grep -q "ranks_per_trial = 3, more than the 2 ranks" "$tmp/plan.out"
 "$bin" plan "$tmp/r3.yaml" --ranks 5 >/dev/null 2>&1
 check "plan --ranks 5 accepts it" test $? -eq 0
+
+# Issue 34 point 3: a sweep of group trials only reports them (start, running lines, totals),
+# never the empty scheduler's "0/0 (100.0%)", and `status` counts them.
+cat >"$tmp/g.yaml" <<'YAML'
+name: groups_only
+seed: 19
+sweep: {d: 2, n: 600, T: [0.5, 1], dt: 0.1, init: {kind: gauss, scale: 2}, ranks_per_trial: 2}
+YAML
+timeout 120 "$mpiexec" -n 2 "$bin" run "$tmp/g.yaml" -o "$tmp/g.h5" --progress 0.01 \
+  --no-progress-bar >"$tmp/g.log" 2>&1
+rc=$?
+check "group trials only: exit 0 ($rc)" test $rc -eq 0
+check "progress: each group trial's start" \
+  test "$(grep -c 'group trial [01] (. of 2 in the plan) starts on 2 ranks' "$tmp/g.log")" -eq 2
+check "progress: a running line with the attention evaluations" \
+  grep -Eq 'group trial [01] on 2 ranks: running [0-9.]+ s, [0-9]+ attention evaluations' "$tmp/g.log"
+check "progress: the totals" grep -q "group trials: 2/2 done (0 failed or non-finite" "$tmp/g.log"
+check "progress: no empty 0/0 line" bash -c "! grep -q ' 0/0 ' '$tmp/g.log'"
+out=$("$bin" status "$tmp/g.h5" 2>&1)
+check "status counts the group trials" grep -q "^group trials (ranks_per_trial >= 2): 2 done, 0 pending$" <<<"$out"
+out=$("$bin" status "$tmp/g.h5" --json 2>&1)
+check "status --json counts them" grep -q '"group_trials": {"done": 2, "pending": 0}' <<<"$out"
 
 cat >"$tmp/bad.yaml" <<'YAML'
 name: bad

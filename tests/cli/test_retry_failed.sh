@@ -2,7 +2,8 @@
 # A sweep whose trials failed (a missing matrix file) completes with exit 4 and the count, and
 # `status` says so; `run --resume --retry-failed` once the file is in place runs those trials
 # again, keeps every other row bit for bit, and exits 0; a fresh run with the file present
-# gives the same records. --retry-failed without --resume is a usage error (exit 2).
+# gives the same records. --retry-failed without --resume is a usage error (exit 2). A retry
+# after a stop whose trials fail again gives no false "journal entries differ" warning.
 set -u
 source "$(dirname "$0")/lib.sh"
 as_test_init retry_failed
@@ -69,4 +70,25 @@ sys.exit(0 if keep.sum() == 4 and a[keep].tobytes() == b[keep].tobytes() else 1)
 PY
 st=$("$bin" status "$tmp/out.h5" 2>&1)
 check "status after the retry: complete" grep -q "^state: complete$" <<<"$st"
+
+# Issue 36 item 15: a run stopped early keeps its journals; `--resume --retry-failed` whose
+# trials fail again (the file still missing) must not call the earlier attempts' journal entries
+# "differing" (they differ from the new rows in wall_time only), and tidies the journals. The
+# failing case is costed high (n 500, T 100), so the scheduler runs it first.
+cat >"$tmp/stop.yaml" <<YAML
+name: retry_stop
+seed: 11
+replicates: 40
+sweep:
+  concat:
+    - {case: from_file, vfamily: file, mfamily: identity, file: $tmp/none.h5, d: 2, n: 500, T: 100}
+    - {case: plain, vfamily: identity, mfamily: identity, d: [2, 3], n: [40, 80], T: 50}
+YAML
+"$bin" run "$tmp/stop.yaml" -o "$tmp/stop.h5" -q --time-limit 0.3 >/dev/null 2>&1; rc=$?
+check "stopped early with its failed trials in: exit 99 ($rc), journals kept" \
+  bash -c "[ $rc -eq 99 ] && ls '$tmp'/stop.h5.journal.* >/dev/null"
+err=$("$bin" run "$tmp/stop.yaml" -o "$tmp/stop.h5" -q --resume --retry-failed 2>&1); rc=$?
+check "retry whose trials fail again: exit 4 ($rc), no 'journal entries differ'" \
+  bash -c "[ $rc -eq 4 ] && ! grep -q 'journal entries differ' <<<\"\$1\"" _ "$err"
+check "and the journals are tidied" bash -c "! ls '$tmp'/stop.h5.journal.* 2>/dev/null"
 exit $fail

@@ -149,7 +149,7 @@ static void test_run(int rank, int size) {
   if (size < 2) {
     gctx c;
     memset(&c, 0, sizeof c);
-    as_group_ops ops = {g_run, g_sink, &c};
+    as_group_ops ops = {g_run, g_sink, &c, NULL, 0};
     as_group_summary sum;
     as_status st = as_group_run(MPI_COMM_WORLD, NULL, 0, MPI_Wtime(), 0, &ops, &sum);
     AS_EXPECT(st == AS_OK && sum.done == 0, "an empty group phase on one rank");
@@ -166,7 +166,7 @@ static void test_run(int rank, int size) {
   as_group_item it[NT];
   for (int i = 0; i < NT; i++)
     it[i] = (as_group_item){(uint64_t)i, 2 + i % (size - 1), 1.0 + i % 3};
-  as_group_ops ops = {g_run, g_sink, c};
+  as_group_ops ops = {g_run, g_sink, c, NULL, 0};
   as_group_summary sum;
   as_status st = as_group_run(MPI_COMM_WORLD, it, NT, MPI_Wtime(), 0, &ops, &sum);
   AS_EXPECT(st == AS_OK, "group phase of %d trials on %d ranks: %s", NT, size,

@@ -1,6 +1,8 @@
 /* Spectral analysis on triples whose spectra, eigenvectors and projectors are known in closed
  * form: flags, theorem choice and precedence, left/right eigenvector normalisation. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "as_test.h"
@@ -290,6 +292,149 @@ static void test_errors(fixture *fx) {
   AS_EXPECT(sp == NULL && tr == NULL, "destroy clears");
 }
 
+/* ---------------------------------------------------------------- factored V = VL VR
+ *
+ * as_spectral_analyze_factored against as_spectral_analyze on the product: the two agree within
+ * the analysis' own tolerance (TOL * scale on eigenvalues: a larger difference could flip a flag),
+ * and the factored path's projector is a projector onto an invariant subspace of V. */
+
+static double unit_rand(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*s >> 11) / 9007199254740992.0 - 0.5;
+}
+
+/* Compares both paths on V = VL VR (d x r, r x d) and M; returns the factored analysis' dim_f
+ * and its flags in *flags. */
+static int compare_factored(int d, int r, const double *VL, const double *VR, const double *M,
+                            const char *what, uint32_t *flags) {
+  as_triple *tr = NULL;
+  as_spectral *full = NULL, *fac = NULL;
+  int dim = -1;
+  if (as_triple_create(d, d, &tr) != AS_OK || as_spectral_create(d, &full) != AS_OK ||
+      as_spectral_create(d, &fac) != AS_OK) {
+    AS_EXPECT(0, "%s: create", what);
+    goto done;
+  }
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++) {
+      double v = 0;
+      for (int q = 0; q < r; q++) v += VL[i * r + q] * VR[q * d + j];
+      tr->V[i * d + j] = v;
+      tr->M[i * d + j] = M[i * d + j];
+    }
+  AS_EXPECT(as_spectral_analyze(tr, TOL, full) == AS_OK, "%s: full", what);
+  AS_EXPECT(as_spectral_analyze_factored(tr, r, VL, VR, TOL, fac) == AS_OK, "%s: factored: %s",
+            what, as_error_get()->message);
+  double scale = as_spectral_eig_scale(full);
+  for (int i = 0; i < d; i++)
+    AS_EXPECT(hypot(full->wr[i] - fac->wr[i], full->wi[i] - fac->wi[i]) <= TOL * scale,
+              "%s: eigenvalue %d: %g%+gi and %g%+gi", what, i, full->wr[i], full->wi[i], fac->wr[i],
+              fac->wi[i]);
+  for (int i = r; i < d; i++) /* at least d - r exact zeros, at the end of the sorted list */
+    AS_EXPECT(fac->wr[i] == 0 && fac->wi[i] == 0, "%s: eigenvalue %d = %g", what, i, fac->wr[i]);
+  const uint32_t diag = AS_FLAG_V_DIAGONALISABLE;
+  AS_EXPECT((full->flags & ~diag) == (fac->flags & ~diag), "%s: flags 0x%x and 0x%x", what,
+            full->flags, fac->flags);
+  AS_EXPECT(!(fac->flags & diag) && isnan(fac->eig_cond), "%s: eig_cond %g", what, fac->eig_cond);
+  AS_EXPECT(full->theorem == fac->theorem && full->predicted == fac->predicted,
+            "%s: theorem %d and %d", what, full->theorem, fac->theorem);
+  AS_EXPECT(full->kpos == fac->kpos && full->dim_f == fac->dim_f, "%s: kpos %d/%d dim_f %d/%d",
+            what, full->kpos, fac->kpos, full->dim_f, fac->dim_f);
+  AS_EXPECT(full->m_min_sym_eig == fac->m_min_sym_eig, "%s: min eig sym(M)", what);
+  if (isnan(full->margin)) {
+    AS_EXPECT(isnan(fac->margin) && isnan(fac->phi1[0]), "%s: margin %g", what, fac->margin);
+  } else {
+    AS_EXPECT_CLOSE(fac->margin, full->margin, 1e-8, 1e-12);
+    AS_EXPECT_CLOSE(fac->angle_l1_phi1, full->angle_l1_phi1, 1e-8, 1e-8);
+    for (int i = 0; i < d; i++) {
+      AS_EXPECT_CLOSE(fac->phi1[i], full->phi1[i], 1e-8, 1e-10);
+      AS_EXPECT_CLOSE(fac->l1[i], full->l1[i], 1e-8, 1e-10);
+    }
+  }
+  if (fac->dim_f > 0) {
+    /* P^2 = P and V P = P V (a projector onto an invariant subspace), trace dim_f, and P equal
+     * to the full path's. */
+    double e2 = 0, ec = 0, pn = 0, tp = 0;
+    for (int i = 0; i < d; i++) {
+      tp += fac->proj_f[i * d + i];
+      for (int j = 0; j < d; j++) {
+        double pp = 0, vp = 0, pv = 0;
+        for (int k = 0; k < d; k++) {
+          pp += fac->proj_f[i * d + k] * fac->proj_f[k * d + j];
+          vp += tr->V[i * d + k] * fac->proj_f[k * d + j];
+          pv += fac->proj_f[i * d + k] * tr->V[k * d + j];
+        }
+        e2 = fmax(e2, fabs(pp - fac->proj_f[i * d + j]));
+        ec = fmax(ec, fabs(vp - pv));
+        pn = fmax(pn, fabs(fac->proj_f[i * d + j]));
+      }
+    }
+    AS_EXPECT(e2 <= 1e-9 * pn && ec <= 1e-9 * pn * scale, "%s: P^2 - P %g, VP - PV %g", what, e2,
+              ec);
+    AS_EXPECT_CLOSE(tp, fac->dim_f, 1e-9, 0);
+    AS_EXPECT(maxdiff(d, fac->proj_f, full->proj_f) <= 1e-8 * pn, "%s: projectors differ by %g",
+              what, maxdiff(d, fac->proj_f, full->proj_f));
+  }
+  dim = fac->dim_f;
+  *flags = fac->flags;
+done:
+  as_spectral_destroy(&full);
+  as_spectral_destroy(&fac);
+  as_triple_destroy(&tr);
+  return dim;
+}
+
+static void test_factored(fixture *fx) {
+  enum { d = 24, r = 4 };
+  double VL[d * r], VR[r * d], M[d * d];
+  uint64_t s = 12345;
+  (void)fx;
+  for (int k = 0; k < d * d; k++) M[k] = unit_rand(&s);
+  for (int i = 0; i < d; i++) M[i * d + i] += 6.0; /* positive margin on most vectors */
+  /* Random factors, several seeds: whatever the spectrum, both paths agree. */
+  for (int rep = 0; rep < 6; rep++) {
+    for (int k = 0; k < d * r; k++) {
+      VL[k] = unit_rand(&s);
+      VR[k] = unit_rand(&s);
+    }
+    uint32_t f;
+    compare_factored(d, r, VL, VR, M, "random", &f);
+  }
+  /* VL = the first r unit vectors: C = VR VL = VR's first r columns, V = [[C, B], [0, 0]]. */
+  const double blocks[4][16] = {
+      {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5},     /* double lead: paranormal, F 2-dim */
+      {2, 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5},     /* Jordan block: not paranormal */
+      {1, -2, 0, 0, 2, 1, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, -1},   /* complex lead */
+      {-1, 0, 0, 0, 0, -2, 0, 0, 0, 0, -0.5, 0, 0, 0, 0, -3}, /* no positive eigenvalue */
+  };
+  const int want_dim[4] = {2, 4, 3, 0}, want_par[4] = {1, 0, 0, 0};
+  for (int b = 0; b < 4; b++) {
+    memset(VL, 0, sizeof VL);
+    for (int q = 0; q < r; q++) VL[q * r + q] = 1.0;
+    for (int q = 0; q < r; q++)
+      for (int j = 0; j < d; j++)
+        VR[q * d + j] = j < r ? blocks[b][q * r + j] : 0.3 * unit_rand(&s);
+    char what[32];
+    snprintf(what, sizeof what, "block %d", b);
+    uint32_t f = 0;
+    int dim = compare_factored(d, r, VL, VR, M, what, &f);
+    AS_EXPECT(dim == want_dim[b], "%s: dim_f %d, want %d", what, dim, want_dim[b]);
+    AS_EXPECT(!!(f & AS_FLAG_PARANORMAL) == want_par[b], "%s: flags 0x%x", what, f);
+  }
+  /* Arguments: r must be in 1..d-1. */
+  as_triple *tr = NULL;
+  as_spectral *sp = NULL;
+  if (as_triple_create(d, d, &tr) == AS_OK && as_spectral_create(d, &sp) == AS_OK) {
+    as_error_clear();
+    AS_EXPECT(as_spectral_analyze_factored(tr, d, VL, VR, TOL, sp) == AS_ERR_ARG, "r = d");
+    as_error_clear();
+    AS_EXPECT(as_spectral_analyze_factored(tr, 0, VL, VR, TOL, sp) == AS_ERR_ARG, "r = 0");
+    as_error_clear();
+  }
+  as_spectral_destroy(&sp);
+  as_triple_destroy(&tr);
+}
+
 int main(void) {
   fixture fx = {0};
   test_paper_good(&fx);
@@ -298,6 +443,7 @@ int main(void) {
   test_complex_and_codim(&fx);
   test_d1(&fx);
   test_errors(&fx);
+  test_factored(&fx);
   as_triple_destroy(&fx.tr);
   as_spectral_destroy(&fx.sp);
   return as_test_finish("test_spectral");
