@@ -149,8 +149,11 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *   hardmax   beta = +inf: the temperature is +inf, every row one-hot on its maximum score,
  *             tied maxima share the row equally (as_attention_softmax's rule); M is used
  *             unscaled (only its argmax matters).
- *   attention sinkhorn: P by as_attention_sinkhorn (sinkhorn_iters, sinkhorn_tol) at every
- *             evaluation; the largest remaining deviation over the run: as_dyn_sinkhorn_dev.
+ *   attention sinkhorn: P by as_attention_sinkhorn_warm (sinkhorn_iters, sinkhorn_tol) at
+ *             every evaluation, each warm-started from the potentials of the one before in
+ *             the same run (the first of a run cold); the largest remaining deviation over
+ *             the run: as_dyn_sinkhorn_dev, the evaluations that missed sinkhorn_tol:
+ *             as_dyn_sinkhorn_stats_of.
  *   mask      causal: row i is the softmax of its first i + 1 scores, P_ij = 0 for j > i
  *             (x_1' = V x_1 exactly; z_1 constant).
  *   norm      sphere: tokens on the unit sphere, vars x only (AS_ERR_SPEC otherwise).
@@ -164,6 +167,16 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
 as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax);
 /* Largest remaining |row or column sum - 1| of the Sinkhorn P over the last run (NaN: none). */
 double as_dyn_sinkhorn_dev(const as_dyn *w);
+/* The Sinkhorn evaluations of the last run (every stage, rejected ones and the final P
+ * included): how many, how many ended above sinkhorn_tol, the iterations they took in all
+ * and at most. Zeros when the run had no Sinkhorn attention. */
+typedef struct as_dyn_sinkhorn_stats {
+  long evals;    /* evaluations of P */
+  long missed;   /* of them, left above sinkhorn_tol (the iteration cap reached) */
+  long iters;    /* iterations, summed over the evaluations */
+  int max_iters; /* iterations of the longest evaluation */
+} as_dyn_sinkhorn_stats;
+void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out);
 /* Called with (t, state) at t = 0 and after every step of every later run (NULL: none). */
 as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx);
 /* Velocity at the final state of the last run (n x d, owned by w): the derivative, or a

@@ -22,9 +22,14 @@ void dyn_model_weights(as_dyn *w, double logc) {
     w->n_hot = oh;
   } else if (w->am.attention == AS_ATTN_SINKHORN) {
     double dev = 0.0;
-    w->n_hot = as_attention_sinkhorn(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol, w->P,
-                                     w->hot, w->skw, &dev, NULL);
+    int it = 0;
+    w->n_hot = as_attention_sinkhorn_warm(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol,
+                                          w->P, w->hot, w->skw, &w->sk_warm, &dev, &it);
     if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+    w->sk_stats.evals++;
+    w->sk_stats.missed += !(dev <= w->am.sinkhorn_tol);
+    w->sk_stats.iters += it;
+    if (it > w->sk_stats.max_iters) w->sk_stats.max_iters = it;
   } else {
     w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
   }
@@ -88,7 +93,7 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
   AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
            "norm_form usa with hardmax breaks rule usa_beta");
   if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
-    w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
+    w->skw = calloc(as_attention_sinkhorn_doubles(w->n), sizeof(double));
     AS_CHECK_ALLOC(w->skw);
   }
   w->am = *am;
@@ -110,6 +115,10 @@ cleanup:
 
 double as_dyn_sinkhorn_dev(const as_dyn *w) {
   return w->sk_dev;
+}
+
+void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out) {
+  *out = w->sk_stats;
 }
 
 const double *as_dyn_velocity(const as_dyn *w) {

@@ -29,7 +29,7 @@ static as_attn_spec model(as_attn a, as_mask m, as_norm nm, as_nform f) {
 /* ---- Sinkhorn: one iteration is the softmax; converged P doubly stochastic; any c. */
 static void test_sinkhorn(void) {
   enum { N = 12 };
-  double S[N * N], P[N * N], Q[N * N], work[N * N + 3 * N];
+  double S[N * N], P[N * N], Q[N * N], work[3 * N * N + 8 * N];
   int hot[N];
   uint64_t seed = 7;
   for (int i = 0; i < N * N; i++) S[i] = 0.5 * lcg(&seed);
