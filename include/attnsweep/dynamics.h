@@ -177,6 +177,10 @@ typedef struct as_dyn_sinkhorn_stats {
   int max_iters; /* iterations of the longest evaluation */
 } as_dyn_sinkhorn_stats;
 void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out);
+/* norm_form usa on the sphere: the weights W_ij = e^{s_ij} / n = P_ij Z_i / n that moved the
+ * tokens at the final state of the last run (n x n, owned by w, valid until the next call on
+ * w); NULL for any other model or before a run (then as_dyn_attention is the matrix used). */
+const double *as_dyn_usa_weights(as_dyn *w);
 /* Called with (t, state) at t = 0 and after every step of every later run (NULL: none). */
 as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx);
 /* Velocity at the final state of the last run (n x d, owned by w): the derivative, or a

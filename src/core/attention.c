@@ -654,7 +654,8 @@ int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, d
     dev = sk_attempt(n, S, logt, tol, cap, 0, P, hot, &w, &it, 0, INFINITY);
   }
   if (!(dev <= tol) && it < iters) {
-    /* Cold: iteration 1 is the row softmax at the true temperature. */
+    /* Cold: iteration 1 is the row softmax at the true temperature (g = 0). */
+    for (int j = 0; j < n; j++) w.g[j] = 0.0;
     (void)as_attention_softmax_hot(n, n, S, logc, P, hot);
     it++;
     dev = stochastic_dev(n, P, w.col);
@@ -667,7 +668,7 @@ int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, d
   mean /= n;
   int finite = isfinite(mean);
   for (int j = 0; j < n; j++) w.g[j] -= mean;
-  if (warm) *warm = finite && it > 1;
+  if (warm) *warm = finite;
   /* Rows with a single nonzero entry (exactly 1 after the last row normalisation). */
   int onehot = 0;
   for (int i = 0; i < n; i++) {

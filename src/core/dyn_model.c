@@ -48,6 +48,7 @@ void dyn_usa_rescale(as_dyn *w, double logc) {
       if (s[j] > s[arg]) arg = j;
     const double f = exp(c * s[arg] - log(p[arg]) - log((double)n));
     for (int k = 0; k < d; k++) w->H[(size_t)i * d + k] *= f;
+    if (w->uf) w->uf[i] = f;
   }
 }
 
@@ -96,6 +97,10 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
     w->skw = calloc(as_attention_sinkhorn_doubles(w->n), sizeof(double));
     AS_CHECK_ALLOC(w->skw);
   }
+  if (am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA && !w->uf) {
+    w->uf = calloc((size_t)w->n, sizeof(double));
+    AS_CHECK_ALLOC(w->uf);
+  }
   w->am = *am;
   w->hardmax = hardmax ? 1 : 0;
   w->variant = w->hardmax || am->attention != AS_ATTN_SOFTMAX || am->mask != AS_MASK_NONE ||
@@ -115,6 +120,20 @@ cleanup:
 
 double as_dyn_sinkhorn_dev(const as_dyn *w) {
   return w->sk_dev;
+}
+
+const double *as_dyn_usa_weights(as_dyn *w) {
+  const int n = w->n;
+  if (!(w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) || !w->uf || !w->P ||
+      !w->ran)
+    return NULL;
+  if (!w->uw) {
+    w->uw = malloc((size_t)n * n * sizeof(double));
+    if (!w->uw) return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) w->uw[(size_t)i * n + j] = w->P[(size_t)i * n + j] * w->uf[i];
+  return w->uw;
 }
 
 void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out) {

@@ -160,6 +160,8 @@ void as_dyn_destroy(as_dyn **p) {
   free(w->AT);
   free(w->PT);
   free(w->skw);
+  free(w->uf);
+  free(w->uw);
   free(w->sw);
   free(w->swi);
   free(w);

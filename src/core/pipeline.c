@@ -549,7 +549,10 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   if (pl->group.part > 0) goto done; /* the leader (part 0) classifies and records */
 
   const double *state = as_dyn_state(dyn);
-  const double *P = as_dyn_attention(dyn);
+  /* The matrix of the dynamics that ran (docs/variants.md): P (the masked P, the Sinkhorn P,
+   * the heads' mean), for usa the weights e^{s_ij} / n themselves. */
+  const double *usa_w = as_dyn_usa_weights(dyn);
+  const double *P = usa_w ? usa_w : as_dyn_attention(dyn);
   if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
   if (bulk && bulk->attention && P) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
   AS_TRY(as_dyn_state_x(dyn, pl->X));
