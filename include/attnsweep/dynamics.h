@@ -163,7 +163,8 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *             every step end; stages are not renormalised). Layers: x <- normalise(x + dt
  *             sum_j W_ij V x_j). X0 rows are normalised first; a zero row is AS_ERR_DATA.
  * Statuses: AS_ERR_ARG (NULL w), AS_ERR_SPEC (out-of-range settings, causal + sinkhorn,
- * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, allocated once per workspace). */
+ * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, the usa weights: allocated once per
+ * workspace). */
 as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax);
 /* Largest remaining |row or column sum - 1| of the Sinkhorn P over the last run (NaN: none). */
 double as_dyn_sinkhorn_dev(const as_dyn *w);

@@ -114,8 +114,8 @@ struct as_dyn {
   double *skw;     /* Sinkhorn scratch, as_attention_sinkhorn_doubles (allocated once, kept) */
   double sk_dev;   /* largest remaining Sinkhorn deviation over the run (NaN: none) */
   int sk_warm;     /* skw holds the potentials of the last evaluation of this run */
-  double *uf;      /* usa: per row the factor Z_i / n of the last evaluation (n), else NULL */
-  double *uw;      /* usa: the weights of the final state (n*n, as_dyn_usa_weights), or NULL */
+  double *uf; /* usa: per row the factor Z_i / n of the last evaluation (n; set_model), or NULL */
+  double *uw; /* usa: the weights of the final state (n*n, as_dyn_usa_weights; set_model) */
   as_dyn_sinkhorn_stats sk_stats; /* the run's Sinkhorn evaluations */
   as_dyn_snapshot_fn step_cb;     /* called after every step (and at t = 0), NULL: none */
   void *step_ctx;

@@ -97,9 +97,11 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
     w->skw = calloc(as_attention_sinkhorn_doubles(w->n), sizeof(double));
     AS_CHECK_ALLOC(w->skw);
   }
-  if (am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA && !w->uf) {
-    w->uf = calloc((size_t)w->n, sizeof(double));
+  if (am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA) {
+    if (!w->uf) w->uf = calloc((size_t)w->n, sizeof(double));
     AS_CHECK_ALLOC(w->uf);
+    if (!w->uw) w->uw = malloc((size_t)w->n * w->n * sizeof(double));
+    AS_CHECK_ALLOC(w->uw);
   }
   w->am = *am;
   w->hardmax = hardmax ? 1 : 0;
@@ -124,13 +126,9 @@ double as_dyn_sinkhorn_dev(const as_dyn *w) {
 
 const double *as_dyn_usa_weights(as_dyn *w) {
   const int n = w->n;
-  if (!(w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) || !w->uf || !w->P ||
+  if (!(w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) || !w->uw || !w->P ||
       !w->ran)
     return NULL;
-  if (!w->uw) {
-    w->uw = malloc((size_t)n * n * sizeof(double));
-    if (!w->uw) return NULL;
-  }
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) w->uw[(size_t)i * n + j] = w->P[(size_t)i * n + j] * w->uf[i];
   return w->uw;
