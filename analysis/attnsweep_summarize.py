@@ -250,10 +250,21 @@ class _Where:
         self.fail(node, "unsupported expression")
 
 
+def not_converged_mask(rf):
+    """Rows whose outcome is not_converged: Sinkhorn attention that missed sinkhorn_tol at some
+    evaluation (docs/variants.md). No table or statistic counts them; completeness() says how
+    many were left out."""
+    if "outcome" not in rf.fields or not rf.has_code("outcome", "not_converged"):
+        return np.zeros(rf.n_rows, dtype=bool)
+    return np.asarray(rf.read(["outcome"])["outcome"]) == rf.code("outcome", "not_converged")
+
+
 def where_mask(rf, expr):
+    """The rows a table selects: those of --where, less the not_converged trials."""
+    keep = ~not_converged_mask(rf)
     if not expr:
-        return np.ones(rf.n_rows, dtype=bool)
-    return _Where(rf, expr).run()
+        return keep
+    return _Where(rf, expr).run() & keep
 
 
 # ---------------------------------------------------------------- grouping
@@ -811,6 +822,10 @@ def completeness(rf, cols):
     if pend:
         lines.append("INCOMPLETE: the sweep was interrupted or is still running; fractions are "
                      "over the %d trials done (resume with `attnsweep run ... --resume`)" % done)
+    nc = int(not_converged_mask(rf).sum())
+    if nc:
+        lines.append("excluded: %d not_converged trial(s) (Sinkhorn attention missed "
+                     "sinkhorn_tol; docs/variants.md): in no table or statistic below" % nc)
     return lines
 
 

@@ -112,7 +112,7 @@ ROOT_ATTRS = {
 #: by tests/py/test_stat.py). Integer sweep coordinates use -1 (docs/results.md).
 INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertices": -1,
             "hull_vertices_init": -1, "ref_n_clusters": -1, "rank_p_head_min": -1,
-            "rank_p_head_max": -1}
+            "rank_p_head_max": -1, "sinkhorn_missed": -1}
 #: The BOOL keys of the parameter table (AS_PARAM_LIST, include/attnsweep/params.h): stored as
 #: int32 1 (true), 0 (false), -1 (not applicable); checked by tests/py/test_schema.py.
 BOOL_FIELDS = ("v_oblique", "skip", "ffn_bias")

@@ -54,4 +54,12 @@ typedef enum as_dyn_bench_variant {
 as_status as_dyn_bench_variant_run(int n, int d, as_dyn_bench_variant kind, double min_seconds,
                                    double *plain_s, double *variant_s);
 
+/* (e') Sinkhorn iterations per evaluation of P in the saturated regime: `trials` trials of
+ * jobs/examples/sinkhorn.yaml's shape (V = M = I, z variables, RK4 dt = 0.1, x0 ~ N(0, I), n
+ * tokens in d dimensions to T, so the temperature reaches e^{2T}), sinkhorn_iters iters and
+ * sinkhorn_tol tol: the evaluations of all of them together (as_dyn_sinkhorn_stats), the
+ * largest deviation left and the CPU seconds. */
+as_status as_dyn_bench_sinkhorn_trials(int n, int d, double T, int iters, double tol, int trials,
+                                       as_dyn_sinkhorn_stats *stats, double *dev, double *seconds);
+
 #endif /* AS_DYN_BENCH_H */

@@ -19,6 +19,8 @@
 #ifndef ATTNSWEEP_ATTENTION_H
 #define ATTNSWEEP_ATTENTION_H
 
+#include <stddef.h>
+
 /* Above this many tokens the dynamics streams the attention (attention_stream.c): the n x n
  * scores and P are never formed (memory O(n d)); what needs the whole final P (the bulk
  * `attention` output, rank_p, the distances of P, leaders, the d1 verdict) is refused or not
@@ -37,22 +39,40 @@
  * give the same bits. No status: the arguments are the caller's contract (not checked). */
 int as_attention_softmax(int n, int m, const double *S, double logc, double *P);
 
-/* Doubly stochastic attention (Sinkformers): Sinkhorn iterations on e^{c S}, c = exp(logc), in
- * the log domain with the potentials in score units, so no value is ever multiplied by c but a
- * difference to a maximum (<= 0): no overflow at any c, +inf included (the zero-temperature
- * limit: every log-sum-exp is its maximum).
+/* Doubly stochastic attention (Sinkformers): the scaling P = diag(e^{c f}) e^{c S} diag(e^{c g})
+ * with rows and columns summing to 1, c = exp(logc), potentials in score units, so no value is
+ * ever multiplied by c but a difference to a maximum (<= 0): no overflow at any c. Converges in
+ * the saturated regime (c times the spread of S in the millions) by epsilon scaling, Newton
+ * steps on the potentials (n <= 64) and a last scaling of P itself (attention.c has the
+ * method); c = +inf is iterated at c = 2^60 (the zero-temperature limit to the resolution of
+ * scores of order 1).
  *   n       rows = columns (n >= 1); S n x n finite scores (borrowed, not modified);
- *   iters   cap on iterations (>= 1). Iteration 1 IS as_attention_softmax (same call, same
- *           bits); each further one normalises the columns, then the rows;
+ *   iters   cap on iterations (>= 1), one iteration = one row normalisation (n^2
+ *           exponentials; a Newton step adds O(n^3)). Iteration 1 IS as_attention_softmax
+ *           (same call, same bits);
  *   tol     stop as soon as every row and column sum is within tol of 1 (>= 0);
  *   P       n x n output, row-stochastic to rounding (the last step is a row step);
  *   hot     n ints: per row the index of its single nonzero, or -1 (as the softmax);
- *   work    n * n + 3 n doubles of scratch;
- *   dev_out the largest |row or column sum - 1| of the returned P;
+ *   work    as_attention_sinkhorn_doubles(n) doubles of scratch;
+ *   dev_out the largest |row or column sum - 1| of the returned P (> tol: not converged
+ *           within iters; the caller must say so);
  *   iters_out (may be NULL) the iterations done.
- * Returns the number of one-hot rows. Deterministic; allocates nothing. */
+ * Returns the number of one-hot rows. Deterministic, the same bits on every machine (no
+ * LAPACK); allocates nothing. */
 int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
                           int *hot, double *work, double *dev_out, int *iters_out);
+
+/* The same with a warm start: with *warm nonzero, the potentials the previous call on this
+ * work left (an earlier stage of the same run) start the iterations at the target temperature;
+ * when they have not converged within 16 iterations, a cold start follows (iteration 1 the row
+ * softmax, then epsilon scaling). On return *warm says whether work holds potentials for the
+ * next call. as_attention_sinkhorn is this with warm = NULL (always cold). */
+int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, double tol,
+                               double *P, int *hot, double *work, int *warm, double *dev_out,
+                               int *iters_out);
+
+/* Doubles of scratch the Sinkhorn calls need for n tokens: 3 n^2 + 8 n. */
+size_t as_attention_sinkhorn_doubles(int n);
 
 /* The instruction set the small-shape kernels (one trial, and trials as lanes: batch.h) run
  * with, in words: the widest the CPU has among AVX-512F and AVX2 (each with FMA) and the

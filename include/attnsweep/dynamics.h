@@ -152,8 +152,11 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *   hardmax   beta = +inf: the temperature is +inf, every row one-hot on its maximum score,
  *             tied maxima share the row equally (as_attention_softmax's rule); M is used
  *             unscaled (only its argmax matters).
- *   attention sinkhorn: P by as_attention_sinkhorn (sinkhorn_iters, sinkhorn_tol) at every
- *             evaluation; the largest remaining deviation over the run: as_dyn_sinkhorn_dev.
+ *   attention sinkhorn: P by as_attention_sinkhorn_warm (sinkhorn_iters, sinkhorn_tol) at
+ *             every evaluation, each warm-started from the potentials of the one before in
+ *             the same run (the first of a run cold); the largest remaining deviation over
+ *             the run: as_dyn_sinkhorn_dev, the evaluations that missed sinkhorn_tol:
+ *             as_dyn_sinkhorn_stats_of.
  *   mask      causal: row i is the softmax of its first i + 1 scores, P_ij = 0 for j > i
  *             (x_1' = V x_1 exactly; z_1 constant).
  *   norm      sphere: tokens on the unit sphere, vars x only (AS_ERR_SPEC otherwise).
@@ -163,10 +166,25 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *             every step end; stages are not renormalised). Layers: x <- normalise(x + dt
  *             sum_j W_ij V x_j). X0 rows are normalised first; a zero row is AS_ERR_DATA.
  * Statuses: AS_ERR_ARG (NULL w), AS_ERR_SPEC (out-of-range settings, causal + sinkhorn,
- * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, allocated once per workspace). */
+ * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, the usa weights: allocated once per
+ * workspace). */
 as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax);
 /* Largest remaining |row or column sum - 1| of the Sinkhorn P over the last run (NaN: none). */
 double as_dyn_sinkhorn_dev(const as_dyn *w);
+/* The Sinkhorn evaluations of the last run (every stage, rejected ones and the final P
+ * included): how many, how many ended above sinkhorn_tol, the iterations they took in all
+ * and at most. Zeros when the run had no Sinkhorn attention. */
+typedef struct as_dyn_sinkhorn_stats {
+  long evals;    /* evaluations of P */
+  long missed;   /* of them, left above sinkhorn_tol (the iteration cap reached) */
+  long iters;    /* iterations, summed over the evaluations */
+  int max_iters; /* iterations of the longest evaluation */
+} as_dyn_sinkhorn_stats;
+void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out);
+/* norm_form usa on the sphere: the weights W_ij = e^{s_ij} / n = P_ij Z_i / n that moved the
+ * tokens at the final state of the last run (n x n, owned by w, valid until the next call on
+ * w); NULL for any other model or before a run (then as_dyn_attention is the matrix used). */
+const double *as_dyn_usa_weights(as_dyn *w);
 /* Called with (t, state) at t = 0 and after every step of every later run (NULL: none). */
 as_status as_dyn_set_step_hook(as_dyn *w, as_dyn_snapshot_fn cb, void *ctx);
 /* Velocity at the final state of the last run (n x d, owned by w): the derivative, or a

@@ -136,7 +136,9 @@
   X(AS_OUT_MAX_STEPS, "max_steps", "step limit reached")               \
   X(AS_OUT_NONFINITE, "nonfinite", "non-finite state")                 \
   X(AS_OUT_INTERRUPTED, "interrupted", "stopped by a signal")          \
-  X(AS_OUT_FAILED, "failed", "set-up failed (see message)")
+  X(AS_OUT_FAILED, "failed", "set-up failed (see message)")            \
+  X(AS_OUT_NOT_CONVERGED, "not_converged",                             \
+    "integrated on, but Sinkhorn attention missed sinkhorn_tol at some evaluation")
 
 /* ---- attention normalisations and layer normalisation (docs/variants.md) */
 /* How a row of scores becomes attention weights. */

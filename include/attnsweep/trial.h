@@ -105,7 +105,7 @@ typedef struct as_integ_spec {
 typedef struct as_attn_spec {
   as_attn attention;   /* softmax | sinkhorn */
   int sinkhorn_iters;  /* Sinkhorn: iteration cap (1..10000; 1 = the row softmax) */
-  double sinkhorn_tol; /* Sinkhorn: stop when every column sum is within this of 1 */
+  double sinkhorn_tol; /* Sinkhorn: stop when rows and columns sum to 1 within this */
   as_mask mask;        /* none | causal (P_ij = 0 for j > i) */
   as_norm norm;        /* none | sphere (tokens on the unit sphere) */
   as_nform norm_form;  /* sphere: sa (softmax weights) | usa (e^{beta <Qx_i,Kx_j>} / n) */

@@ -173,6 +173,20 @@ static as_status stored_parse_name(const char *out, const char *stored, const ch
  * (0: none), default AS_RUN_STOP_GRACE, the default KillWait of Slurm, after which Slurm
  * kills a job step anyway. */
 #define AS_RUN_STOP_GRACE 30
+/* Rows of the results file at path with outcome not_converged (0 when it cannot be read:
+ * the final line then says nothing about them; `attnsweep status` does). */
+static uint64_t not_converged_in(const char *path) {
+  as_results *rf = NULL;
+  as_results_counts c;
+  uint64_t n = 0;
+  if (as_results_open(MPI_COMM_NULL, path, AS_RESULTS_READ, &rf) == AS_OK &&
+      as_results_count(rf, &c, NULL) == AS_OK)
+    n = c.outcome[AS_OUT_NOT_CONVERGED];
+  as_results_close(&rf);
+  as_error_clear();
+  return n;
+}
+
 static as_status stop_grace(void) {
   as_status st = AS_OK;
   long v = AS_RUN_STOP_GRACE;
@@ -319,9 +333,17 @@ int as_cmd_run(int argc, char **argv) {
   if (rank == 0) {
     if (st == AS_OK || st == AS_ERR_INTERRUPTED) {
       const int some_failed = st == AS_OK && res.failed_total > 0;
-      if (!quiet || st != AS_OK || some_failed)
-        fprintf(stderr, "attnsweep run: %llu trials run (%llu failed or non-finite) in %.1f s%s\n",
-                (unsigned long long)res.done, (unsigned long long)res.failed, res.elapsed,
+      /* Trials of the file whose Sinkhorn attention missed sinkhorn_tol (outcome
+       * not_converged: results that summaries exclude, docs/variants.md). */
+      char nc[96] = "";
+      const uint64_t n_nc = not_converged_in(out);
+      if (n_nc)
+        snprintf(nc, sizeof nc, "; %llu not converged (Sinkhorn attention, in the file)",
+                 (unsigned long long)n_nc);
+      if (!quiet || st != AS_OK || some_failed || n_nc)
+        fprintf(stderr,
+                "attnsweep run: %llu trials run (%llu failed or non-finite%s) in %.1f s%s\n",
+                (unsigned long long)res.done, (unsigned long long)res.failed, nc, res.elapsed,
                 st != AS_OK       ? "; stopped early: continue with --resume (exit 99)"
                 : some_failed     ? ""
                 : res.shard_count ? ""

@@ -343,6 +343,9 @@ static int status_shards(const char *results, shard_file *f, int n, int json) {
     else
       fprintf(txt, "stopped (resume: attnsweep run -o %s --resume)", f[k].path);
     if (bad) fprintf(txt, ", %llu failed or non-finite", (unsigned long long)bad);
+    if (cn.outcome[AS_OUT_NOT_CONVERGED])
+      fprintf(txt, ", %llu not converged (Sinkhorn)",
+              (unsigned long long)cn.outcome[AS_OUT_NOT_CONVERGED]);
     const uint64_t n_damaged = vc.rows_bad + vc.bulk_bad;
     const int is_damaged = n_damaged && !held;
     if (is_damaged) {
@@ -601,10 +604,11 @@ int as_cmd_status(int argc, char **argv) {
     printf(", \"spec_sha256\": ");
     json_str(stdout, sha);
     printf(", \"trials\": %llu, \"own\": %llu, \"done\": %llu, \"state\": \"%s\", "
-           "\"exit\": %d, \"failed\": %llu, \"damaged\": %llu, \"verified\": %s",
+           "\"exit\": %d, \"failed\": %llu, \"not_converged\": %llu, \"damaged\": %llu, "
+           "\"verified\": %s",
            (unsigned long long)c.total, (unsigned long long)jown, (unsigned long long)c.done, state,
-           rc, (unsigned long long)jbad, (unsigned long long)n_damaged,
-           vc.verified ? "true" : "false");
+           rc, (unsigned long long)jbad, (unsigned long long)c.outcome[AS_OUT_NOT_CONVERGED],
+           (unsigned long long)n_damaged, vc.verified ? "true" : "false");
     if (jn) printf(", \"shard\": {\"index\": %u, \"count\": %u}", ji, jn);
     printf(", \"outcomes\": ");
     json_counts(stdout, &as_outcome_table, c.outcome);
@@ -681,6 +685,11 @@ int as_cmd_status(int argc, char **argv) {
   else
     printf("state: stopped, %llu trial(s) left (resume: attnsweep run -o %s --resume)\n",
            (unsigned long long)(own - c.done), path);
+  if (c.outcome[AS_OUT_NOT_CONVERGED])
+    printf("not converged: %llu trial(s) whose Sinkhorn attention missed sinkhorn_tol at some "
+           "evaluation (outcome not_converged: integrated to the end, excluded from every "
+           "summary; raise sinkhorn_iters, docs/variants.md)\n",
+           (unsigned long long)c.outcome[AS_OUT_NOT_CONVERGED]);
   print_sums(&vc, flags, c.total);
   print_counts("outcomes", &as_outcome_table, c.outcome);
   print_counts("verdicts", &as_verdict_table, c.verdict);

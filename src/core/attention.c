@@ -325,13 +325,48 @@ void as_attention_small_lanes(int n, int d, const double *restrict A, const doub
 
 /* ---------------------------------------------------------------- Sinkhorn (docs/variants.md)
  * Doubly stochastic attention: P = diag(e^{c f}) e^{c S} diag(e^{c g}) with rows and columns
- * summing to 1, by alternate normalisations in the log domain. The potentials f, g are kept in
- * the units of the scores (divided by the temperature c), so nothing is ever multiplied by c
- * except differences to a maximum, which are <= 0: no overflow at any c, c = +inf included
- * (then every log-sum-exp is the maximum and the iteration is its zero-temperature limit).
- * Iteration 1 is the row softmax itself (the same call, so the same bits); each further
- * iteration normalises the columns and then the rows, so the returned P is row-stochastic to
- * rounding and its column sums carry the remaining deviation. */
+ * summing to 1. The potentials f, g are kept in the units of the scores (divided by the
+ * temperature c), so nothing is ever multiplied by c except differences to a maximum, which
+ * are <= 0: no overflow at any c.
+ *
+ * Plain alternate normalisations stall once c times the spread of the scores is large (the
+ * saturated regime of the dynamics, c ~ e^{2 mu t}): their rate is the second singular value of
+ * P, near 1 when P is close to a permutation with weakly coupled blocks. So:
+ *   1. epsilon scaling: from a cold start the iterations run at the temperatures c / 8^k,
+ *      k = K .. 0, the first with c 8^-K range(S) <= 8 (where they converge in a few steps),
+ *      each level leaving its potentials to the next once within SK_LEVEL_TOL;
+ *   2. warm start: with *warm the potentials g of the previous call (the previous stage or step
+ *      of the dynamics) start the iterations at the target temperature directly; when that has
+ *      not converged after SK_WARM_BUDGET iterations, a cold start follows;
+ *   3. Newton steps on the column potentials (Sinkhorn-Newton, Brauer, Clason, Lorenz and
+ *      Wirth 2017): after a row step, the column deviations e = P^T 1 - 1 and the Hessian
+ *      L = diag(P^T 1) - P^T P (symmetric, positive semidefinite, 1 in its kernel) give
+ *      a = -L^+ e in units of 1/c (eigenvalues below 1e-13 of the largest dropped: exactly
+ *      decoupled blocks), at most SK_CLIP per entry, taken when it lowers the deviation
+ *      (steps 1, 1/4, 1/16), else a plain column-then-row step is taken;
+ *   4. below SK_POLISH at the target temperature the scaling continues on P itself,
+ *      P_ij <- P_ij e^{a_j} / (row sum): the potentials in score units resolve P only to
+ *      c * 2^-53 relatively (4e-8 at c = 2e8), the factors e^{a_j} near 1 to rounding.
+ * c = +inf (the temperature beyond the range of a double) is iterated at c = 2^60, where every
+ * weight more than 708 / 2^60 (6e-16 of the scores' scale, max |S| <= 1) below its row's
+ * maximum is 0: the zero-temperature limit to the resolution of the scores.
+ * One iteration is one row normalisation (n^2 exponentials; a Newton step adds O(n^3) in
+ * plain loops, for n <= SK_NEWTON_N only). Iteration 1 of a cold start is the row softmax
+ * itself (the same call, so the same bits). The eigenvectors come from a cyclic Jacobi
+ * iteration in plain C (no LAPACK), so the result has the same bits on every machine. */
+
+#define SK_LEVEL_RATIO 8.0 /* temperature ratio between levels of epsilon scaling */
+#define SK_LEVEL_START 8.0 /* the first level: c * range(S) <= this */
+#define SK_LEVEL_TOL 1e-3  /* an intermediate level stops at this deviation */
+#define SK_POLISH 1e-4     /* the target level continues on P below this */
+#define SK_WARM_BUDGET 16  /* iterations of a warm start before a cold restart */
+#define SK_CLIP 4.0        /* largest Newton step per potential, in units of 1/c */
+#define SK_NEWTON_N 64     /* Newton steps for n up to this */
+#define SK_LN2 0.69314718055994530942
+
+size_t as_attention_sinkhorn_doubles(int n) {
+  return 3 * (size_t)n * (size_t)n + 8 * (size_t)n;
+}
 
 /* (1/c) log sum_j e^{c a_j}, a_j read at stride `stride` (m >= 1 entries), buf m doubles. */
 static double lse_scaled(int m, const double *a, size_t stride, double c, double *buf) {
@@ -339,14 +374,14 @@ static double lse_scaled(int m, const double *a, size_t stride, double c, double
   for (int j = 1; j < m; j++) best = a[(size_t)j * stride] > best ? a[(size_t)j * stride] : best;
   for (int j = 0; j < m; j++) {
     double v = a[(size_t)j * stride];
-    buf[j] = v == best ? 0.0 : c * (v - best); /* c = inf: -inf below the maximum, never NaN */
+    buf[j] = v == best ? 0.0 : c * (v - best); /* <= 0, never NaN for finite c */
   }
   exp_nonpositive(m, buf);
   double sum = row_sum(m, buf); /* >= 1 */
-  return c == INFINITY ? best : best + log(sum) / c;
+  return best + log(sum) / c;
 }
 
-/* Largest |row sum - 1| and |column sum - 1| of the n x n matrix P. col: n doubles. */
+/* Largest |row sum - 1| and |column sum - 1| of the n x n matrix P; col: the column sums. */
 static double stochastic_dev(int n, const double *P, double *col) {
   double dev = 0.0;
   for (int j = 0; j < n; j++) col[j] = 0.0;
@@ -357,41 +392,299 @@ static double stochastic_dev(int n, const double *P, double *col) {
     for (int j = 0; j < n; j++) col[j] += p[j];
   }
   for (int j = 0; j < n; j++) dev = fabs(col[j] - 1.0) > dev ? fabs(col[j] - 1.0) : dev;
+  if (isnan(dev)) dev = INFINITY; /* a NaN never counts as converged */
   return dev;
 }
 
-int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
-                          int *hot, double *work, double *dev_out, int *iters_out) {
+/* Row step: P = row softmax of c (S_ij + g_j), c = exp(logc); S2: scratch. */
+static void sk_rows(int n, const double *S, const double *g, double logc, double *S2, double *P,
+                    int *hot) {
+  for (int i = 0; i < n; i++) {
+    const double *s = S + (size_t)i * n;
+    double *s2 = S2 + (size_t)i * n;
+    for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
+  }
+  (void)as_attention_softmax_hot(n, n, S2, logc, P, hot);
+}
+
+/* Column step: f from g (rows), then g from f (columns), at temperature c (finite). */
+static void sk_cols(int n, const double *S, double c, double *g, double *f, double *S2,
+                    double *buf) {
+  for (int i = 0; i < n; i++) {
+    const double *s = S + (size_t)i * n;
+    double *s2 = S2 + (size_t)i * n;
+    for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
+    f[i] = -lse_scaled(n, s2, 1, c, buf);
+  }
+  for (int i = 0; i < n; i++) {
+    const double *s = S + (size_t)i * n;
+    double *s2 = S2 + (size_t)i * n;
+    for (int j = 0; j < n; j++) s2[j] = s[j] + f[i];
+  }
+  for (int j = 0; j < n; j++) g[j] = -lse_scaled(n, S2 + j, (size_t)n, c, buf);
+}
+
+/* Eigenvalues lam and eigenvectors (columns of U) of the symmetric n x n matrix A (row-major,
+ * destroyed) by cyclic Jacobi rotations (Golub and Van Loan, 8.5): accurate small eigenvalues
+ * for the Laplacian-like matrices here, and the same bits on every machine. */
+static void sk_jacobi(int n, double *A, double *U, double *lam) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) U[(size_t)i * n + j] = i == j ? 1.0 : 0.0;
+  for (int sweep = 0; sweep < 50; sweep++) {
+    int rotated = 0;
+    for (int p = 0; p < n - 1; p++)
+      for (int q = p + 1; q < n; q++) {
+        const double apq = A[(size_t)p * n + q], app = A[(size_t)p * n + p],
+                     aqq = A[(size_t)q * n + q];
+        if (apq == 0.0) continue;
+        if (fabs(apq) <= 0x1p-60 * sqrt(fabs(app * aqq)) || !isfinite(apq)) {
+          A[(size_t)p * n + q] = A[(size_t)q * n + p] = 0.0; /* negligible (or broken) */
+          continue;
+        }
+        const double tau = (aqq - app) / (2.0 * apq);
+        const double t = (tau >= 0.0 ? 1.0 : -1.0) / (fabs(tau) + hypot(1.0, tau));
+        const double cs = 1.0 / sqrt(1.0 + t * t), sn = t * cs;
+        for (int k = 0; k < n; k++) { /* A <- A J */
+          double *r = A + (size_t)k * n;
+          const double x = r[p], y = r[q];
+          r[p] = cs * x - sn * y;
+          r[q] = sn * x + cs * y;
+        }
+        double *rp = A + (size_t)p * n, *rq = A + (size_t)q * n;
+        for (int k = 0; k < n; k++) { /* A <- J^T A */
+          const double x = rp[k], y = rq[k];
+          rp[k] = cs * x - sn * y;
+          rq[k] = sn * x + cs * y;
+        }
+        rp[q] = rq[p] = 0.0;
+        for (int k = 0; k < n; k++) { /* U <- U J */
+          double *r = U + (size_t)k * n;
+          const double x = r[p], y = r[q];
+          r[p] = cs * x - sn * y;
+          r[q] = sn * x + cs * y;
+        }
+        rotated = 1;
+      }
+    if (!rotated) break;
+  }
+  for (int k = 0; k < n; k++) lam[k] = A[(size_t)k * n + k];
+}
+
+/* The Newton step a (n, units of 1/c, mean 0, at most SK_CLIP) for the column sums col of the
+ * row-stochastic P. L, U: n x n scratch; lam, b: n. */
+static void sk_newton(int n, const double *P, const double *col, double *L, double *U, double *lam,
+                      double *b, double *a) {
+  for (int j = 0; j < n; j++)
+    for (int k = j; k < n; k++) {
+      double s = 0.0;
+      for (int i = 0; i < n; i++) s += P[(size_t)i * n + j] * P[(size_t)i * n + k];
+      L[(size_t)j * n + k] = L[(size_t)k * n + j] = (j == k ? col[j] : 0.0) - s;
+    }
+  sk_jacobi(n, L, U, lam);
+  double top = 1.0;
+  for (int k = 0; k < n; k++) top = lam[k] > top ? lam[k] : top;
+  const double cut = 1e-13 * top;
+  for (int k = 0; k < n; k++) {
+    double s = 0.0;
+    for (int j = 0; j < n; j++) s -= U[(size_t)j * n + k] * (col[j] - 1.0);
+    b[k] = lam[k] > cut ? s / lam[k] : 0.0;
+  }
+  double mean = 0.0, big = 0.0;
+  for (int j = 0; j < n; j++) {
+    double s = 0.0;
+    for (int k = 0; k < n; k++) s += U[(size_t)j * n + k] * b[k];
+    a[j] = s;
+    mean += s;
+  }
+  mean /= n;
+  for (int j = 0; j < n; j++) {
+    a[j] -= mean;
+    big = fabs(a[j]) > big ? fabs(a[j]) : big;
+  }
+  if (big > SK_CLIP)
+    for (int j = 0; j < n; j++) a[j] *= SK_CLIP / big;
+  if (!(big < INFINITY))
+    for (int j = 0; j < n; j++) a[j] = 0.0;
+}
+
+/* Q_ij = P_ij e^{a_j} / (row sum): a scaling of the columns of P, then of its rows. */
+static void sk_scale(int n, const double *P, const double *a, double *ea, double *Q) {
+  double top = a[0];
+  for (int j = 1; j < n; j++) top = a[j] > top ? a[j] : top;
+  for (int j = 0; j < n; j++) ea[j] = a[j] - top; /* <= 0: the common factor cancels */
+  exp_nonpositive(n, ea);
+  for (int i = 0; i < n; i++) {
+    const double *p = P + (size_t)i * n;
+    double *q = Q + (size_t)i * n;
+    for (int j = 0; j < n; j++) q[j] = p[j] * ea[j];
+    const double sum = row_sum(n, q);
+    const double inv = sum > 0.0 ? 1.0 / sum : 0.0;
+    for (int j = 0; j < n; j++) q[j] *= inv;
+  }
+}
+
+/* The scratch of one call (as_attention_sinkhorn_doubles): g stays where the next call finds
+ * it (the warm start). */
+typedef struct sk_ws {
+  double *S2, *L, *U, *f, *g, *col, *lam, *b, *a, *ea, *buf;
+} sk_ws;
+
+/* Iterations at one temperature (logc, c finite) from the potentials w->g, until the deviation
+ * is at most `until` or *it reaches cap; P (and *dev) hold the last accepted row step. `fresh`:
+ * P does not yet hold the row step of w->g. */
+static double sk_level(int n, const double *S, double logc, double until, int cap, int fresh,
+                       double *P, int *hot, sk_ws *w, int *it, double dev) {
   const double c = exp(logc);
-  double *S2 = work, *f = S2 + (size_t)n * n, *g = f + n, *buf = g + n;
-  int onehot = as_attention_softmax_hot(n, n, S, logc, P, hot);
-  int it = 1;
-  double dev = stochastic_dev(n, P, buf);
-  for (int j = 0; j < n; j++) g[j] = 0.0;
-  while (it < iters && !(dev <= tol)) {
-    /* f from the last row step, then the column step g, then the next row step. */
-    for (int i = 0; i < n; i++) {
-      const double *s = S + (size_t)i * n;
-      double *s2 = S2 + (size_t)i * n;
-      for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
-      f[i] = -lse_scaled(n, s2, 1, c, buf);
+  if (fresh) {
+    sk_rows(n, S, w->g, logc, w->S2, P, hot);
+    ++*it;
+    dev = stochastic_dev(n, P, w->col);
+  }
+  while (dev > until && *it < cap) {
+    int taken = 0;
+    if (n <= SK_NEWTON_N) {
+      sk_newton(n, P, w->col, w->L, w->U, w->lam, w->b, w->a);
+      for (double step = 1.0; step >= 1.0 / 16.0 && *it < cap; step /= 4.0) {
+        for (int j = 0; j < n; j++) w->f[j] = w->g[j] + step * w->a[j] / c;
+        sk_rows(n, S, w->f, logc, w->S2, w->U, hot); /* the trial into U (free now) */
+        ++*it;
+        double dn = stochastic_dev(n, w->U, w->lam);
+        if (dn < dev) {
+          memcpy(w->g, w->f, (size_t)n * sizeof *w->g);
+          memcpy(P, w->U, (size_t)n * n * sizeof *P);
+          memcpy(w->col, w->lam, (size_t)n * sizeof *w->col);
+          dev = dn;
+          taken = 1;
+          break;
+        }
+      }
     }
-    for (int i = 0; i < n; i++) {
-      const double *s = S + (size_t)i * n;
-      double *s2 = S2 + (size_t)i * n;
-      for (int j = 0; j < n; j++) s2[j] = s[j] + f[i];
+    if (!taken && *it < cap) {
+      sk_cols(n, S, c, w->g, w->f, w->S2, w->buf);
+      sk_rows(n, S, w->g, logc, w->S2, P, hot);
+      ++*it;
+      dev = stochastic_dev(n, P, w->col);
     }
-    for (int j = 0; j < n; j++) g[j] = -lse_scaled(n, S2 + j, (size_t)n, c, buf);
-    for (int i = 0; i < n; i++) {
-      const double *s = S + (size_t)i * n;
-      double *s2 = S2 + (size_t)i * n;
-      for (int j = 0; j < n; j++) s2[j] = s[j] + g[j];
+  }
+  return dev;
+}
+
+/* The polish on P itself (step 4 above) at temperature c; w->g follows (for the warm start). */
+static double sk_polish(int n, double c, double tol, int cap, double *P, sk_ws *w, int *it,
+                        double dev) {
+  while (dev > tol && *it < cap) {
+    int taken = 0;
+    if (n <= SK_NEWTON_N) {
+      sk_newton(n, P, w->col, w->L, w->U, w->lam, w->b, w->a);
+      for (double step = 1.0; step >= 1.0 / 16.0 && *it < cap; step /= 4.0) {
+        for (int j = 0; j < n; j++) w->f[j] = step * w->a[j];
+        sk_scale(n, P, w->f, w->ea, w->U);
+        ++*it;
+        double dn = stochastic_dev(n, w->U, w->lam);
+        if (dn < dev) {
+          memcpy(P, w->U, (size_t)n * n * sizeof *P);
+          memcpy(w->col, w->lam, (size_t)n * sizeof *w->col);
+          for (int j = 0; j < n; j++) w->g[j] += w->f[j] / c;
+          dev = dn;
+          taken = 1;
+          break;
+        }
+      }
     }
-    onehot = as_attention_softmax_hot(n, n, S2, logc, P, hot);
+    if (!taken && *it < cap) { /* a plain column-then-row step on P */
+      for (int j = 0; j < n; j++) w->f[j] = w->col[j] > 0.0 ? -log(w->col[j]) : 0.0;
+      sk_scale(n, P, w->f, w->ea, w->U);
+      memcpy(P, w->U, (size_t)n * n * sizeof *P);
+      for (int j = 0; j < n; j++) w->g[j] += w->f[j] / c;
+      ++*it;
+      dev = stochastic_dev(n, P, w->col);
+    }
+  }
+  return dev;
+}
+
+/* One attempt at the target temperature logc (finite) from w->g, or a cold one with epsilon
+ * scaling; the deviation reached. */
+static double sk_attempt(int n, const double *S, double logc, double tol, int cap, int cold,
+                         double *P, int *hot, sk_ws *w, int *it, int ready, double dev) {
+  int K = 0;
+  if (cold) {
+    double lo = S[0], hi = S[0];
+    for (size_t i = 1; i < (size_t)n * n; i++) {
+      lo = S[i] < lo ? S[i] : lo;
+      hi = S[i] > hi ? S[i] : hi;
+    }
+    const double r = hi - lo;
+    while (K < 60 && exp(logc - K * log(SK_LEVEL_RATIO)) * r > SK_LEVEL_START) K++;
+    for (int j = 0; j < n; j++) w->g[j] = 0.0;
+  }
+  ready = ready && cold && K == 0; /* P is already the row step of g = 0 at logc */
+  for (int k = K; k >= 1 && *it < cap; k--)
+    dev = sk_level(n, S, logc - k * log(SK_LEVEL_RATIO), SK_LEVEL_TOL, cap, 1, P, hot, w, it, dev);
+  const double until = tol > SK_POLISH ? tol : SK_POLISH;
+  dev = sk_level(n, S, logc, until, cap, !ready, P, hot, w, it, dev);
+  return sk_polish(n, exp(logc), tol, cap, P, w, it, dev);
+}
+
+int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, double tol,
+                               double *P, int *hot, double *work, int *warm, double *dev_out,
+                               int *iters_out) {
+  double *base = work + 3 * (size_t)n * (size_t)n;
+  sk_ws w = {work,
+             work + (size_t)n * n,
+             work + 2 * (size_t)n * n,
+             base,
+             base + n,
+             base + 2 * n,
+             base + 3 * n,
+             base + 4 * n,
+             base + 5 * n,
+             base + 6 * n,
+             base + 7 * n};
+  int it = 0;
+  double dev = INFINITY;
+  const int have_warm = warm && *warm && iters > 1;
+  if (warm) *warm = 0;
+  /* c = +inf (beyond the range of a double): the iterations run at SK_C_INF, where every
+   * weight below the maximum by more than 708 / 2^60 (6e-16 of the scores' scale) is 0. */
+  const int inf = exp(logc) == INFINITY;
+  const double logt = inf ? 60.0 * SK_LN2 : logc;
+  if (have_warm) {
+    const int cap = iters < SK_WARM_BUDGET ? iters : SK_WARM_BUDGET;
+    dev = sk_attempt(n, S, logt, tol, cap, 0, P, hot, &w, &it, 0, INFINITY);
+  }
+  if (!(dev <= tol) && it < iters) {
+    /* Cold: iteration 1 is the row softmax at the true temperature (g = 0). */
+    for (int j = 0; j < n; j++) w.g[j] = 0.0;
+    (void)as_attention_softmax_hot(n, n, S, logc, P, hot);
     it++;
-    dev = stochastic_dev(n, P, buf);
+    dev = stochastic_dev(n, P, w.col);
+    if (!(dev <= tol) && it < iters)
+      dev = sk_attempt(n, S, logt, tol, iters, 1, P, hot, &w, &it, !inf, dev);
+  }
+  /* The gauge: mean 0 (the potentials are defined up to g + a, f - a). */
+  double mean = 0.0;
+  for (int j = 0; j < n; j++) mean += w.g[j];
+  mean /= n;
+  int finite = isfinite(mean);
+  for (int j = 0; j < n; j++) w.g[j] -= mean;
+  if (warm) *warm = finite;
+  /* Rows with a single nonzero entry (exactly 1 after the last row normalisation). */
+  int onehot = 0;
+  for (int i = 0; i < n; i++) {
+    const double *p = P + (size_t)i * n;
+    int nz = 0, at = -1;
+    for (int j = 0; j < n; j++)
+      if (p[j] != 0.0) nz++, at = j;
+    hot[i] = nz == 1 && p[at] == 1.0 ? at : -1;
+    onehot += hot[i] >= 0;
   }
   *dev_out = dev;
   if (iters_out) *iters_out = it;
   return onehot;
+}
+
+int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
+                          int *hot, double *work, double *dev_out, int *iters_out) {
+  return as_attention_sinkhorn_warm(n, S, logc, iters, tol, P, hot, work, NULL, dev_out, iters_out);
 }

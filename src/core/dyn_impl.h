@@ -111,9 +111,13 @@ struct as_dyn {
   int variant;     /* the model differs from the base one: general attention kernel only */
   int hardmax;     /* beta = inf: logc = +inf (rows one-hot on the maximum, ties shared) */
   as_attn_spec am; /* attention, Sinkhorn settings, mask, norm */
-  double *skw;     /* Sinkhorn scratch, n*n + 3n (allocated on first use, kept) */
+  double *skw;     /* Sinkhorn scratch, as_attention_sinkhorn_doubles (allocated once, kept) */
   double sk_dev;   /* largest remaining Sinkhorn deviation over the run (NaN: none) */
-  as_dyn_snapshot_fn step_cb; /* called after every step (and at t = 0), NULL: none */
+  int sk_warm;     /* skw holds the potentials of the last evaluation of this run */
+  double *uf; /* usa: per row the factor Z_i / n of the last evaluation (n; set_model), or NULL */
+  double *uw; /* usa: the weights of the final state (n*n, as_dyn_usa_weights; set_model) */
+  as_dyn_sinkhorn_stats sk_stats; /* the run's Sinkhorn evaluations */
+  as_dyn_snapshot_fn step_cb;     /* called after every step (and at t = 0), NULL: none */
   void *step_ctx;
   /* transformer blocks (blocks.h): the field or the inside hook, NULL: the base model */
   as_blocks *blocks;

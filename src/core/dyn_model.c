@@ -22,9 +22,14 @@ void dyn_model_weights(as_dyn *w, double logc) {
     w->n_hot = oh;
   } else if (w->am.attention == AS_ATTN_SINKHORN) {
     double dev = 0.0;
-    w->n_hot = as_attention_sinkhorn(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol, w->P,
-                                     w->hot, w->skw, &dev, NULL);
+    int it = 0;
+    w->n_hot = as_attention_sinkhorn_warm(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol,
+                                          w->P, w->hot, w->skw, &w->sk_warm, &dev, &it);
     if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+    w->sk_stats.evals++;
+    w->sk_stats.missed += !(dev <= w->am.sinkhorn_tol);
+    w->sk_stats.iters += it;
+    if (it > w->sk_stats.max_iters) w->sk_stats.max_iters = it;
   } else {
     w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
   }
@@ -43,6 +48,7 @@ void dyn_usa_rescale(as_dyn *w, double logc) {
       if (s[j] > s[arg]) arg = j;
     const double f = exp(c * s[arg] - log(p[arg]) - log((double)n));
     for (int k = 0; k < d; k++) w->H[(size_t)i * d + k] *= f;
+    if (w->uf) w->uf[i] = f;
   }
 }
 
@@ -93,8 +99,14 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
   AS_CHECK(!(hardmax && am->attention == AS_ATTN_SINKHORN), AS_ERR_ARG,
            "Sinkhorn attention with hardmax breaks rule sinkhorn_beta");
   if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
-    w->skw = calloc((size_t)w->n * w->n + 3 * (size_t)w->n, sizeof(double));
+    w->skw = calloc(as_attention_sinkhorn_doubles(w->n), sizeof(double));
     AS_CHECK_ALLOC(w->skw);
+  }
+  if (am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA) {
+    if (!w->uf) w->uf = calloc((size_t)w->n, sizeof(double));
+    AS_CHECK_ALLOC(w->uf);
+    if (!w->uw) w->uw = malloc((size_t)w->n * w->n * sizeof(double));
+    AS_CHECK_ALLOC(w->uw);
   }
   w->am = *am;
   w->hardmax = hardmax ? 1 : 0;
@@ -115,6 +127,20 @@ cleanup:
 
 double as_dyn_sinkhorn_dev(const as_dyn *w) {
   return w->sk_dev;
+}
+
+const double *as_dyn_usa_weights(as_dyn *w) {
+  const int n = w->n;
+  if (!(w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) || !w->uw || !w->P ||
+      !w->ran)
+    return NULL;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) w->uw[(size_t)i * n + j] = w->P[(size_t)i * n + j] * w->uf[i];
+  return w->uw;
+}
+
+void as_dyn_sinkhorn_stats_of(const as_dyn *w, as_dyn_sinkhorn_stats *out) {
+  *out = w->sk_stats;
 }
 
 const double *as_dyn_velocity(const as_dyn *w) {

@@ -161,6 +161,8 @@ void as_dyn_destroy(as_dyn **p) {
   free(w->AT);
   free(w->PT);
   free(w->skw);
+  free(w->uf);
+  free(w->uw);
   free(w->sw);
   free(w->swi);
   free(w);
@@ -938,6 +940,8 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   AS_CHECK(w->am.norm != AS_NORM_SPHERE || in->vars == AS_VARS_X, AS_ERR_ARG,
            "norm: sphere with vars z breaks rule sphere_vars (it integrates the tokens x)");
   w->sk_dev = NAN;
+  w->sk_warm = 0; /* each run starts its Sinkhorn potentials cold: a function of the trial */
+  memset(&w->sk_stats, 0, sizeof w->sk_stats);
   const int layers = in->method == AS_METHOD_LAYERS;
   w->mode = layers ? (in->vars == AS_VARS_Z ? MODE_LZ : MODE_LX)
                    : (in->vars == AS_VARS_Z ? MODE_Z : MODE_X);

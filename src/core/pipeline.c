@@ -457,6 +457,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   as_record_init(rec, t);
   rec->rank_p_head_min = rec->rank_p_head_max = -1;
   rec->ref_n_clusters = -1;
+  rec->sinkhorn_missed = -1;
   as_error_clear();
   const int n = t->n, d = t->d;
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : d;
@@ -574,12 +575,24 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
     if (ts != AS_OK) goto trial_failed;
   }
   rec->sinkhorn_dev = as_dyn_sinkhorn_dev(dyn);
+  if (t->attn.attention == AS_ATTN_SINKHORN) {
+    as_dyn_sinkhorn_stats sks;
+    as_dyn_sinkhorn_stats_of(dyn, &sks);
+    rec->sinkhorn_missed = sks.missed > INT32_MAX ? INT32_MAX : (int32_t)sks.missed;
+  }
   if (sphere) {
     as_meta_finish(pl->meta, rec);
   } else {
     rec->n_plateaus = rec->n_clusters_track = -1;
   }
   rec->outcome = (int32_t)ds.outcome;
+  /* Sinkhorn attention that missed sinkhorn_tol at some evaluation: the run went on to its
+   * end with that P (and is classified as usual), but its trial is no result of the model
+   * with doubly stochastic attention: its own outcome, which summaries exclude
+   * (docs/variants.md). */
+  if (rec->sinkhorn_missed > 0 && (ds.outcome == AS_OUT_REACHED_T || ds.outcome == AS_OUT_SETTLED ||
+                                   ds.outcome == AS_OUT_MAX_STEPS))
+    rec->outcome = AS_OUT_NOT_CONVERGED;
   rec->steps = ds.steps;
   rec->rejected = ds.rejected;
   rec->t_final = ds.t_final;
@@ -588,7 +601,10 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   if (pl->group.part > 0) goto done; /* the leader (part 0) classifies and records */
 
   const double *state = as_dyn_state(dyn);
-  const double *P = as_dyn_attention(dyn);
+  /* The matrix of the dynamics that ran (docs/variants.md): P (the masked P, the Sinkhorn P,
+   * the heads' mean), for usa the weights e^{s_ij} / n themselves. */
+  const double *usa_w = as_dyn_usa_weights(dyn);
+  const double *P = usa_w ? usa_w : as_dyn_attention(dyn);
   if (bulk && bulk->final) memcpy(bulk->final, state, nd * sizeof(double));
   if (bulk && bulk->attention && P) memcpy(bulk->attention, P, (size_t)n * (size_t)n * sizeof *P);
   AS_TRY(as_dyn_state_x(dyn, pl->X));

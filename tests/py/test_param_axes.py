@@ -79,7 +79,8 @@ AXES = {
     "settle_window": "settle_window: [0, 0.1]",
     "triple_seed": "triple_seed: [per_trial, per_parameters]",
     "attention": "attention: [softmax, sinkhorn]",
-    "sinkhorn_iters": "attention: sinkhorn, sinkhorn_iters: [1, 5]",
+    # (one iteration is the row softmax: not doubly stochastic, not_converged, not summarised)
+    "sinkhorn_iters": "attention: sinkhorn, sinkhorn_iters: [20, 50]",
     "sinkhorn_tol": "attention: sinkhorn, sinkhorn_tol: [1.0e-9, 1.0e-6]",
     "mask": "mask: [none, causal]",
     "norm": "norm: [none, sphere], vars: x",

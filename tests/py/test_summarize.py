@@ -324,6 +324,44 @@ class SummarizeTest(unittest.TestCase):
             self.assertEqual(rc, 2, bad)
             self.assertIn(needle, err, bad)
 
+    def ref_classified(self):
+        return [r for r in self.ref if "n_clusters" in r]
+
+    def test_not_converged_excluded(self):
+        """Trials with outcome not_converged (Sinkhorn attention that missed sinkhorn_tol) are
+        in no table and no statistic, and the preamble says how many were left out."""
+        a = self.a.copy()
+        done = [i for i, r in enumerate(self.ref)
+                if r["verdict"] not in ("pending", "failed") and "n_clusters" in r]
+        drop = set(done[::5])  # every fifth classified trial, in every theorem group
+        for i in drop:
+            a["outcome"][i] = code("outcome", "not_converged")
+        path = os.path.join(self.tmp.name, "not_converged.h5")
+        write_file(path, a)
+        kept = [r for i, r in enumerate(self.ref) if i not in drop]
+        rc, out, err = run_main([path, "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_rows(out)
+        for r in rows:
+            self.check_row(r, expected(kept, lambda x, t=r["theorem"]: x["theorem"] == t))
+        self.assertIn("excluded: %d not_converged trial(s)" % len(drop), err)
+        rc, out, err = run_main([path, "--by", "", "--stat", "n_clusters:n,median",
+                                 "--format", "csv"])
+        self.assertEqual(rc, 0, err)
+        row = csv_rows(out)[0]
+        rc, out, err = run_main([self.path, "--by", "", "--stat", "n_clusters:n,median",
+                                 "--format", "csv"])
+        whole = csv_rows(out)[0]  # the same file with every trial converged
+        self.assertEqual(int(float(row["n_clusters_n"])),
+                         int(float(whole["n_clusters_n"])) - len(drop))
+        # the dropped trials' counts are not in the median: it moves as the kept ones say
+        xs = [r["n_clusters"] for r in kept if "n_clusters" in r]
+        zeros = int(float(whole["n_clusters_n"])) - len(self.ref_classified())
+        self.assertAlmostEqual(float(row["n_clusters_median"]),
+                               statistics.median(xs + [0] * zeros))
+        rc, out, err = run_main([self.path, "--format", "csv"])  # none: no such line
+        self.assertNotIn("not_converged", err)
+
     def test_formats_parse(self):
         for fmt in ("md", "csv", "latex"):
             rc, out, err = run_main([self.path, "--by", "theorem,d", "--format", fmt])

@@ -29,7 +29,7 @@ static as_attn_spec model(as_attn a, as_mask m, as_norm nm, as_nform f) {
 /* ---- Sinkhorn: one iteration is the softmax; converged P doubly stochastic; any c. */
 static void test_sinkhorn(void) {
   enum { N = 12 };
-  double S[N * N], P[N * N], Q[N * N], work[N * N + 3 * N];
+  double S[N * N], P[N * N], Q[N * N], work[3 * N * N + 8 * N];
   int hot[N];
   uint64_t seed = 7;
   for (int i = 0; i < N * N; i++) S[i] = 0.5 * lcg(&seed);
@@ -67,6 +67,31 @@ static void test_sinkhorn(void) {
       ok &= fabs(r - 1.0) <= 1e-14;
     }
     AS_EXPECT(ok, "Sinkhorn at logc = %g: finite row-stochastic P (dev %g)", logcs[k], dev);
+  }
+  /* The saturated regime (c times the spread of S from 1e2 to beyond a double, +inf): epsilon
+   * scaling and the Newton steps reach the tolerance within 200 iterations (plain alternate
+   * normalisations stall there: docs/variants.md). */
+  const double hard[] = {5.0, 20.0, 50.0, 800.0, INFINITY};
+  for (int k = 0; k < 5; k++) {
+    as_attention_sinkhorn(N, S, hard[k], 200, 1e-12, P, hot, work, &dev, &it);
+    double w2 = 0.0;
+    for (int i = 0; i < N; i++) {
+      double r = 0.0, c = 0.0;
+      for (int j = 0; j < N; j++) r += P[i * N + j], c += P[j * N + i];
+      w2 = fmax(w2, fmax(fabs(r - 1.0), fabs(c - 1.0)));
+    }
+    AS_EXPECT(dev <= 1e-12 && w2 <= 1e-12 && it <= 200,
+              "saturated Sinkhorn at logc = %g: deviation %g (reported %g) after %d iterations",
+              hard[k], w2, dev, it);
+  }
+  /* A warm start from the potentials of a nearby matrix converges in fewer iterations. */
+  {
+    int warm = 0, it_cold = 0, it_warm = 0;
+    as_attention_sinkhorn_warm(N, S, 20.0, 200, 1e-12, P, hot, work, &warm, &dev, &it_cold);
+    for (int i = 0; i < N * N; i++) S[i] *= 1.0 + 1e-4 * lcg(&seed);
+    as_attention_sinkhorn_warm(N, S, 20.0, 200, 1e-12, P, hot, work, &warm, &dev, &it_warm);
+    AS_EXPECT(warm && dev <= 1e-12 && it_warm < it_cold,
+              "warm start: %d iterations against %d cold (dev %g)", it_warm, it_cold, dev);
   }
   /* With a permutation of clear maxima and c = +inf, rows and columns are one-hot already. */
   for (int i = 0; i < N * N; i++) S[i] = 0.0;
@@ -428,6 +453,140 @@ static void test_pipeline_variants(void) {
   as_pipeline_destroy(&pl);
 }
 
+/* ---- The recorded attention is the matrix the dynamics used (docs/variants.md, "What is
+ * recorded"), checked against independent formulas at the final tokens: V = I, M = I, beta 1,
+ * z variables, so the scores at time t are e^{2t} <z_i, z_j>. */
+static as_trial identity_trial(uint64_t index, int d, int n, double T) {
+  as_trial t = base_trial(index, d, n);
+  t.triple.vfamily = AS_V_IDENTITY;
+  t.triple.mfamily = AS_M_IDENTITY;
+  t.integ.vars = AS_VARS_Z;
+  t.integ.method = AS_METHOD_RK4;
+  t.integ.dt = 0.1;
+  t.integ.T = T;
+  return t;
+}
+
+static double dot(const double *a, const double *b, int d) {
+  double s = 0.0;
+  for (int k = 0; k < d; k++) s += a[k] * b[k];
+  return s;
+}
+
+static void test_recorded_attention(void) {
+  enum { NMAX = 20, D = 3 };
+  as_pipeline *pl = NULL;
+  AS_EXPECT(as_pipeline_create(NULL, NULL, &pl) == AS_OK, "pipeline");
+  if (!pl) return;
+  double P[NMAX * NMAX], X[NMAX * D];
+  as_bulk bulk = {0};
+  bulk.attention = P;
+  bulk.final = X;
+  as_record r;
+  /* Sinkhorn, n = 10, T = 1, 5000 iterations, tolerance 1e-12: the recorded P is doubly
+   * stochastic to 1e-12 and is the scaling of e^{c S}: its cross ratios are those of e^{c S}
+   * (which, with the sums, determine it). */
+  {
+    const int n = 10, d = 2;
+    as_trial t = identity_trial(21, d, n, 1.0);
+    t.attn.attention = AS_ATTN_SINKHORN;
+    t.attn.sinkhorn_iters = 5000;
+    t.attn.sinkhorn_tol = 1e-12;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, &bulk) == AS_OK, "sinkhorn run");
+    double worst = 0.0, cross = 0.0;
+    for (int i = 0; i < n; i++) {
+      double rs = 0.0, cs = 0.0;
+      for (int j = 0; j < n; j++) rs += P[i * n + j], cs += P[j * n + i];
+      worst = fmax(worst, fmax(fabs(rs - 1.0), fabs(cs - 1.0)));
+    }
+    const double c = exp(2.0 * r.t_final);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        const int k = (i + 1) % n, l = (j + 3) % n;
+        if (P[i * n + j] < 1e-6 || P[k * n + l] < 1e-6 || P[i * n + l] < 1e-6 ||
+            P[k * n + j] < 1e-6)
+          continue;
+        const double lr =
+            log(P[i * n + j]) + log(P[k * n + l]) - log(P[i * n + l]) - log(P[k * n + j]);
+        const double ls = c * (dot(X + i * d, X + j * d, d) + dot(X + k * d, X + l * d, d) -
+                               dot(X + i * d, X + l * d, d) - dot(X + k * d, X + j * d, d));
+        cross = fmax(cross, fabs(lr - ls));
+      }
+    AS_EXPECT(r.outcome == AS_OUT_REACHED_T && r.sinkhorn_missed == 0 && worst <= 1e-12 &&
+                  cross <= 1e-9,
+              "sinkhorn final P: outcome %d, missed %d, row/column sums off by %g, cross "
+              "ratios by %g",
+              r.outcome, r.sinkhorn_missed, worst, cross);
+  }
+  /* The saturated regime of jobs/examples/sinkhorn.yaml (n = 20, d = 2, T = 10: c up to
+   * e^20 times the scores): every evaluation within 1e-9 in at most 100 iterations. */
+  {
+    as_trial t = identity_trial(22, 2, 20, 10.0);
+    t.attn.attention = AS_ATTN_SINKHORN;
+    t.attn.sinkhorn_iters = 100;
+    t.attn.sinkhorn_tol = 1e-9;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, NULL) == AS_OK, "saturated sinkhorn run");
+    AS_EXPECT(r.outcome == AS_OUT_REACHED_T && r.sinkhorn_missed == 0 && r.sinkhorn_dev <= 1e-9,
+              "saturated sinkhorn: outcome %d, missed %d, dev %g", r.outcome, r.sinkhorn_missed,
+              r.sinkhorn_dev);
+    /* Three iterations cannot: the trial integrates on and says so. */
+    t.attn.sinkhorn_iters = 3;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, NULL) == AS_OK, "capped sinkhorn run");
+    AS_EXPECT(r.outcome == AS_OUT_NOT_CONVERGED && r.sinkhorn_missed > 0 && r.sinkhorn_dev > 1e-9 &&
+                  r.t_final == 10.0,
+              "capped sinkhorn: outcome %d, missed %d, dev %g, t %g", r.outcome, r.sinkhorn_missed,
+              r.sinkhorn_dev, r.t_final);
+    /* The softmax has no Sinkhorn fields. */
+    t = identity_trial(22, 2, 20, 1.0);
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, NULL) == AS_OK, "softmax run");
+    AS_EXPECT(r.sinkhorn_missed == -1 && isnan(r.sinkhorn_dev), "softmax: missed %d",
+              r.sinkhorn_missed);
+  }
+  /* usa on the sphere: the recorded matrix is the weights e^{beta <x_i, x_j>} / n. */
+  {
+    const int n = 6, d = D;
+    as_trial t = identity_trial(23, d, n, 1.0);
+    t.attn.norm = AS_NORM_SPHERE;
+    t.attn.norm_form = AS_NFORM_USA;
+    t.integ.vars = AS_VARS_X;
+    t.triple.beta = 2.0;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, &bulk) == AS_OK, "usa run");
+    double err = 0.0;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        const double w = exp(2.0 * dot(X + i * d, X + j * d, d)) / n;
+        err = fmax(err, fabs(P[i * n + j] - w) / w);
+      }
+    AS_EXPECT(r.outcome == AS_OUT_REACHED_T && err <= 1e-12,
+              "usa final weights: relative error %g (outcome %d)", err, r.outcome);
+  }
+  /* The causal mask: row i is the softmax of its first i + 1 scores, the rest exactly 0. */
+  {
+    const int n = 6, d = 2;
+    as_trial t = identity_trial(24, d, n, 1.0);
+    t.attn.mask = AS_MASK_CAUSAL;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r, &bulk) == AS_OK, "causal run");
+    const double c = exp(2.0 * r.t_final);
+    double err = 0.0;
+    int zeros = 1;
+    for (int i = 0; i < n; i++) {
+      double z = 0.0;
+      for (int j = 0; j <= i; j++)
+        z += exp(c * (dot(X + i * d, X + j * d, d) - dot(X + i * d, X + i * d, d)));
+      for (int j = 0; j < n; j++) {
+        if (j > i) {
+          zeros &= P[i * n + j] == 0.0;
+          continue;
+        }
+        const double p = exp(c * (dot(X + i * d, X + j * d, d) - dot(X + i * d, X + i * d, d))) / z;
+        err = fmax(err, fabs(P[i * n + j] - p));
+      }
+    }
+    AS_EXPECT(zeros && err <= 1e-12, "causal final P: masked %d, error %g", zeros, err);
+  }
+  as_pipeline_destroy(&pl);
+}
+
 int main(void) {
   test_sinkhorn();
   test_hardmax();
@@ -436,5 +595,6 @@ int main(void) {
   test_sphere_horizon();
   test_plateaus();
   test_pipeline_variants();
+  test_recorded_attention();
   return as_test_finish("test_variants");
 }
