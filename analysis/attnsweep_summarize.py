@@ -569,8 +569,8 @@ def _tex_p(x):
 def _tex_frac(s, v, i):
     if s["judged"][i] == 0:
         return "--"
-    return r"%s\newline[%s,\,%s]" % (_tex_p(s[v + "_frac"][i]), _tex_p(s[v + "_lo"][i]),
-                                     _tex_p(s[v + "_hi"][i]))
+    return r"%s\newline%s--%s" % (_tex_p(s[v + "_frac"][i]), _tex_p(s[v + "_lo"][i]),
+                                 _tex_p(s[v + "_hi"][i]))
 
 
 def _tex_mid(s, base, i):
@@ -578,8 +578,8 @@ def _tex_mid(s, base, i):
         return "--"
     # two significant digits: the quartiles of counts interpolate (4.25), and the cell must
     # stay within its column
-    return r"%s\newline[%s,\,%s]" % (_g(s[base + "_median"][i], 2), _g(s[base + "_q1"][i], 2),
-                                     _g(s[base + "_q3"][i], 2))
+    return r"%s\newline%s--%s" % (_g(s[base + "_median"][i], 2), _g(s[base + "_q1"][i], 2),
+                                 _g(s[base + "_q3"][i], 2))
 
 
 def rank_mode(counts_row):
@@ -615,7 +615,7 @@ def _tex_ranks(s, i):
         return "--"
     mode, share, lo, hi = m
     t = r"%d\,(%s)" % (mode, _tex_p(share))
-    return t if lo == hi else t + r"\newline[%d,\,%d]" % (lo, hi)
+    return t if lo == hi else t + r"\newline%d--%d" % (lo, hi)
 
 
 def _tex_count(s, i):
@@ -634,10 +634,10 @@ def _tex_num(width):
 
 #: The measured columns shared by Table 1 and the --by tables: (header, column type, cell).
 _TEX_ABBREV = {"consistent": "cons.", "violated": "viol.", "unresolved": "unres."}
-_TEX_FRACS = [(_TEX_ABBREV[v], _tex_num("4.1em"), lambda s, i, v=v: _tex_frac(s, v, i))
+_TEX_FRACS = [(_TEX_ABBREV[v], _tex_num("3.5em"), lambda s, i, v=v: _tex_frac(s, v, i))
               for v in JUDGED]
 #: the header over the fraction columns
-_TEX_SPAN = r"fraction [95\,\% CI]"
+_TEX_SPAN = r"fraction (95\,\% CI)"
 #: rank-P values shown in LaTeX (the most frequent; the csv has all)
 _TEX_RANKS = 3
 
@@ -683,11 +683,11 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
     # one text column for the group: its key, or "key = value" lines for several keys
     tex_cols = ([(tex_name(key_names[0]) if len(key_names) == 1 else "group",
                   _TEX_TEXT)] if key_names else []) + \
-        [("trials", _tex_num("2.6em"))] + [(h, c) for h, c, _ in _TEX_FRACS] + \
+        [("trials", _tex_num("2.4em"))] + [(h, c) for h, c, _ in _TEX_FRACS] + \
         [("other", r">{\raggedright\arraybackslash}p{4.2em}"),
-         (r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
-         (r"rank $P$:\newline count", _tex_num("3.4em"))] + \
-        ([(r"settle time\newline med.\ [IQR],\newline $n$ settled", _tex_num("4.1em"))]
+         (r"clusters\newline med.\ (IQR)", _tex_num("3.5em")),
+         (r"rank $P$:\newline mode", _tex_num("3.4em"))] + \
+        ([(r"settle time\newline med.\ (IQR),\newline $n$ settled", _tex_num("4.1em"))]
          if settle else [])
     abbrev = {"no_prediction": "no pred.", "nonfinite": "non-finite", "failed": "failed"}
     rows, crows, trows = [], [], []
@@ -1501,7 +1501,7 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             ([] if st.indicator else ["%s: b - a median [95%% CI]" % tt]) + \
             ["%s: b>a/b<a/=" % tt, "%s: %s" % (tt, test)]
         chead += ["%s_%s" % (nm, c) for c in fstat.PAIR_COLUMNS]
-    rows, crows = [], []
+    rows, crows, trows = [], [], []
     unpaired_total = 0
     for lv in levels[1:]:
         other = rows_of(lv)
@@ -1522,9 +1522,22 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             la, lb = level_text[base], level_text[lv]
             row = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else "-"]
             crow = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else ""]
+            gtex = r"\newline ".join(latex_escape(t) for t in
+                                     ["%s $\to$ %s" % (la, lb)] +
+                                     ["%s = %s" % nv for nv in zip(by_names, glab)])
+            gtex = gtex.replace(r"\$\textbackslash{}to\$", r"$\to$")
             for st in stats_p:
                 j = idx[id(st)]
                 p = fstat.paired(st, vals[j][sa], vals[j][sb])
+                trows.append([gtex, latex_escape(st.title if st.indicator else st.field),
+                              str(int(p["pairs"])),
+                              r"%s\newline %s" % (_g(p["mean_a"], 3), _g(p["mean_b"], 3)),
+                              "--" if math.isnan(p["diff_mean"]) else
+                              r"%s\newline (%s, %s)" % (_g(p["diff_mean"], 2),
+                                                        _g(p["diff_mean_lo"], 2),
+                                                        _g(p["diff_mean_hi"], 2)),
+                              _g(p["p"], 2)])
+                gtex = ""
                 dm = "-" if math.isnan(p["diff_mean"]) else "%s [%s, %s]" % (
                     _g(p["diff_mean"], 4), _g(p["diff_mean_lo"]), _g(p["diff_mean_hi"]))
                 row += ["%s, %s" % (_g(p["mean_a"], 4), _g(p["mean_b"], 4)), dm]
@@ -1551,8 +1564,11 @@ def pair_tables(rfs, pair_keys, by, where, stats):
                  ", ".join(pair_names), ", ".join(dependent) or "none")]
     if unpaired_total:
         notes.append("%d selected trials have no partner and are left out." % unpaired_total)
-    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
-    trows = [[latex_escape(c) for c in r] for r in rows]
+    # LaTeX: one row per group and quantity (a table of many columns would not fit)
+    tex_cols = [(r"pair $a \to b$, group", _TEX_TEXT), ("quantity", _TEX_TEXT),
+                ("pairs", _tex_num("2.6em")), (r"mean\newline $a$, $b$", _tex_num("3.2em")),
+                (r"$b - a$ mean\newline (95\,\% CI)", _tex_num("5.4em")),
+                ("$p$", _tex_num("2.4em"))]
     title = "paired by %s" % ", ".join(pair_names)
     return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)]
 
@@ -1772,7 +1788,8 @@ def robustness_tables(rf, by, where, bins=12):
             crows.append(labels[:-1] + [h, labels[-1]] + [fnum(x), fnum(blo), fnum(bhi)] +
                          cells + [num("consistent_frac"), num("consistent_lo"),
                                   num("consistent_hi")])
-            trows.append([latex_escape(l) for l in labels[:-1]] + [_g(x, 2)] + cells[:2] +
+            trows.append([latex_escape(l) for l in labels[:-1]] + [_g(x, 2)] +
+                         [r"%s\newline (%s)" % tuple(cells[:2])] +
                          [_tex_frac(st, "consistent", i)])
             glabel = ", ".join("%s = %s" % (n, l) for n, l in zip(by, labels[:len(by)]))
             glabel = (glabel + ", " if glabel else "") + labels[len(by)]
@@ -1796,9 +1813,9 @@ def robustness_tables(rf, by, where, bins=12):
             (baseline_note(joined) if joined else [])
         # the point's label is left out of LaTeX: its x (the median) says where it is
         tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names[:-1]] + \
-            [(r"%s\newline median" % latex_escape(h), _tex_num("4.6em")),
-             ("trials", _tex_num("2.6em")),
-             ("judged", _tex_num("2.6em")), ("cons.", _tex_num("4.1em"))]
+            [(r"%s\newline median" % latex_escape(h), _tex_num("5.6em")),
+             (r"trials\newline (judged)", _tex_num("4em")),
+             (r"consistent\newline (95\,\% CI)", _tex_num("4.8em"))]
         for k, v in joined.items():
             joined_all[k] = max(joined_all.get(k, 0), v)
         tables.append(Table(title, names + header_tail, rows,
@@ -1873,10 +1890,10 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=(),
          "near_miss_judged", "near_miss_consistent", "near_miss_consistent_frac",
          "near_miss_consistent_lo", "near_miss_consistent_hi", "near_miss_dist_median"]
     tex_cols = [("case: hypotheses", _TEX_TEXT),
-                ("prediction", _TEX_TEXT), ("trials", _tex_num("2.6em"))] + \
+                ("prediction", _TEX_TEXT), ("trials", _tex_num("2.4em"))] + \
         [(h, c) for h, c, _ in _TEX_FRACS] + \
-        [(r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
-         (r"rank $P$:\newline count", _tex_num("3.4em"))]
+        [(r"clusters\newline med.\ (IQR)", _tex_num("3.5em")),
+         (r"rank $P$:\newline mode", _tex_num("3.4em"))]
     table1, table1_tex = theorems
     known = [t[0] for t in table1]
     tables = []
