@@ -484,6 +484,9 @@ def panels_figure(panels, xlabel, ylabel, ylim=None, title=None, band=False):
                               height * nrow + lh + (0.25 if title else 0)))
     gs = fig.add_gridspec(nrow + (1 if lrows else 0), ncol,
                           height_ratios=[height] * nrow + ([lh] if lrows else []))
+    # one style per series label across the panels when they fit the palette
+    every = list(dict.fromkeys(s_[0] for p in panels for s_ in p["series"]))
+    style_of = {lab: j for j, lab in enumerate(every)} if len(every) <= MAX_SERIES else None
     axes, handles = [], []
     for k, p in enumerate(panels):
         ax = fig.add_subplot(gs[k // ncol, k % ncol], sharey=axes[0] if axes else None)
@@ -493,7 +496,8 @@ def panels_figure(panels, xlabel, ylabel, ylim=None, title=None, band=False):
         for j, (lab, x, y, lo, hi) in enumerate(p["series"]):
             x = np.arange(len(x)) if cats is not None else np.asarray(x, dtype=float)
             allx.extend(np.asarray(x, dtype=float))
-            h = draw_curve(ax, j, x, y, lo, hi, label=lab, clamp=ylim, band=band)
+            h = draw_curve(ax, style_of[lab] if style_of else j, x, y, lo, hi, label=lab,
+                           clamp=ylim, band=band)
             hs.append(h)
         if cats is not None:
             ax.set_xticks(np.arange(len(cats)))
@@ -836,6 +840,8 @@ def trial_figure(rf, trial):
             _, l1, _ = left_leading_eigvec(bulk["V"])
             kw["normal"] = l1
             kw["levels"] = [rec.get("level_a", np.nan), 0.0, rec.get("level_b", np.nan)]
+        if good:  # the hyperplane theorem says nothing of the hull
+            kw["hull"] = False
         plot_tokens(ax, tokens, **kw)
     if P is not None:
         plot_p(fig.add_subplot(1, ncol, 2), P)

@@ -26,6 +26,7 @@ import io
 import math
 import os
 import sys
+import textwrap
 
 try:
     import numpy as np
@@ -390,8 +391,9 @@ def join_baselines(rf, axes, which, mask):
     joined = {}
     if "eps" not in rf.fields or not len(rows):
         return rows, axes, joined
-    eps0 = rf.read(["eps"])["eps"].astype(float)[rows] == 0
+    eps_all = rf.read(["eps"])["eps"].astype(float)
     for j in which:
+        eps0 = eps_all[rows] == 0
         a = axes[j]
         na = [c for c, lab in enumerate(a.labels) if lab in ("-", "n/a")]
         base = np.isin(codes[j], na) & eps0
@@ -2091,8 +2093,8 @@ def _run(args):
     if args.plot is not None and not args.png:
         raise UsageError("--plot needs --png FILE")
     if args.png and args.plot is None and not args.phase and not args.robustness and \
-            not args.series:
-        raise UsageError("--png goes with --phase, --robustness, --series or --plot")
+            not args.series and not (args.stat and args.pair is None):
+        raise UsageError("--png goes with --phase, --robustness, --series, --stat or --plot")
     if args.series and (args.phase or args.table1 or args.robustness or args.measure):
         raise UsageError("--series goes without --phase, --table1, --robustness, --measure")
     if args.robustness and (args.phase or args.table1):
@@ -2120,10 +2122,16 @@ def _run(args):
             for path in args.files:
                 rfs.append(schema.open_results(path))
             pre, tables = many_tables(rfs, args)
+            curves = stat_curves(rfs, args, tables[0]) if args.png else None
         finally:
             for rf in rfs:
                 rf.close()
-        return _emit(args, fmt, pre, tables)
+        rc = _emit(args, fmt, pre, tables)
+        if curves:
+            import attnsweep_plots
+            attnsweep_plots.plot_lines(curves, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
+        return rc
     args.format = fmt
     with schema.open_results(args.files[0]) as rf:
         if args.plot is not None:
@@ -2176,6 +2184,50 @@ def _run(args):
             attnsweep_plots.plot_robustness(robust, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
     return 0
+
+
+def stat_curves(rfs, args, table):
+    """--stat FIELD:STAT --by KEY[,AXIS...] --png FILE: the line figure of the first statistic
+    against the first --by axis (a numeric sweep key), one line per combination of the other
+    axes (and file), with its 95% interval (attnsweep_plots.plot_lines)."""
+    by = parse_by(args.by) or []
+    if not by:
+        raise UsageError("--stat with --png draws the statistic against the first --by axis: "
+                         "give --by KEY[,AXIS...]")
+    x = by[0]
+    if rfs[0].field_kind(x) not in ("int", "float"):
+        raise UsageError("--stat with --png: the first --by axis (%s) must be numeric" % x)
+    head = table.csv_header
+    lead = head.index("trials")
+    name = head[lead + 1]
+    keys = head[:lead]
+    lo, hi = (head.index(name + "_lo"), head.index(name + "_hi")) if name + "_lo" in head \
+        else (None, None)
+    series = {}
+    for r in table.csv_rows:
+        group = ", ".join("%s = %s" % (k, v) for k, v in zip(keys, r) if k != x)
+        ser = series.setdefault(group, {"x": [], "y": [], "lo": [], "hi": []})
+
+        def num(c):
+            return float(c) if c not in ("", None) else np.nan
+        ser["x"].append(num(r[keys.index(x)]))
+        ser["y"].append(num(r[lead + 1]))
+        ser["lo"].append(num(r[lo]) if lo is not None else np.nan)
+        ser["hi"].append(num(r[hi]) if hi is not None else np.nan)
+    # the eps = 0 baseline (an axis not applicable there, `-`) is the first point of each line
+    base = [g for g, v in series.items() if "= -" in g and x == "eps" and
+            all(e == 0 for e in v["x"])]
+    if base and len(series) > len(base):
+        pts = [series.pop(g) for g in base]
+        for v in series.values():
+            for b in pts:
+                for k in ("x", "y", "lo", "hi"):
+                    v[k][:0] = b[k]
+    frac = any(t in name for t in ("_eq_", "_gt", "_ge", "_lt", "_le", "_ne"))
+    return {"x": x, "xlabel": rfs[0].axis_label(x), "ylabel": "\n".join(textwrap.wrap(table.header[lead + 1].replace(" [95% CI]", ""),
+                                          26)),
+            "ylim": (0.0, 1.0) if frac else None, "series": series,
+            "title": ("trials where %s" % args.where) if args.where else None}
 
 
 def paired_curves(args):

@@ -160,6 +160,21 @@ class CurvesTest(unittest.TestCase):
                              (n, k, m), r)
         self.assertIn("baseline", err)
 
+    def test_baseline_with_two_axes(self):
+        # perturb and T: the eps = 0 trials of each T join both perturb curves of that T
+        rc, out, err = run([self.path, "--phase", "eps", "--by", "perturb,T", "--format",
+                            "csv"])
+        self.assertEqual(rc, 0, err)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual(len(rows), len(PERTURB) * len(TS) * len(EPS))
+        for r in rows:
+            t, e = float(r["T"]), float(r["eps"])
+            sel = (self.a["eps"] == e) & (self.a["T"] == t) & (
+                (self.pert == r["perturb"]) | (self.pert == "-"))
+            k = self.nv[sel]
+            self.assertEqual((int(r["trials"]), int(r["consistent"])),
+                             (int(sel.sum()), int((k == "consistent").sum())), r)
+
     def paired_expect(self, mask_b, lo_t, hi_t):
         """pairs (T = lo_t, T = hi_t) of equal eps, perturb, replicate within mask_b, and the
         counts of the McNemar table: b consistent and a not, and the reverse."""

@@ -136,6 +136,7 @@ class FiguresTest(unittest.TestCase):
         cls.pert = os.path.join(cls.tmp.name, "pert.h5")
         a, _ = tc.build(np.random.default_rng(3))
         tr.write(cls.pert, a)
+        cls.pert_rows = a
         cls.rob = os.path.join(cls.tmp.name, "rob.h5")
         tr.write(cls.rob, tr.build(np.random.default_rng(16), n=200))
 
@@ -205,6 +206,32 @@ class FiguresTest(unittest.TestCase):
         self.check(fig, "lines")
         one = dict(curves, series=dict(list(curves["series"].items())[:3]))
         self.check(plots.plot_lines(one), "lines_column")
+
+    def test_stat_figure(self):
+        # --stat --png: the statistic against the first --by key, a line per other group; the
+        # eps = 0 baseline (perturb `-`) is the first point of every line
+        import attnsweep_plots
+        png = os.path.join(self.tmp.name, "stat.pdf")
+        figs = []
+        orig = attnsweep_plots.plot_lines
+        attnsweep_plots.plot_lines = lambda c, p: figs.append(orig(c, p)) or figs[-1]
+        try:
+            rc, _, err = tc.run([self.pert, "--stat", "near_verdict:=consistent", "--by",
+                                 "eps,perturb", "--png", png])
+        finally:
+            attnsweep_plots.plot_lines = orig
+        self.assertEqual(rc, 0, err)
+        fig = figs[0]
+        ax = fig.axes[0]
+        self.assertEqual(ax.get_xlabel(), r"perturbation $\varepsilon$")
+        self.assertEqual(len(ax.containers), 2)  # perturb v and both, no `-` line
+        nv = np.array([tc.LABELS["verdict"][c] for c in self.pert_rows["near_verdict"]])
+        for c in ax.containers:
+            x, y = c.lines[0].get_data()
+            self.assertEqual(x[0], 0.0)
+            base = self.pert_rows["eps"] == 0
+            self.assertAlmostEqual(y[0], float(np.mean(nv[base] == "consistent")), places=12)
+        self.check(fig, "stat_lines")
 
     def test_trial_figures(self):
         with schema.open_results(self.bulk) as rf:
