@@ -689,14 +689,15 @@ def plot_robustness(robust, png):
 def plot_end_state(png, tokens, P=None, **kw):
     """A PNG of one end state (plot_tokens) with, when P is given, its heat map beside it."""
     d = np.asarray(tokens).shape[1]
-    fig = plt.figure(figsize=(9.5 if P is not None else 5, 4.4))
+    fig = plt.figure(figsize=(PAGE_IN if P is not None else COLUMN_IN, 3.0))
     ax = fig.add_subplot(1, 2 if P is not None else 1, 1,
                          projection="3d" if d == 3 else None)
     plot_tokens(ax, tokens, **kw)
     if P is not None:
         plot_p(fig.add_subplot(1, 2, 2), P)
-    fig.tight_layout()
+    fig.tight_layout(pad=0.5)
     save_figure(fig, png)
+    return fig
 
 
 # ---------------------------------------------------------------- one trial of a file
@@ -857,6 +858,11 @@ def trial_figure(rf, trial):
                            levels=[rec.get("level_a", np.nan), 0.0,
                                    rec.get("level_b", np.nan)],
                            title="the hyperplane coordinate", legend=False)
+    nsnap = len(bulk["snapshots"]) if "snapshots" in bulk else 0
+    if 0 < nsnap < SPARSE_SNAPSHOTS:  # straight segments between few states misdraw paths
+        sparse = ("%d snapshots stored: paths are straight between them; `attnsweep reproduce "
+                  "FILE %d --save T.h5 --snapshots 50` stores them densely" % (nsnap, trial))
+        note = "%s. %s" % (note, sparse) if note else sparse
     handles = {}
     for a in fig.axes:
         for h, lab in zip(*a.get_legend_handles_labels()):
@@ -881,8 +887,12 @@ def trial_figure(rf, trial):
     top = 1 - (0.17 * len(lines) + 0.05) / fig.get_figheight()
     if note:
         fig.text(0.01, 0.01, note, fontsize=7, color=PALETTE[3], ha="left", va="bottom")
-    fig.tight_layout(rect=(0, bottom, 1, top), pad=0.3, w_pad=1.0)
+    fig.tight_layout(rect=(0.01, bottom, 0.99, top), pad=0.5, w_pad=1.0)
     return fig
+
+
+#: fewer stored snapshots than this: the trial figure says the paths are drawn coarsely
+SPARSE_SNAPSHOTS = 8
 
 
 def sphere_path(initial, snapshots, final, steps=8):

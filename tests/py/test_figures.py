@@ -27,7 +27,6 @@ import test_curves as tc  # noqa: E402
 plots = tp.plots
 summ = tp.summ
 schema = tp.schema
-import matplotlib.text  # noqa: E402
 
 
 #: the figures also written as SVG (vector output by extension; one of each kind of layout)
@@ -237,11 +236,20 @@ class FiguresTest(unittest.TestCase):
             self.assertAlmostEqual(y[0], float(np.mean(nv[base] == "consistent")), places=12)
         self.check(fig, "stat_lines")
 
+    def test_end_state(self):
+        X = tp.TrialFileTest.arrays[1]
+        fig = plots.plot_end_state(self.path("end"), X["final_tokens"],
+                                   P=X["final_attention"], initial=X["initial_tokens"],
+                                   trajectory=X["snapshots"])
+        self.check(fig, "end_state")
+
     def test_trial_figures(self):
         with schema.open_results(self.bulk) as rf:
             for trial in (0, 1, 4, 5, 6, 7):
                 fig = plots.trial_figure(rf, trial)
                 self.check(fig, "trial_%d" % trial)
+                # 4 snapshots: the figure says its paths are coarse and how to redraw them
+                self.assertTrue(any("--snapshots 50" in t.get_text() for t in fig.texts))
                 if trial == 1:  # good: the l_1 coordinate with the levels a, 0, b as lines
                     axl = fig.axes[-1]
                     self.assertEqual(axl.get_ylabel(), r"$l_1^\top z$")
