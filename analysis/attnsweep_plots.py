@@ -558,7 +558,7 @@ def plot_lines(curves, path=None):
     return fig
 
 
-def plot_series(series, png):
+def plot_series(series, png=None):
     """Time series of --series: one panel per observable, one line per group (the median over
     the trials at each time) with its exact 95% interval as a band, time on x, the
     observable on y (log y for the residual and the diameter when positive and spanning more
@@ -582,7 +582,8 @@ def plot_series(series, png):
                 vals.max() / vals.min() > 100:
             ax.set_yscale("log")
     fig.tight_layout(pad=0.3, h_pad=0.6, w_pad=0.8)
-    save_figure(fig, png)
+    if png:
+        save_figure(fig, png)
     return fig
 
 
@@ -590,7 +591,7 @@ def plot_series(series, png):
 PHASE_VERDICTS = ("consistent", "unresolved", "violated")
 
 
-def plot_phase(phase, png):
+def plot_phase(phase, png=None):
     """The phase diagram: verdict fractions (Wilson 95% intervals as bars) against the
     parameter. Without groups one panel with a line per verdict; with --by groups one panel
     per verdict that occurs (consistent always) with a line per group (more than MAX_SERIES
@@ -629,7 +630,8 @@ def plot_phase(phase, png):
     ylabel = "fraction of judged trials" if not groups else "fraction (judged trials)"
     fig = panels_figure(panels, quantity_label(phase["param"], phase.get("xlabel")), ylabel,
                         ylim=(0.0, 1.0), title=("trials where %s" % where) if where else None)
-    save_figure(fig, png)
+    if png:
+        save_figure(fig, png)
     return fig
 
 
@@ -665,7 +667,7 @@ def _distance_scale(ax, x):
     return "linear"
 
 
-def plot_robustness(robust, png):
+def plot_robustness(robust, png=None):
     """The fraction of trials consistent with their nearest theorem (near_verdict) against each
     hypothesis distance: one panel per distance (its name as the title, the distance's
     quantity on x), one line per near theorem (and --by group), Wilson 95% intervals as bars
@@ -682,7 +684,8 @@ def plot_robustness(robust, png):
                                 for g, s in p["series"].items()]})
     fig = panels_figure(spec, "distance", "fraction consistent", ylim=(0.0, 1.0),
                         title=("trials where %s" % where) if where else None)
-    save_figure(fig, png)
+    if png:
+        save_figure(fig, png)
     return fig
 
 
@@ -696,7 +699,8 @@ def plot_end_state(png, tokens, P=None, **kw):
     if P is not None:
         plot_p(fig.add_subplot(1, 2, 2), P)
     fig.tight_layout(pad=0.5)
-    save_figure(fig, png)
+    if png:
+        save_figure(fig, png)
     return fig
 
 
@@ -860,8 +864,10 @@ def trial_figure(rf, trial):
                            title="the hyperplane coordinate", legend=False)
     nsnap = len(bulk["snapshots"]) if "snapshots" in bulk else 0
     if 0 < nsnap < SPARSE_SNAPSHOTS:  # straight segments between few states misdraw paths
-        sparse = ("%d snapshots stored: paths are straight between them; `attnsweep reproduce "
-                  "FILE %d --save T.h5 --snapshots 50` stores them densely" % (nsnap, trial))
+        sparse = ("%d snapshots stored: paths are %s between them; `attnsweep reproduce "
+                  "%s %d --save T.h5 --snapshots 50` stores them densely" % (
+                      nsnap, "great-circle arcs" if sphere else "straight",
+                      os.path.basename(str(rf.path)), trial))
         note = "%s. %s" % (note, sparse) if note else sparse
     handles = {}
     for a in fig.axes:

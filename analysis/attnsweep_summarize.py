@@ -2,12 +2,14 @@
 """attnsweep summarize: summary tables (and figures) from an attnsweep results file.
 
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
-                           [--table1] [--phase PARAM [--bins N] [--png FILE]]
+                           [--width column|page] [--table1 [--drop-empty]]
+                           [--phase PARAM [--verdict near|exact] [--bins N] [--png FILE]]
                            [--robustness [--bins N] [--png FILE]] [--measure]
                            [--series OBS[,OBS...] [--png FILE]]
                            [--plot TRIAL --png FILE] [-o FILE]
        attnsweep summarize OUT.h5 [OUT2.h5 ...] [--stat FIELD[:STAT,...] ...] [--by ...]
        attnsweep summarize OUT.h5 --pair KEY[,KEY...] [--stat ...] [--by ...]   (one file)
+       attnsweep summarize OUT.h5 --phase PARAM|--robustness --pair [KEY,...] [--by ...]
        attnsweep summarize A.h5 B.h5 ... --pair [--stat ...] [--by ...]      (file by file)
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
@@ -2034,8 +2036,8 @@ def main(argv=None):
                     help="phase diagram: verdict fractions against PARAM (eps, v_gap, gap...)")
     ap.add_argument("--bins", type=int, default=12,
                     help="bins for a continuous --phase parameter with more distinct values")
-    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here "
-                    "(PNG; PDF or SVG when FILE ends in .pdf or .svg)")
+    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase, --robustness, --series, "
+                    "--stat or --plot) here (PNG; PDF or SVG when FILE ends in .pdf or .svg)")
     ap.add_argument("--verdict", choices=("near", "exact"),
                     help="--phase: judge near_verdict (against the nearest theorem) or "
                     "verdict; default near when the selection has near misses")
