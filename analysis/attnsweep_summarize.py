@@ -1306,13 +1306,15 @@ def append_stat_columns(table, stats, results):
     table.csv_header = table.csv_header + chead
     table.rows = [r + c for r, c in zip(table.rows, rows)]
     table.csv_rows = [r + c for r, c in zip(table.csv_rows, crows)]
-    if table.tex_cols is not None:
+    if table.tex_cols is not None:  # page width only: one column holds no more columns
+        table.tex_wide |= set(range(len(table.tex_cols), len(table.tex_cols) + len(head)))
         table.tex_cols = table.tex_cols + [(latex_escape(h), _TEX_TEXT) for h in head]
         table.tex_rows = [r + [latex_escape(c) for c in cs]
                           for r, cs in zip(table.tex_rows, rows)]
     table.notes.append("Columns after the wall time: %s (the default statistics for what this "
                        "sweep holds; --stat FIELD:STAT chooses others), over the trials that "
-                       "ran, with 95%% intervals (docs/analysis.md)." %
+                       "ran, with 95%% intervals (docs/analysis.md); LaTeX shows them at "
+                       "--width page." %
                        ", ".join(s.title for s in stats))
 
 

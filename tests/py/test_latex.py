@@ -47,6 +47,13 @@ class TwoColumnTest(unittest.TestCase):
             f["trials"].attrs["coordinates"] = np.array(
                 [b"eps", b"perturb", b"T", b"replicate"])
 
+        # a sphere sweep: the --by table gains the sphere's default columns
+        cls.sph = os.path.join(t, "sph.h5")
+        pa["norm"] = tc.LABELS["norm"].index("sphere")
+        pa["n_plateaus"], pa["plateau_length"] = 2, 1.5
+        pa["t_last_merge"], pa["n_clusters_track"] = 3.25, 3
+        tr.write(cls.sph, pa)
+
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
@@ -58,7 +65,8 @@ class TwoColumnTest(unittest.TestCase):
              ("pert", ["--robustness", "--by", "perturb", "--bins", "1"]),
              ("pert", ["--phase", "eps", "--by", "perturb"]),
              ("pert", ["--by", "perturb,eps", "--stat", "near_dist:median,max"]),
-             ("pert", ["--pair", "T", "--by", "perturb"])]
+             ("pert", ["--pair", "T", "--by", "perturb"]),
+             ("sph", ["--by", "perturb,eps"])]
 
     def tables(self, width):
         parts = []
@@ -97,6 +105,17 @@ class TwoColumnTest(unittest.TestCase):
 
     def test_page_width(self):
         self.compile("page", self.tables("page"))
+
+    def test_default_columns_at_page_width(self):
+        # the sphere's default columns (plateaus, last merge) need the page; a column omits them
+        outs = {}
+        for w in ("column", "page"):
+            rc, outs[w], err = ts.run_main([self.sph, "--by", "perturb,eps", "--format",
+                                            "latex", "--width", w])
+            self.assertEqual(rc, 0, err)
+        body = {w: o.split("\\toprule")[1].split("\\bottomrule")[0] for w, o in outs.items()}
+        self.assertIn("plateaus", body["page"])
+        self.assertNotIn("plateaus", body["column"])
 
     def test_drop_empty_and_rank_cells(self):
         rc, full, _ = ts.run_main([self.by, "--table1", "--format", "csv"])
