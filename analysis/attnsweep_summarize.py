@@ -2317,13 +2317,22 @@ def many_tables(rfs, args):
                                                                 len(keys)))
         t.rows = [[label] + r for r in t.rows]
         t.csv_rows = [[label] + r for r in t.csv_rows]
-        t.tex_rows = [[latex_escape(label)] + r for r in t.tex_rows]
+        # LaTeX: the file (its name, not its directories) over the group in one text column
+        tlab = latex_escape(os.path.basename(label) if os.sep in label else label)
+        grouped = bool(by)
+        t.tex_rows = [[r"%s\newline %s" % (tlab, r[0])] + r[1:] if grouped else [tlab] + r
+                      for r in t.tex_rows]
         if merged is None:
             merged = t
             merged.header = ["file"] + t.header
             merged.csv_header = ["file"] + t.csv_header
-            merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
-            merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+            if grouped:
+                merged.tex_cols = [(r"file\newline %s" % t.tex_cols[0][0], _TEX_TEXT)] + \
+                    t.tex_cols[1:]
+            else:
+                merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
+                merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+                merged.tex_wide = {j + 1 for j in t.tex_wide}
             merged.title = "by file, " + t.title
         else:
             merged.rows += t.rows

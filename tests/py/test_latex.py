@@ -66,13 +66,16 @@ class TwoColumnTest(unittest.TestCase):
              ("pert", ["--phase", "eps", "--by", "perturb"]),
              ("pert", ["--by", "perturb,eps", "--stat", "near_dist:median,max"]),
              ("pert", ["--pair", "T", "--by", "perturb"]),
-             ("sph", ["--by", "perturb,eps"])]
+             ("sph", ["--by", "perturb,eps"]), ("sph", ["@pert", "--by", "perturb"]),
+             ("sph", ["@pert", "--by", ""])]
 
     def tables(self, width):
         parts = []
         for f, args in self.KINDS:
-            rc, out, err = ts.run_main([getattr(self, f), "--format", "latex", "--width",
-                                        width] + args)
+            more = [getattr(self, a[1:]) for a in args if a.startswith("@")]  # more files
+            args = [a for a in args if not a.startswith("@")]
+            rc, out, err = ts.run_main([getattr(self, f)] + more + ["--format", "latex",
+                                                                    "--width", width] + args)
             self.assertEqual(rc, 0, (args, err))
             self.assertIn("begin{tabularx}{%s}" % ("\\columnwidth" if width == "column"
                                                    else "\\linewidth"), out)
