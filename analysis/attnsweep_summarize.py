@@ -1084,8 +1084,14 @@ def measure_tables(rf, by, where):
                      [num(l1[i]), num(unres_m[i]), num(stat["clusters"][i]),
                       num(stat["hull"][i]), num(stat["hull_init"][i]), num(stat["ref_n"][i]),
                       num(stat["ref_w1"][i]), num(stat["ref_clusters"][i])])
-    tex_cols = [(latex_escape(h), _TEX_TEXT if k == 0 else _tex_num("3.2em"))
-                for k, h in enumerate(header)]
+    # LaTeX: transposed, a row per quantity and a column per group (18 columns fit no page)
+    nb = len(by)
+    tex_cols = [("quantity", _TEX_TEXT)] + \
+        [(r"\newline ".join(tex_eq(n, v) for n, v in zip(by, kl)) or "all", _tex_num("4.2em"))
+         for kl in key_labels]
+    trows = [[latex_escape(h)] + [r.replace(" (", r"\newline(") for r in
+                                  (latex_escape(row[nb + k]) for row in rows)]
+             for k, h in enumerate(header[nb:])]
     notes = ["Over the classified trials of each group; masses are the sorted cluster masses "
              "(fractions of n; rest: smaller clusters and unresolved tokens), their mean and "
              "standard deviation across the group's trials; 'masses L1 to last' is the L1 "

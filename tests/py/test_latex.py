@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The LaTeX tables of every kind (the --by table, Table 1 with and without --by and
---drop-empty, the robustness tables, the phase table, --stat, --pair) compile with pdflatex in
+"""The LaTeX tables of every kind (the --by table of one file and of two, Table 1 with and
+without --by and --drop-empty, the robustness tables, the phase table, --stat, --pair,
+--measure) compile with pdflatex in
 a two-column article: `--width column` inside `table` within \\columnwidth, `--width page`
 inside `table*` within the text width; the log has no error and no "Overfull \\hbox". Also:
 --drop-empty leaves out exactly the theorem rows without trials or near misses, the rank-P
@@ -22,6 +23,7 @@ sys.path.insert(0, HERE)
 import test_summarize as ts  # noqa: E402
 import test_robustness as tr  # noqa: E402
 import test_curves as tc  # noqa: E402
+import test_meanfield as tm  # noqa: E402
 
 summ = ts.summ
 
@@ -53,6 +55,8 @@ class TwoColumnTest(unittest.TestCase):
         pa["n_plateaus"], pa["plateau_length"] = 2, 1.5
         pa["t_last_merge"], pa["n_clusters_track"] = 3.25, 3
         tr.write(cls.sph, pa)
+        cls.mf = os.path.join(t, "mf.h5")
+        tm.write(cls.mf)
 
     @classmethod
     def tearDownClass(cls):
@@ -67,7 +71,7 @@ class TwoColumnTest(unittest.TestCase):
              ("pert", ["--by", "perturb,eps", "--stat", "near_dist:median,max"]),
              ("pert", ["--pair", "T", "--by", "perturb"]),
              ("sph", ["--by", "perturb,eps"]), ("sph", ["@pert", "--by", "perturb"]),
-             ("sph", ["@pert", "--by", ""])]
+             ("sph", ["@pert", "--by", ""]), ("mf", ["--measure"])]
 
     def tables(self, width):
         parts = []
