@@ -1731,7 +1731,12 @@ def series_tables(rf, by, where, names):
              "95%% interval and the mean). t = 0: the initial tokens%s." % (
                  "; ".join("%s: %s" % (nm, SERIES[nm][0]) for nm in names),
                  "" if with_t0 else " (not stored: the series starts at the first snapshot)")]
-    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    # LaTeX: the groups and the observable wrap, the numbers (trials, a column per time) are
+    # narrow fixed columns
+    nt = header.index("trials") if "trials" in header else len(header)
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header[:nt]] + \
+        [(("$%s$" % h) if h.startswith("t = ") else latex_escape(h), _tex_num("2.8em"))
+         for h in header[nt:]]
     trows = [[latex_escape(c) for c in r] for r in rows]
     title = "time series of %s%s" % (", ".join(names), (" by " + ", ".join(by)) if by else "")
     return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)], plot

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The LaTeX tables of every kind (the --by table of one file and of two, Table 1 with and
 without --by and --drop-empty, the robustness tables, the phase table, --stat, --pair,
---measure) compile with pdflatex in
+--measure, --series) compile with pdflatex in
 a two-column article: `--width column` inside `table` within \\columnwidth, `--width page`
 inside `table*` within the text width; the log has no error and no "Overfull \\hbox". Also:
 --drop-empty leaves out exactly the theorem rows without trials or near misses, the rank-P
@@ -24,6 +24,7 @@ import test_summarize as ts  # noqa: E402
 import test_robustness as tr  # noqa: E402
 import test_curves as tc  # noqa: E402
 import test_meanfield as tm  # noqa: E402
+import test_stat as tst  # noqa: E402
 
 summ = ts.summ
 
@@ -57,9 +58,12 @@ class TwoColumnTest(unittest.TestCase):
         tr.write(cls.sph, pa)
         cls.mf = os.path.join(t, "mf.h5")
         tm.write(cls.mf)
+        tst.SeriesTest.setUpClass()  # snapshots of 8 trials: the --series table
+        cls.series = tst.SeriesTest.path
 
     @classmethod
     def tearDownClass(cls):
+        tst.SeriesTest.tearDownClass()
         cls.tmp.cleanup()
 
     KINDS = [("by", ["--by", "theorem,d"]), ("by", ["--by", "theorem,d,eps,flag_good"]),
@@ -71,7 +75,8 @@ class TwoColumnTest(unittest.TestCase):
              ("pert", ["--by", "perturb,eps", "--stat", "near_dist:median,max"]),
              ("pert", ["--pair", "T", "--by", "perturb"]),
              ("sph", ["--by", "perturb,eps"]), ("sph", ["@pert", "--by", "perturb"]),
-             ("sph", ["@pert", "--by", ""]), ("mf", ["--measure"])]
+             ("sph", ["@pert", "--by", ""]), ("mf", ["--measure"]),
+             ("series", ["--series", "residual,diameter,clusters,hull", "--by", "skip"])]
 
     def tables(self, width):
         parts = []
