@@ -475,7 +475,9 @@ def panels_figure(panels, xlabel, ylabel, ylim=None, title=None, band=False):
     labels = names[0] if shared else []
     ncol = 1 if len(panels) == 1 else 2
     wide = ncol == 2
-    per_row = 4 if wide else 2
+    longest = max([len(lab) for lab in labels] or [0])  # legend entries per row that fit
+    per_row = (4 if longest <= 18 else 2 if longest <= 40 else 1) if wide else \
+        (2 if longest <= 18 else 1)
     lrows = (len(labels) + per_row - 1) // per_row if shared else 0
     nrow = (len(panels) + ncol - 1) // ncol
     height = 2.0 if shared or not any(any(n) for n in names) else 2.2
@@ -677,6 +679,9 @@ def plot_robustness(robust, png=None):
     attnsweep_summarize.robustness_tables builds it."""
     panels = [p for p in robust["panels"] if p["series"]] or robust["panels"][:1]
     where = robust.get("where")
+    by_key = _single_point_key(panels)
+    if by_key:  # one point per group (--bins 1): the fraction against the sweep key instead
+        return _robustness_by_key(panels[0], by_key, where, png)
     spec = []
     for p in panels:
         spec.append({"title": p["param"], "xlabel": quantity_label(p["param"], p["xlabel"]),
@@ -687,6 +692,47 @@ def plot_robustness(robust, png=None):
     if png:
         save_figure(fig, png)
     return fig
+
+
+def _single_point_key(panels):
+    """The --by key to put on x when every series of the robustness panels is one point (as
+    with --bins 1) and some numeric --by key has several values (the last such key), else
+    None."""
+    sers = [s for p in panels for s in p["series"].values()]
+    if not sers or any(len(s["x"]) > 1 for s in sers) or "keys" not in sers[0]:
+        return None
+    for k in reversed(list(sers[0]["keys"])):
+        vals = set()
+        for s in sers:
+            try:
+                vals.add(float(s["keys"].get(k)))
+            except (TypeError, ValueError):
+                vals = None
+                break
+        if vals and len(vals) > 1:
+            return k
+    return None
+
+
+def _robustness_by_key(panel, key, where, png):
+    """The robustness figure of single-point series: the fraction consistent with the nearest
+    theorem against the sweep key, a line per combination of the other keys (the first
+    distance's panel; every distance gives the same points)."""
+    lines = {}
+    for s in panel["series"].values():
+        g = ", ".join(("%s = %s" % (k, v)) if k != "near theorem" else v
+                      for k, v in s["keys"].items() if k != key)
+        ln = lines.setdefault(g, {"x": [], "y": [], "lo": [], "hi": []})
+        ln["x"].append(float(s["keys"][key]))
+        for arr, v in zip(("y", "lo", "hi"), s["consistent"]):
+            ln[arr].append(v[0])
+    for ln in lines.values():
+        o = np.argsort(ln["x"])
+        for k in ln:
+            ln[k] = list(np.asarray(ln[k], dtype=float)[o])
+    return plot_lines({"x": key, "ylabel": "fraction consistent", "ylim": (0.0, 1.0),
+                       "series": lines, "title": ("trials where %s" % where) if where
+                       else None}, png)
 
 
 def plot_end_state(png, tokens, P=None, **kw):

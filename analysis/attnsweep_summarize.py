@@ -1811,7 +1811,9 @@ def robustness_tables(rf, by, where, bins=12):
             glabel = ", ".join("%s = %s" % (n, l) for n, l in zip(by, labels[:len(by)]))
             glabel = (glabel + ", " if glabel else "") + labels[len(by)]
             ser = series.setdefault(glabel, {"x": [], "trials": [], "judged": [],
-                                             "consistent": ([], [], [])})
+                                             "consistent": ([], [], []),
+                                             "keys": dict(zip(by + ["near theorem"],
+                                                              labels[:len(by) + 1]))})
             if x is None or math.isnan(x):
                 continue  # the n/a bin: in the table, not on an axis
             ser["x"].append(float(x))

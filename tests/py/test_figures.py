@@ -191,6 +191,14 @@ class FiguresTest(unittest.TestCase):
             _, _, pdata = summ.robustness_tables(rf, ["perturb"], None, bins=1)
         self.check(plots.plot_robustness(data, self.path("rob")), "robustness")
         self.check(plots.plot_robustness(pdata, self.path("rob_p")), "robustness_perturb")
+        # one point per group (--bins 1, three keys): the fraction against the numeric key,
+        # a line per other combination, long legend entries
+        with schema.open_results(self.pert) as rf:
+            _, _, kdata = summ.robustness_tables(rf, ["perturb", "T", "eps"], None, bins=1)
+        fig = plots.plot_robustness(kdata, self.path("rob_k"))
+        self.assertEqual(fig.axes[0].get_xlabel(), r"perturbation $\varepsilon$")
+        self.assertEqual(len(fig.axes[0].containers), 4)  # perturb v, both x T 5, 50
+        self.check(fig, "robustness_by_key")
 
     def test_series_and_lines(self):
         t = np.linspace(0, 5, 6)
