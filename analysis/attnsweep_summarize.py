@@ -2,12 +2,14 @@
 """attnsweep summarize: summary tables (and figures) from an attnsweep results file.
 
 usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
-                           [--table1] [--phase PARAM [--bins N] [--png FILE]]
+                           [--width column|page] [--table1 [--drop-empty]]
+                           [--phase PARAM [--verdict near|exact] [--bins N] [--png FILE]]
                            [--robustness [--bins N] [--png FILE]] [--measure]
                            [--series OBS[,OBS...] [--png FILE]]
                            [--plot TRIAL --png FILE] [-o FILE]
        attnsweep summarize OUT.h5 [OUT2.h5 ...] [--stat FIELD[:STAT,...] ...] [--by ...]
        attnsweep summarize OUT.h5 --pair KEY[,KEY...] [--stat ...] [--by ...]   (one file)
+       attnsweep summarize OUT.h5 --phase PARAM|--robustness --pair [KEY,...] [--by ...]
        attnsweep summarize A.h5 B.h5 ... --pair [--stat ...] [--by ...]      (file by file)
 
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
@@ -26,6 +28,7 @@ import io
 import math
 import os
 import sys
+import textwrap
 
 try:
     import numpy as np
@@ -388,6 +391,51 @@ class DistanceAxis:
         self.codes = codes
 
 
+def join_baselines(rf, axes, which, mask):
+    """The baseline of a perturbation belongs to every curve it is the baseline of: a trial at
+    eps = 0 records the keys that say what eps perturbs (`perturb`) as not applicable (`-`),
+    and for each axis among `which` (indices into axes) such trials are counted once in each
+    of the axis' other values instead of a `-` group of their own (--phase, --robustness).
+    Returns (rows: the selected row indices, a baseline row repeated once per curve, the axes
+    re-coded over those rows, {axis name: baseline trials joined}). Axes without `-` rows at
+    eps = 0, or without another value, are left as they are."""
+    rows = np.nonzero(mask)[0]
+    codes = [np.asarray(a.codes)[rows] for a in axes]
+    joined = {}
+    if "eps" not in rf.fields or not len(rows):
+        return rows, axes, joined
+    eps_all = rf.read(["eps"])["eps"].astype(float)
+    for j in which:
+        eps0 = eps_all[rows] == 0
+        a = axes[j]
+        na = [c for c, lab in enumerate(a.labels) if lab in ("-", "n/a")]
+        base = np.isin(codes[j], na) & eps0
+        others = [int(c) for c in np.unique(codes[j][~np.isin(codes[j], na)])]
+        if not base.any() or not others:
+            continue
+        keep = ~base
+        parts_r = [rows[keep]] + [rows[base]] * len(others)
+        parts_c = [[c[keep]] + [np.full(int(base.sum()), o, dtype=np.int64) if k == j
+                                else c[base] for o in others]
+                   for k, c in enumerate(codes)]
+        rows = np.concatenate(parts_r)
+        codes = [np.concatenate(pc) for pc in parts_c]
+        joined[a.name] = int(base.sum())
+    out = []
+    for a, c in zip(axes, codes):
+        b = object.__new__(type(a))
+        b.__dict__.update(a.__dict__)
+        b.codes = c
+        out.append(b)
+    return rows, out, joined
+
+
+def baseline_note(joined):
+    return ["baseline: the %s trials at eps = 0 (%s not applicable, `-`) are counted in every "
+            "curve of that axis, as its eps = 0 point" % (
+                " and ".join("%d" % n for n in joined.values()), ", ".join(joined))]
+
+
 def make_groups(axes, mask):
     """Combine axes into groups over the rows in mask. Returns (gid per selected row, keys: list
     of tuples of axis code indices, in lexicographic order of the axes)."""
@@ -580,8 +628,8 @@ def _tex_p(x):
 def _tex_frac(s, v, i):
     if s["judged"][i] == 0:
         return "--"
-    return r"%s\newline[%s,\,%s]" % (_tex_p(s[v + "_frac"][i]), _tex_p(s[v + "_lo"][i]),
-                                     _tex_p(s[v + "_hi"][i]))
+    return r"%s\newline%s--%s" % (_tex_p(s[v + "_frac"][i]), _tex_p(s[v + "_lo"][i]),
+                                 _tex_p(s[v + "_hi"][i]))
 
 
 def _tex_mid(s, base, i):
@@ -589,15 +637,44 @@ def _tex_mid(s, base, i):
         return "--"
     # two significant digits: the quartiles of counts interpolate (4.25), and the cell must
     # stay within its column
-    return r"%s\newline[%s,\,%s]" % (_g(s[base + "_median"][i], 2), _g(s[base + "_q1"][i], 2),
-                                     _g(s[base + "_q3"][i], 2))
+    return r"%s\newline%s--%s" % (_g(s[base + "_median"][i], 2), _g(s[base + "_q1"][i], 2),
+                                 _g(s[base + "_q3"][i], 2))
+
+
+def rank_mode(counts_row):
+    """The rank-P distribution as a reader reads it: (modal rank, its share of the trials,
+    smallest, largest rank), the smallest mode on a tie; None without a measured rank."""
+    c = np.asarray(counts_row, dtype=np.int64)
+    c = c.copy()
+    if len(c):
+        c[0] = 0  # rank 0: the fill value (not measured)
+    tot = int(c.sum())
+    if tot == 0:
+        return None
+    nz = np.nonzero(c)[0]
+    mode = int(np.argmax(c))
+    return mode, float(c[mode]) / tot, int(nz.min()), int(nz.max())
+
+
+def rank_mode_text(counts_row):
+    """md cell of rank P: "2 (83%) [2, 4]" (mode, its share, range); "2 (100%)" when one."""
+    m = rank_mode(counts_row)
+    if m is None:
+        return "-"
+    mode, share, lo, hi = m
+    t = "%d (%.0f%%)" % (mode, 100 * share)
+    return t if lo == hi else t + " [%d, %d]" % (lo, hi)
 
 
 def _tex_ranks(s, i):
     if "rank_p_counts" not in s:
         return "--"
-    t = rank_dist_text(s["rank_p_counts"][i], _TEX_RANKS)
-    return "--" if t == "-" else t
+    m = rank_mode(s["rank_p_counts"][i])
+    if m is None:
+        return "--"
+    mode, share, lo, hi = m
+    t = r"%d\,(%s)" % (mode, _tex_p(share))
+    return t if lo == hi else t + r"\newline%d--%d" % (lo, hi)
 
 
 def _tex_count(s, i):
@@ -616,10 +693,10 @@ def _tex_num(width):
 
 #: The measured columns shared by Table 1 and the --by tables: (header, column type, cell).
 _TEX_ABBREV = {"consistent": "cons.", "violated": "viol.", "unresolved": "unres."}
-_TEX_FRACS = [(_TEX_ABBREV[v], _tex_num("4.1em"), lambda s, i, v=v: _tex_frac(s, v, i))
+_TEX_FRACS = [(_TEX_ABBREV[v], _tex_num("3.5em"), lambda s, i, v=v: _tex_frac(s, v, i))
               for v in JUDGED]
 #: the header over the fraction columns
-_TEX_SPAN = r"fraction [95\,\% CI]"
+_TEX_SPAN = r"fraction (95\,\% CI)"
 #: rank-P values shown in LaTeX (the most frequent; the csv has all)
 _TEX_RANKS = 3
 
@@ -630,11 +707,14 @@ class Table:
     header over a run of columns)."""
 
     def __init__(self, title, header, rows, csv_header, csv_rows, notes=(), tex_cols=None,
-                 tex_rows=None, tex_span=None, tex_heading=None):
+                 tex_rows=None, tex_span=None, tex_heading=None, tex_wide=(), tex_merge=None):
         self.title, self.header, self.rows = title, header, rows
         self.csv_header, self.csv_rows, self.notes = csv_header, csv_rows, list(notes)
         self.tex_cols, self.tex_rows, self.tex_span = tex_cols, tex_rows, tex_span
         self.tex_heading = tex_heading  # a first line across the table (the group)
+        # --width column: the columns (indices) left out, and (a, b): column b's cell
+        # written under column a's (a text column) instead of a column of its own
+        self.tex_wide, self.tex_merge = set(tex_wide), tex_merge
 
 
 def _num_getter(s, i):
@@ -656,7 +736,7 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
                                 "unresolved [95% CI]", "unresolved by reason", "rerun at",
                                 "other", "clusters med [IQR]", "settled clusters med [IQR]"] + \
         (["tracked clusters med [IQR]", "plateau length med [IQR]"] if track else []) + \
-        ["rank P (value:count)"] + \
+        ["rank P mode (share) [range]"] + \
         (["settle time med [IQR]"] if settle else []) + ["wall s total", "wall s med"]
     csv_header = list(key_names) + ["trials", "done", "pending"] + list(VERDICTS) + \
         ["judged"] + ["%s_%s" % (v, x) for v in JUDGED for x in ("frac", "lo", "hi")] + \
@@ -668,11 +748,11 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
     # one text column for the group: its key, or "key = value" lines for several keys
     tex_cols = ([(tex_name(key_names[0]) if len(key_names) == 1 else "group",
                   _TEX_TEXT)] if key_names else []) + \
-        [("trials", _tex_num("2.6em"))] + [(h, c) for h, c, _ in _TEX_FRACS] + \
+        [("trials", _tex_num("2.4em"))] + [(h, c) for h, c, _ in _TEX_FRACS] + \
         [("other", r">{\raggedright\arraybackslash}p{4.2em}"),
-         (r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
-         (r"rank $P$:\newline count", _tex_num("3.4em"))] + \
-        ([(r"settle time\newline med.\ [IQR],\newline $n$ settled", _tex_num("4.1em"))]
+         (r"clusters\newline med.\ (IQR)", _tex_num("3.5em")),
+         (r"rank $P$:\newline mode", _tex_num("3.4em"))] + \
+        ([(r"settle time\newline med.\ (IQR),\newline $n$ settled", _tex_num("4.1em"))]
          if settle else [])
     abbrev = {"no_prediction": "no pred.", "nonfinite": "non-finite", "failed": "failed"}
     rows, crows, trows = [], [], []
@@ -682,7 +762,7 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
             if s[v][i]:
                 other.append("%s %d" % (v, s[v][i]))
                 tother.append(r"%s\ %d" % (abbrev[v], s[v][i]))
-        rdist = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
+        rdist = rank_mode_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
         rfull = rank_dist_text(s["rank_p_counts"][i], None) if "rank_p_counts" in s else "-"
         settle_txt = _mid_cell(s, "settle", i)
         if "settled" in s and s["done"][i]:
@@ -726,8 +806,10 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
              num("plateau_median")]
         crows.append(crow)
     first = min(len(key_names), 1) + 1
+    other = first + len(JUDGED)  # column mode: "other" and the settle time left out
     return Table(title, header, rows, csv_header, crows, notes, tex_cols, trows,
-                 (first, first + len(JUDGED) - 1, _TEX_SPAN))
+                 (first, first + len(JUDGED) - 1, _TEX_SPAN),
+                 tex_wide=[other] + ([len(tex_cols) - 1] if settle else []))
 
 
 # ---------------------------------------------------------------- rendering
@@ -736,29 +818,60 @@ def stats_table(title, key_names, key_labels, s, notes=(), settle=True):
 LATEX_PACKAGES = ("booktabs", "tabularx")
 
 
-def render_latex_table(t, out):
-    cols = t.tex_cols
+#: --width: the LaTeX layout of each width: font size, column gap, the width to fill, and
+#: the float to \input the table in
+LATEX_WIDTHS = {
+    "column": (r"\scriptsize", "2pt", r"\columnwidth", "table"),
+    "page": (r"\footnotesize", "2.5pt", r"\linewidth", "table*"),
+}
+
+
+def tex_layout(t, width):
+    """(columns, rows, span) of a table at a width: for `column`, t.tex_merge folds a column
+    into a text column and t.tex_wide columns are left out."""
+    cols, rows, span = list(t.tex_cols), [list(r) for r in t.tex_rows], t.tex_span
+    if width != "column":
+        return cols, rows, span
+    drop = set(t.tex_wide)
+    if t.tex_merge:
+        a, b = t.tex_merge
+        for r in rows:
+            if r[b] not in ("", "--"):
+                r[a] = r"%s\newline %s" % (r[a], r[b])
+        drop.add(b)
+    keep = [j for j in range(len(cols)) if j not in drop]
+    if span:
+        first, last, text = span
+        inside = [j for j in keep if first <= j <= last]
+        span = (keep.index(inside[0]), keep.index(inside[-1]), text) if inside else None
+    return [cols[j] for j in keep], [[r[j] for j in keep] for r in rows], span
+
+
+def render_latex_table(t, out, width="column"):
+    size, sep, fill, env = LATEX_WIDTHS[width]
+    cols, tex_rows, span = tex_layout(t, width)
     out.write("%% %s\n" % t.title)
-    out.write("%% needs \\usepackage{%s}\n" % ",".join(LATEX_PACKAGES))
-    out.write("\\begingroup\\footnotesize\\setlength{\\tabcolsep}{2.5pt}%\n")
-    out.write("\\noindent\\begin{tabularx}{\\linewidth}{@{}%s@{}}\n\\toprule\n" %
-              "".join(c for _, c in cols))
+    out.write("%% needs \\usepackage{%s}; \\input it in a %s environment (--width %s)\n" %
+              (",".join(LATEX_PACKAGES), env, width))
+    out.write("\\begingroup%s\\setlength{\\tabcolsep}{%s}%%\n" % (size, sep))
+    out.write("\\noindent\\begin{tabularx}{%s}{@{}%s@{}}\n\\toprule\n" %
+              (fill, "".join(c for _, c in cols)))
     if t.tex_heading:
         out.write("\\multicolumn{%d}{@{}l}{%s} \\\\\n\\midrule\n" % (len(cols), t.tex_heading))
-    if t.tex_span:
-        a, b, text = t.tex_span
+    if span:
+        a, b, text = span
         out.write(" & " * a + "\\multicolumn{%d}{c}{%s}" % (b - a + 1, text) +
                   " & " * (len(cols) - 1 - b) + " \\\\\n")
         out.write("\\cmidrule(lr){%d-%d}\n" % (a + 1, b + 1))
     out.write(" & ".join(h for h, _ in cols) + " \\\\\n\\midrule\n")
-    for k, r in enumerate(t.tex_rows):
+    for k, r in enumerate(tex_rows):
         out.write(("\\addlinespace[2pt]\n" if k else "") + " & ".join(r) + " \\\\\n")
     out.write("\\bottomrule\n\\end{tabularx}\n\\endgroup\n")
     for n in t.notes:
         out.write("% " + n + "\n")
 
 
-def render(tables, fmt, preamble):
+def render(tables, fmt, preamble, width="column"):
     out = io.StringIO()
     if fmt == "csv":
         import csv
@@ -790,7 +903,7 @@ def render(tables, fmt, preamble):
         out.write("% " + line + "\n")
     for t in tables:
         out.write("\n")
-        render_latex_table(t, out)
+        render_latex_table(t, out, width)
     return out.getvalue()
 
 
@@ -846,9 +959,31 @@ def show_settle(cols, mask):
     return bool(np.isfinite(cols["settle_time"][mask].astype(float)).any())
 
 
+def phase_verdict(rf, mask, choice=None):
+    """Which verdict --phase judges: 'near' (near_verdict, the verdict against the nearest
+    theorem) or 'exact' (verdict). choice None: near when the file has the near fields and a
+    selected trial is a near miss (its nearest theorem is a proved one whose hypotheses do
+    not hold: near_theorem != theorem), else exact. UsageError for near without the field."""
+    has = all(f in rf.fields for f in ("near_verdict", "near_theorem", "theorem"))
+    if choice == "near" and not has:
+        raise UsageError("--verdict near needs the field near_verdict, which this file lacks "
+                         "(written by an attnsweep without the nearest theorem)")
+    if choice:
+        return choice
+    if not has:
+        return "exact"
+    c = rf.read(["near_theorem", "theorem"])
+    none = rf.code("near_theorem", "none") if rf.has_code("near_theorem", "none") else None
+    miss = mask & (c["near_theorem"] != c["theorem"])
+    if none is not None:
+        miss &= c["near_theorem"] != none
+    return "near" if miss.any() else "exact"
+
+
 def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=False,
-                   settle=None):
-    """Compute the tables. Returns (preamble lines, [Table], phase data or None)."""
+                   settle=None, verdict=None, drop_empty=False):
+    """Compute the tables. Returns (preamble lines, [Table], phase data or None). verdict
+    (--phase): 'near', 'exact' or None (phase_verdict chooses)."""
     mask = where_mask(rf, where)
     axes_names = list(by)
     if phase:
@@ -864,13 +999,30 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=Fa
     near_fields = ["theorem", "near_theorem", "near_verdict", "near_dist"]
     if table1 and all(f in rf.fields for f in near_fields):
         want += near_fields
+    judge = phase_verdict(rf, mask, verdict) if phase else "exact"
+    if judge == "near":
+        want.append("near_verdict")
     cols = rf.read(list(dict.fromkeys(want + axes_names)))
     pre = completeness(rf, cols)
     if where:
         pre.append("filter: %s (%d of %d rows)" % (where, int(mask.sum()), rf.n_rows))
     axes = [Axis(rf, a, cols[a], bins=(bins if a == phase else None)) for a in axes_names]
-    gid, keys = make_groups(axes, mask)
-    s = compute_stats(rf, cols, mask, gid, len(keys))
+    gmask, gcols, joined = mask, cols, {}
+    if phase:
+        pre.append("verdict: %s" % (
+            "near_verdict (against the nearest theorem; --verdict exact judges `verdict`)"
+            if judge == "near" else "verdict (--verdict near judges near misses against "
+            "their nearest theorem)"))
+        if judge == "near":
+            gcols = dict(cols)
+            gcols["verdict"] = cols["near_verdict"]
+        rows, axes, joined = join_baselines(rf, axes, range(len(axes) - 1), mask)
+        gcols = {k: v[rows] for k, v in gcols.items()}
+        gmask = np.ones(len(rows), dtype=bool)
+        if joined:
+            pre += baseline_note(joined)
+    gid, keys = make_groups(axes, gmask)
+    s = compute_stats(rf, gcols, gmask, gid, len(keys))
     key_labels = [tuple(ax.labels[k[j]] for j, ax in enumerate(axes)) for k in keys]
     if settle is None:
         settle = show_settle(cols, mask) and not table1
@@ -885,8 +1037,15 @@ def summary_tables(rf, by, where, table1=False, phase=None, bins=12, defaults=Fa
              "counts no_prediction, nonfinite and failed trials."]
     if table1:
         near = near_miss_stats(rf, cols, mask, axes[:-1]) if "near_theorem" in cols else None
+        if near is not None and where:
+            every = near_miss_stats(rf, cols, np.ones(rf.n_rows, dtype=bool), [])
+            tot = sum(int(st["n"][i]) for st, i in every.values())
+            kept = sum(int(st["n"][i]) for st, i in near.values())
+            notes.append("--where %s filters the near-miss columns too: %d of the file's %d "
+                         "near-miss trials are in them (--drop-empty leaves out the theorem "
+                         "rows without trials without filtering)" % (where, kept, tot))
         return pre, table1_tables(axes, key_labels, s, notes, table1_rows(rf),
-                                  near, proved_theorems(rf)), None
+                                  near, proved_theorems(rf), drop_empty), None
     title = "by " + ", ".join(axes_names) if axes_names else "all trials"
     tables = [stats_table(title, axes_names, key_labels, s, notes, settle=settle)]
     if defaults:  # the columns for what the sweep holds (heads, Sinkhorn, sphere, measure)
@@ -1002,8 +1161,14 @@ def measure_tables(rf, by, where):
                      [num(l1[i]), num(unres_m[i]), num(stat["clusters"][i]),
                       num(stat["hull"][i]), num(stat["hull_init"][i]), num(stat["ref_n"][i]),
                       num(stat["ref_w1"][i]), num(stat["ref_clusters"][i])])
-    tex_cols = [(latex_escape(h), _TEX_TEXT if k == 0 else _tex_num("3.2em"))
-                for k, h in enumerate(header)]
+    # LaTeX: transposed, a row per quantity and a column per group (18 columns fit no page)
+    nb = len(by)
+    tex_cols = [("quantity", _TEX_TEXT)] + \
+        [(r"\newline ".join(tex_eq(n, v) for n, v in zip(by, kl)) or "all", _tex_num("4.2em"))
+         for kl in key_labels]
+    trows = [[latex_escape(h)] + [r.replace(" (", r"\newline(") for r in
+                                  (latex_escape(row[nb + k]) for row in rows)]
+             for k, h in enumerate(header[nb:])]
     notes = ["Over the classified trials of each group; masses are the sorted cluster masses "
              "(fractions of n; rest: smaller clusters and unresolved tokens), their mean and "
              "standard deviation across the group's trials; 'masses L1 to last' is the L1 "
@@ -1224,13 +1389,15 @@ def append_stat_columns(table, stats, results):
     table.csv_header = table.csv_header + chead
     table.rows = [r + c for r, c in zip(table.rows, rows)]
     table.csv_rows = [r + c for r, c in zip(table.csv_rows, crows)]
-    if table.tex_cols is not None:
+    if table.tex_cols is not None:  # page width only: one column holds no more columns
+        table.tex_wide |= set(range(len(table.tex_cols), len(table.tex_cols) + len(head)))
         table.tex_cols = table.tex_cols + [(latex_escape(h), _TEX_TEXT) for h in head]
         table.tex_rows = [r + [latex_escape(c) for c in cs]
                           for r, cs in zip(table.tex_rows, rows)]
     table.notes.append("Columns after the wall time: %s (the default statistics for what this "
                        "sweep holds; --stat FIELD:STAT chooses others), over the trials that "
-                       "ran, with 95%% intervals (docs/analysis.md)." %
+                       "ran, with 95%% intervals (docs/analysis.md); LaTeX shows them at "
+                       "--width page." %
                        ", ".join(s.title for s in stats))
 
 
@@ -1423,7 +1590,7 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             ([] if st.indicator else ["%s: b - a median [95%% CI]" % tt]) + \
             ["%s: b>a/b<a/=" % tt, "%s: %s" % (tt, test)]
         chead += ["%s_%s" % (nm, c) for c in fstat.PAIR_COLUMNS]
-    rows, crows = [], []
+    rows, crows, trows = [], [], []
     unpaired_total = 0
     for lv in levels[1:]:
         other = rows_of(lv)
@@ -1444,9 +1611,22 @@ def pair_tables(rfs, pair_keys, by, where, stats):
             la, lb = level_text[base], level_text[lv]
             row = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else "-"]
             crow = [la, lb] + glab + [str(len(sa)), str(una + unb) if not by else ""]
+            gtex = r"\newline ".join(latex_escape(t) for t in
+                                     ["%s $\to$ %s" % (la, lb)] +
+                                     ["%s = %s" % nv for nv in zip(by_names, glab)])
+            gtex = gtex.replace(r"\$\textbackslash{}to\$", r"$\to$")
             for st in stats_p:
                 j = idx[id(st)]
                 p = fstat.paired(st, vals[j][sa], vals[j][sb])
+                trows.append([gtex, latex_escape(st.title if st.indicator else st.field),
+                              str(int(p["pairs"])),
+                              r"%s\newline %s" % (_g(p["mean_a"], 3), _g(p["mean_b"], 3)),
+                              "--" if math.isnan(p["diff_mean"]) else
+                              r"%s\newline (%s, %s)" % (_g(p["diff_mean"], 2),
+                                                        _g(p["diff_mean_lo"], 2),
+                                                        _g(p["diff_mean_hi"], 2)),
+                              _g(p["p"], 2)])
+                gtex = ""
                 dm = "-" if math.isnan(p["diff_mean"]) else "%s [%s, %s]" % (
                     _g(p["diff_mean"], 4), _g(p["diff_mean_lo"]), _g(p["diff_mean_hi"]))
                 row += ["%s, %s" % (_g(p["mean_a"], 4), _g(p["mean_b"], 4)), dm]
@@ -1473,8 +1653,11 @@ def pair_tables(rfs, pair_keys, by, where, stats):
                  ", ".join(pair_names), ", ".join(dependent) or "none")]
     if unpaired_total:
         notes.append("%d selected trials have no partner and are left out." % unpaired_total)
-    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
-    trows = [[latex_escape(c) for c in r] for r in rows]
+    # LaTeX: one row per group and quantity (a table of many columns would not fit)
+    tex_cols = [(r"pair $a \to b$, group", _TEX_TEXT), ("quantity", _TEX_TEXT),
+                ("pairs", _tex_num("2.6em")), (r"mean\newline $a$, $b$", _tex_num("3.2em")),
+                (r"$b - a$ mean\newline (95\,\% CI)", _tex_num("5.4em")),
+                ("$p$", _tex_num("2.4em"))]
     title = "paired by %s" % ", ".join(pair_names)
     return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)]
 
@@ -1625,7 +1808,12 @@ def series_tables(rf, by, where, names):
              "95%% interval and the mean). t = 0: the initial tokens%s." % (
                  "; ".join("%s: %s" % (nm, SERIES[nm][0]) for nm in names),
                  "" if with_t0 else " (not stored: the series starts at the first snapshot)")]
-    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header]
+    # LaTeX: the groups and the observable wrap, the numbers (trials, a column per time) are
+    # narrow fixed columns
+    nt = header.index("trials") if "trials" in header else len(header)
+    tex_cols = [(latex_escape(h), _TEX_TEXT) for h in header[:nt]] + \
+        [(("$%s$" % h) if h.startswith("t = ") else latex_escape(h), _tex_num("2.8em"))
+         for h in header[nt:]]
     trows = [[latex_escape(c) for c in r] for r in rows]
     title = "time series of %s%s" % (", ".join(names), (" by " + ", ".join(by)) if by else "")
     return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)], plot
@@ -1661,7 +1849,7 @@ def robustness_tables(rf, by, where, bins=12):
     ncols = dict(cols)
     ncols["verdict"] = cols["near_verdict"]
     near = cols["near_theorem"]
-    tables, panels = [], []
+    tables, panels, joined_all = [], [], {}
     header_tail = ["x (median)", "trials", "judged", "consistent", "violated", "unresolved",
                    "other", "consistent [95% CI]"]
     csv_tail = ["x", "lo", "hi", "trials", "judged", "consistent", "violated", "unresolved", "other",
@@ -1671,10 +1859,12 @@ def robustness_tables(rf, by, where, bins=12):
         sel = mask & np.isin(near, codes)
         axes = [Axis(rf, a, cols[a]) for a in by] + [Axis(rf, "near_theorem", near)] + \
             [DistanceAxis(h, np.where(sel, cols[h].astype(float), np.nan), bins)]
-        gid, keys = make_groups(axes, sel)
-        st = compute_stats(rf, ncols, sel, gid, len(keys))
+        rows, axes, joined = join_baselines(rf, axes, range(len(by)), sel)
+        gsel = np.ones(len(rows), dtype=bool)
+        gid, keys = make_groups(axes, gsel)
+        st = compute_stats(rf, {k: v[rows] for k, v in ncols.items()}, gsel, gid, len(keys))
         # x of a point: the median distance of its own trials (a bin is shared by the groups)
-        xmed, _ = group_quantiles(cols[h][sel].astype(float), gid, len(keys), [0.5])
+        xmed, _ = group_quantiles(cols[h][rows].astype(float), gid, len(keys), [0.5])
         names = by + ["near theorem", h]
         rows, crows, trows, series = [], [], [], {}
         for i, k in enumerate(keys):
@@ -1692,12 +1882,15 @@ def robustness_tables(rf, by, where, bins=12):
             crows.append(labels[:-1] + [h, labels[-1]] + [fnum(x), fnum(blo), fnum(bhi)] +
                          cells + [num("consistent_frac"), num("consistent_lo"),
                                   num("consistent_hi")])
-            trows.append([latex_escape(l) for l in labels] + [_g(x, 2)] + cells[:2] +
+            trows.append([latex_escape(l) for l in labels[:-1]] + [_g(x, 2)] +
+                         [r"%s\newline (%s)" % tuple(cells[:2])] +
                          [_tex_frac(st, "consistent", i)])
             glabel = ", ".join("%s = %s" % (n, l) for n, l in zip(by, labels[:len(by)]))
             glabel = (glabel + ", " if glabel else "") + labels[len(by)]
             ser = series.setdefault(glabel, {"x": [], "trials": [], "judged": [],
-                                             "consistent": ([], [], [])})
+                                             "consistent": ([], [], []),
+                                             "keys": dict(zip(by + ["near theorem"],
+                                                              labels[:len(by) + 1]))})
             if x is None or math.isnan(x):
                 continue  # the n/a bin: in the table, not on an axis
             ser["x"].append(float(x))
@@ -1712,15 +1905,22 @@ def robustness_tables(rf, by, where, bins=12):
                  "the point's trials). Counts are of near_verdict; the "
                  "fraction is consistent / judged (consistent + violated + unresolved) with its "
                  "Wilson score 95%% interval; 'other' counts no_prediction, nonfinite, failed." %
-                 (h, rf.axis_label(h), (", " + ", ".join(by)) if by else "", bins)]
-        tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names] + \
-            [("$x$", _tex_num("3em")), ("trials", _tex_num("2.6em")),
-             ("judged", _tex_num("2.6em")), ("cons.", _tex_num("4.1em"))]
+                 (h, rf.axis_label(h), (", " + ", ".join(by)) if by else "", bins)] + \
+            (baseline_note(joined) if joined else [])
+        # the point's label is left out of LaTeX: its x (the median) says where it is
+        tex_cols = [(latex_escape(n), _TEX_TEXT) for n in names[:-1]] + \
+            [(r"%s\newline median" % latex_escape(h), _tex_num("5.6em")),
+             (r"trials\newline (judged)", _tex_num("4em")),
+             (r"consistent\newline (95\,\% CI)", _tex_num("4.8em"))]
+        for k, v in joined.items():
+            joined_all[k] = max(joined_all.get(k, 0), v)
         tables.append(Table(title, names + header_tail, rows,
                             by + ["near_theorem", "distance", "bin"] + csv_tail, crows, notes,
                             tex_cols, trows))
         panels.append({"param": h, "xlabel": rf.axis_label(h), "theorems": theorems,
                        "series": {g: v for g, v in series.items() if v["x"]}})
+    if joined_all:
+        pre += baseline_note(joined_all)
     return pre, tables, {"panels": panels, "where": where}
 
 
@@ -1754,7 +1954,8 @@ def _near_cell(near, key):
                                     _g(st["near_dist_median"][i], 2))
 
 
-def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
+def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=(),
+                  drop_empty=False):
     """Table 1 of the paper with the measured columns, one table per combination of the
     outer axes (the --by axes; the last axis is the theorem); proved: the theorems that can
     have near misses."""
@@ -1767,7 +1968,7 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
     header = ["theorem", "V", "condition on Q^T K", "predicted geometry", "reference",
               "trials", "done", "consistent [95% CI]", "violated [95% CI]",
               "unresolved [95% CI]", "clusters med [IQR]",
-              "rank P (value:count); V = -I: max dist of P to J/n, med (max)",
+              "rank P mode (share) [range]; V = -I: max dist of P to J/n, med (max)",
               "hypotheses hold", "near miss: trials: consistent [95% CI], near_dist"]
     notes = notes + ["rank P: singular values of the final P above %g sigma_1; for V = -I "
                      "(prediction P -> J/n) the column shows max_ij |P_ij - 1/n| instead: "
@@ -1785,10 +1986,10 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
          "near_miss_judged", "near_miss_consistent", "near_miss_consistent_frac",
          "near_miss_consistent_lo", "near_miss_consistent_hi", "near_miss_dist_median"]
     tex_cols = [("case: hypotheses", _TEX_TEXT),
-                ("prediction", _TEX_TEXT), ("trials", _tex_num("2.6em"))] + \
+                ("prediction", _TEX_TEXT), ("trials", _tex_num("2.4em"))] + \
         [(h, c) for h, c, _ in _TEX_FRACS] + \
-        [(r"clusters\newline med.\ [IQR]", _tex_num("4.1em")),
-         (r"rank $P$:\newline count", _tex_num("3.4em"))]
+        [(r"clusters\newline med.\ (IQR)", _tex_num("3.5em")),
+         (r"rank $P$:\newline mode", _tex_num("3.4em"))]
     table1, table1_tex = theorems
     known = [t[0] for t in table1]
     tables = []
@@ -1809,6 +2010,8 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
                         nnum("near_dist_median")]
             else:
                 ncsv = ["0" if (near is not None and is_proved) else ""] + [""] * 6
+            if i is None and drop_empty and not nst:
+                continue  # --drop-empty: no trial has the row's theorem, none is a near miss
             if i is None:
                 rows.append([label, v, m, geom, ref, "0", "0", "-", "-", "-", "-", "-", "0",
                              ncell])
@@ -1816,7 +2019,7 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
                              [""] * (len(csv_header) - len(ok) - 8 - 8) + ["0"] + ncsv)
                 trows.append([hyp, pred, "0"] + ["--"] * 5)
                 continue
-            rd = rank_dist_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
+            rd = rank_mode_text(s["rank_p_counts"][i]) if "rank_p_counts" in s else "-"
             rfull = rank_dist_text(s["rank_p_counts"][i], None) if "rank_p_counts" in s \
                 else "-"
             uniform = label == "minus_identity" and "p_uniform_median" in s and \
@@ -1846,7 +2049,7 @@ def table1_tables(axes, key_labels, s, notes, theorems, near=None, proved=()):
             title += " (%s)" % ", ".join("%s = %s" % nv for nv in zip(outer, ok))
         heading = ", ".join(tex_eq(n, v) for n, v in zip(outer, ok)) or None
         tables.append(Table(title, header, rows, csv_header, crows, notes, tex_cols, trows,
-                            (3, 2 + len(JUDGED), _TEX_SPAN), heading))
+                            (3, 2 + len(JUDGED), _TEX_SPAN), heading, tex_merge=(0, 1)))
     return tables
 
 
@@ -1912,6 +2115,12 @@ def main(argv=None):
     ap.add_argument("--format", choices=("md", "csv", "latex"),
                     help="md (default), csv or latex; without it, -o FILE's extension "
                     "(.csv, .tex, .md) chooses")
+    ap.add_argument("--width", choices=("column", "page"), default="column",
+                    help="LaTeX tables: fit one column of a two-column article (\\columnwidth, "
+                    "in a table environment; default) or the page (table*)")
+    ap.add_argument("--drop-empty", action="store_true",
+                    help="--table1: leave out the theorem rows without trials and without "
+                    "near misses")
     ap.add_argument("--table1", action="store_true",
                     help="the paper's Table 1 with the measured columns beside it (one table "
                     "per value of --by)")
@@ -1919,8 +2128,11 @@ def main(argv=None):
                     help="phase diagram: verdict fractions against PARAM (eps, v_gap, gap...)")
     ap.add_argument("--bins", type=int, default=12,
                     help="bins for a continuous --phase parameter with more distinct values")
-    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase or --plot) here "
-                    "(PNG; PDF or SVG when FILE ends in .pdf or .svg)")
+    ap.add_argument("--png", metavar="FILE", help="write the figure (--phase, --robustness, --series, "
+                    "--stat or --plot) here (PNG; PDF or SVG when FILE ends in .pdf or .svg)")
+    ap.add_argument("--verdict", choices=("near", "exact"),
+                    help="--phase: judge near_verdict (against the nearest theorem) or "
+                    "verdict; default near when the selection has near misses")
     ap.add_argument("--robustness", action="store_true",
                     help="verdict against the nearest theorem (near_verdict) against each "
                     "hypothesis distance (dist_*, near_dist): a table each, --png a figure")
@@ -1975,14 +2187,20 @@ def _run(args):
     if args.plot is not None and not args.png:
         raise UsageError("--plot needs --png FILE")
     if args.png and args.plot is None and not args.phase and not args.robustness and \
-            not args.series:
-        raise UsageError("--png goes with --phase, --robustness, --series or --plot")
+            not args.series and not (args.stat and args.pair is None):
+        raise UsageError("--png goes with --phase, --robustness, --series, --stat or --plot")
     if args.series and (args.phase or args.table1 or args.robustness or args.measure):
         raise UsageError("--series goes without --phase, --table1, --robustness, --measure")
     if args.robustness and (args.phase or args.table1):
         raise UsageError("--robustness goes without --phase and --table1")
     if args.measure and (args.phase or args.table1 or args.robustness or args.png):
         raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
+    if args.verdict and not args.phase:
+        raise UsageError("--verdict goes with --phase")
+    if args.drop_empty and not args.table1:
+        raise UsageError("--drop-empty goes with --table1")
+    if args.pair is not None and (args.phase or args.robustness):
+        return _emit(args, output_format(args), *paired_curves(args))
     special = [o for o, on in (("--series", args.series), ("--table1", args.table1),
                                 ("--phase", args.phase),
                                 ("--robustness", args.robustness), ("--measure", args.measure),
@@ -1998,10 +2216,16 @@ def _run(args):
             for path in args.files:
                 rfs.append(schema.open_results(path))
             pre, tables = many_tables(rfs, args)
+            curves = stat_curves(rfs, args, tables[0]) if args.png else None
         finally:
             for rf in rfs:
                 rf.close()
-        return _emit(args, fmt, pre, tables)
+        rc = _emit(args, fmt, pre, tables)
+        if curves:
+            import attnsweep_plots
+            attnsweep_plots.plot_lines(curves, args.png)
+            print("wrote %s" % args.png, file=sys.stderr)
+        return rc
     args.format = fmt
     with schema.open_results(args.files[0]) as rf:
         if args.plot is not None:
@@ -2026,8 +2250,10 @@ def _run(args):
                 by = [] if args.phase else ["theorem"]
             pre, tables, phase = summary_tables(rf, by, args.where, table1=args.table1,
                                                 phase=args.phase, bins=args.bins,
-                                                defaults=not args.table1 and not args.phase)
-        text = render(tables, args.format, pre)
+                                                defaults=not args.table1 and not args.phase,
+                                                verdict=args.verdict,
+                                                drop_empty=args.drop_empty)
+        text = render(tables, args.format, pre, args.width)
         if args.format == "csv":
             for line in pre:
                 print(line, file=sys.stderr)
@@ -2052,6 +2278,90 @@ def _run(args):
             attnsweep_plots.plot_robustness(robust, args.png)
             print("wrote %s" % args.png, file=sys.stderr)
     return 0
+
+
+def stat_curves(rfs, args, table):
+    """--stat FIELD:STAT --by KEY[,AXIS...] --png FILE: the line figure of the first statistic
+    against the first --by axis (a numeric sweep key), one line per combination of the other
+    axes (and file), with its 95% interval (attnsweep_plots.plot_lines)."""
+    by = parse_by(args.by) or []
+    if not by:
+        raise UsageError("--stat with --png draws the statistic against the first --by axis: "
+                         "give --by KEY[,AXIS...]")
+    x = by[0]
+    if rfs[0].field_kind(x) not in ("int", "float"):
+        raise UsageError("--stat with --png: the first --by axis (%s) must be numeric" % x)
+    head = table.csv_header
+    lead = head.index("trials")
+    name = head[lead + 1]
+    keys = head[:lead]
+    lo, hi = (head.index(name + "_lo"), head.index(name + "_hi")) if name + "_lo" in head \
+        else (None, None)
+    series = {}
+    for r in table.csv_rows:
+        group = ", ".join("%s = %s" % (k, v) for k, v in zip(keys, r) if k != x)
+        ser = series.setdefault(group, {"x": [], "y": [], "lo": [], "hi": []})
+
+        def num(c):
+            return float(c) if c not in ("", None) else np.nan
+        ser["x"].append(num(r[keys.index(x)]))
+        ser["y"].append(num(r[lead + 1]))
+        ser["lo"].append(num(r[lo]) if lo is not None else np.nan)
+        ser["hi"].append(num(r[hi]) if hi is not None else np.nan)
+    # the eps = 0 baseline (an axis not applicable there, `-`) is the first point of each line
+    base = [g for g, v in series.items() if "= -" in g and x == "eps" and
+            all(e == 0 for e in v["x"])]
+    if base and len(series) > len(base):
+        pts = [series.pop(g) for g in base]
+        for v in series.values():
+            for b in pts:
+                for k in ("x", "y", "lo", "hi"):
+                    v[k][:0] = b[k]
+    frac = any(t in name for t in ("_eq_", "_gt", "_ge", "_lt", "_le", "_ne"))
+    return {"x": x, "xlabel": rfs[0].axis_label(x), "ylabel": "\n".join(textwrap.wrap(table.header[lead + 1].replace(" [95% CI]", ""),
+                                          26)),
+            "ylim": (0.0, 1.0) if frac else None, "series": series,
+            "title": ("trials where %s" % args.where) if args.where else None}
+
+
+def paired_curves(args):
+    """--phase PARAM --pair [KEYS] and --robustness --pair [KEYS]: the curves' trials paired
+    on the common axes (KEYS, default the file's common_keys) inside one file, as --pair
+    pairs them, with the fraction consistent as the paired statistic (McNemar's exact test):
+    per --by group, and per value of PARAM for --phase. --phase judges as phase_verdict
+    chooses (--verdict), --robustness near_verdict. Returns (preamble lines, [Table])."""
+    if len(args.files) > 1 or args.stat or args.table1 or args.series or args.measure or \
+            args.png or args.plot is not None:
+        raise UsageError("--pair with --phase or --robustness takes one file and no --stat, "
+                         "--table1, --series, --measure, --plot or --png")
+    if args.phase and args.robustness:
+        raise UsageError("--robustness goes without --phase")
+    rf = schema.open_results(args.files[0])
+    try:
+        by = parse_by(args.by) or []
+        mask = where_mask(rf, args.where)
+        if args.robustness:
+            if "near_verdict" not in rf.fields:
+                raise UsageError("--robustness needs the field near_verdict, which this file "
+                                 "lacks")
+            field = "near_verdict"
+        else:
+            if rf._name(args.phase) not in rf.coordinates():
+                raise UsageError("--phase %s --pair: pairs are grouped by sweep coordinates, "
+                                 "and %s is not one (coordinates: %s)" % (
+                                     args.phase, args.phase, ", ".join(rf.coordinates())))
+            field = "near_verdict" if phase_verdict(rf, mask, args.verdict) == "near" \
+                else "verdict"
+            by = [b for b in by if b != args.phase] + [args.phase]
+        stats = parse_stat_tokens([rf], ["%s:=consistent" % field])
+        pre, tables = pair_tables([rf], parse_by(args.pair) or [], by, args.where, stats)
+        pre.append("%s paired on the common axes: the fraction of trials whose %s is "
+                   "consistent, b against a%s" % (
+                       "--robustness" if args.robustness else "--phase " + args.phase, field,
+                       "" if args.robustness else ", at each value of " + args.phase))
+        return pre, tables
+    finally:
+        rf.close()
 
 
 def output_format(args):
@@ -2097,13 +2407,22 @@ def many_tables(rfs, args):
                                                                 len(keys)))
         t.rows = [[label] + r for r in t.rows]
         t.csv_rows = [[label] + r for r in t.csv_rows]
-        t.tex_rows = [[latex_escape(label)] + r for r in t.tex_rows]
+        # LaTeX: the file (its name, not its directories) over the group in one text column
+        tlab = latex_escape(os.path.basename(label) if os.sep in label else label)
+        grouped = bool(by)
+        t.tex_rows = [[r"%s\newline %s" % (tlab, r[0])] + r[1:] if grouped else [tlab] + r
+                      for r in t.tex_rows]
         if merged is None:
             merged = t
             merged.header = ["file"] + t.header
             merged.csv_header = ["file"] + t.csv_header
-            merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
-            merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+            if grouped:
+                merged.tex_cols = [(r"file\newline %s" % t.tex_cols[0][0], _TEX_TEXT)] + \
+                    t.tex_cols[1:]
+            else:
+                merged.tex_cols = [("file", _TEX_TEXT)] + t.tex_cols
+                merged.tex_span = (t.tex_span[0] + 1, t.tex_span[1] + 1, t.tex_span[2])
+                merged.tex_wide = {j + 1 for j in t.tex_wide}
             merged.title = "by file, " + t.title
         else:
             merged.rows += t.rows
@@ -2113,7 +2432,7 @@ def many_tables(rfs, args):
 
 
 def _emit(args, fmt, pre, tables):
-    text = render(tables, fmt, pre)
+    text = render(tables, fmt, pre, args.width)
     if fmt == "csv":  # the csv is the table alone; what explains it goes to stderr
         for line in pre + [n for t in tables for n in t.notes]:
             print(line, file=sys.stderr)

@@ -298,10 +298,14 @@ class FigureTest(unittest.TestCase):
         fig = plots.plot_phase(phase, png)
         self.assertTrue(is_png(png, min_w=700))
         ax = fig.axes[0]
-        self.assertEqual(ax.get_xlabel(), "perturbation size eps")
-        self.assertEqual(ax.get_title(), "theorem = good")
-        self.assertEqual(sorted(t.get_text() for t in ax.texts),
-                         sorted("n=%d" % n for n in (10, 11, 12, 13)))
+        # the quantity and its symbol; one panel per verdict, one line per group
+        self.assertEqual(ax.get_xlabel(), "perturbation $\\varepsilon$")
+        self.assertEqual([a.get_title() for a in fig.axes if a.get_title()],
+                         list(summ.JUDGED[:1]) + ["unresolved", "violated"])
+        self.assertEqual(len(ax.containers), 2)  # the two groups' error bars
+        labels = [t.get_text() for a in fig.axes if a.get_legend()
+                  for t in a.get_legend().get_texts()]
+        self.assertEqual(labels, ["theorem = good", "theorem = identity"])
         self.assertIn("d == 2", fig._suptitle.get_text())
         self.assertNotIn("all trials", [a.get_title() for a in fig.axes])
 
@@ -600,7 +604,8 @@ class RealRunTest(unittest.TestCase):
                             line.get_data()
                         np.testing.assert_array_equal([c[0] for c in data],
                                                       bulk["initial_tokens"][i])
-                check_integer_ticks(self, fig.axes[-2] if len(fig.axes) > 2 else fig.axes[1])
+                check_integer_ticks(self, [a for a in fig.axes  # the heat map of P
+                                           if a.get_title() == "final attention matrix $P$"][0])
                 png = os.path.join(dest, "plots_run_trial%d_%s.png" % (trial, thm))
                 plots.save_figure(fig, png)
                 self.assertTrue(is_png(png))
