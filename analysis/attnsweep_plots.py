@@ -70,6 +70,7 @@ SYMBOLS = {
     "beta": ("inverse temperature", r"\beta"), "file_index": ("layer of the file", "i"),
     "file_mscale": ("scale of the file's M", "s_M"), "eps": ("perturbation", r"\varepsilon"),
     "init_scale": ("scale of the initial tokens", "r_0"), "T": ("horizon", "T"),
+    "T_decide": ("horizon factor over the separation time", "f_T"),
     "dt": ("time step", r"\Delta t"), "rtol": ("relative tolerance", r"\mathrm{rtol}"),
     "atol": ("absolute tolerance", r"\mathrm{atol}"), "max_steps": ("step limit", "N"),
     "settle_tol": ("settle tolerance", r"\delta"), "settle_window": ("settle window", "w"),
