@@ -134,7 +134,8 @@ BINL double BFN(lane_norm_scaled)(int n, int d, const BV *X, int g, int u, doubl
 }
 
 /* max_row_norm of K into v and radius_of Z into r, every lane. */
-BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double *v, double *r) {
+BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double *v, double *r,
+                        int safe) {
   const BV *K = (const BV *)Kd, *Z = (const BV *)Zd;
   const BV zero = {0.0};
   for (int g = 0; g < NG; g++) {
@@ -148,8 +149,8 @@ BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double
       best = BSEL(s <= best, best, s); /* NaN propagates */
     }
     for (int u = 0; u < BW; u++)
-      v[g * BW + u] =
-          best[u] == INFINITY ? BFN(lane_norm_scaled)(n, d, K, g, u, 0.0, NULL) : sqrt(best[u]);
+      v[g * BW + u] = best[u] == INFINITY && safe ? BFN(lane_norm_scaled)(n, d, K, g, u, 0.0, NULL)
+                                                  : sqrt(best[u]);
     BV mean[AS_SMALL_DMAX];
     for (int j = 0; j < d; j++) mean[j] = zero;
     for (int i = 0; i < n; i++)
@@ -165,8 +166,8 @@ BINL void BFN(measures)(int n, int d, const double *Kd, const double *Zd, double
       best = BSEL(s <= best, best, s);
     }
     for (int u = 0; u < BW; u++)
-      r[g * BW + u] =
-          best[u] == INFINITY ? BFN(lane_norm_scaled)(n, d, Z, g, u, 1.0, mean) : sqrt(best[u]);
+      r[g * BW + u] = best[u] == INFINITY && safe ? BFN(lane_norm_scaled)(n, d, Z, g, u, 1.0, mean)
+                                                  : sqrt(best[u]);
   }
 }
 
@@ -318,7 +319,7 @@ static BATTR as_status BFN(loop)(batch *b, const as_integ_spec *const *in,
       have_k1 = 1;
     }
     double v[AS_BATCH_LANES], r[AS_BATCH_LANES];
-    BY_D(b->d, BFN(measures)(b->n, D, b->K[0], b->Z, v, r));
+    BY_D(b->d, BFN(measures)(b->n, D, b->K[0], b->Z, v, r, b->mode == MODE_Z));
     for (int l = 0; l < B; l++) {
       if (!b->act[l]) continue;
       run_ctx rc = {in[l], stop, NULL, 0, NULL, NULL, &stats[l]};

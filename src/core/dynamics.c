@@ -536,6 +536,7 @@ cleanup:
  * overflows: tokens along eigenvalues of V with negative real part grow like e^{|Re lambda| t}
  * in z, and past t ~ 354 / |Re lambda| their squares overflow although they do not
  * (docs/theory.md 3: any horizon in z). dyn_batch_lanes.h has the same path, bit for bit. */
+#define Z_MODE(w) ((w)->mode == MODE_Z || (w)->mode == MODE_LZ)
 static double row_norm_scaled(int n, int d, const double *F, const double *mean) {
   double amax = 0.0;
   for (int i = 0; i < n; i++)
@@ -558,18 +559,21 @@ static double row_norm_scaled(int n, int d, const double *F, const double *mean)
   return ldexp(sqrt(best), e);
 }
 
-static double max_row_norm(int n, int d, const double *F) {
+/* safe: z variables, where the tokens may grow past the square root of the largest double
+ * and any horizon is safe (the slow path below); in x variables an overflowing norm ends the
+ * run as nonfinite, as the tokens themselves soon overflow (docs/theory.md 3). */
+static double max_row_norm(int n, int d, const double *F, int safe) {
   double best = 0.0;
   for (int i = 0; i < n; i++) {
     double s = 0.0;
     for (int j = 0; j < d; j++) s += F[(size_t)i * d + j] * F[(size_t)i * d + j];
     if (!(s <= best)) best = s; /* NaN propagates */
   }
-  return best == INFINITY ? row_norm_scaled(n, d, F, NULL) : sqrt(best);
+  return best == INFINITY && safe ? row_norm_scaled(n, d, F, NULL) : sqrt(best);
 }
 
 /* Radius about the mean: max_i |Z_i - mean| (mean: d entries of scratch). */
-static double radius_of(int n, int d, const double *Z, double *mean) {
+static double radius_of(int n, int d, const double *Z, double *mean, int safe) {
   for (int j = 0; j < d; j++) mean[j] = 0.0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < d; j++) mean[j] += Z[(size_t)i * d + j];
@@ -583,7 +587,7 @@ static double radius_of(int n, int d, const double *Z, double *mean) {
     }
     if (!(s <= best)) best = s;
   }
-  return best == INFINITY ? row_norm_scaled(n, d, Z, mean) : sqrt(best);
+  return best == INFINITY && safe ? row_norm_scaled(n, d, Z, mean) : sqrt(best);
 }
 
 static int all_finite(size_t len, const double *x) {
@@ -754,7 +758,7 @@ static as_status run_continuous(as_dyn *w, const run_ctx *rc) {
       AS_TRY(dyn_rhs_mode(w, w->mode, t, 0, w->Z, w->K[0]));
       have_k1 = 1;
     }
-    double v = max_row_norm(n, d, w->K[0]), r = radius_of(n, d, w->Z, w->bd);
+    double v = max_row_norm(n, d, w->K[0], Z_MODE(w)), r = radius_of(n, d, w->Z, w->bd, Z_MODE(w));
     if ((out = dyn_step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     const double target = fmin(si < rc->n_snap ? rc->snap[si] : T, t_switch);
     double h = controlled ? h_ctrl : in->dt;
@@ -831,7 +835,8 @@ static as_status run_layers(as_dyn *w, const run_ctx *rc) {
       break;
     }
     AS_TRY(dyn_rhs_mode(w, w->mode, t, k, w->Z, w->K[0]));
-    double v = max_row_norm(n, d, w->K[0]) / in->dt, r = radius_of(n, d, w->Z, w->bd);
+    double v = max_row_norm(n, d, w->K[0], Z_MODE(w)) / in->dt,
+           r = radius_of(n, d, w->Z, w->bd, Z_MODE(w));
     if ((out = dyn_step_guard(rc, t, v, r, &since)) != AS_OUT_PENDING) break;
     for (size_t i = 0; i < nd; i++) w->Zn[i] = w->Z[i] + w->K[0][i];
     if (w->am.norm == AS_NORM_SPHERE)
@@ -982,8 +987,8 @@ as_status dyn_finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats
   if (w->bkind == AS_BLOCKS_FIELD) w->blk = as_blocks_block_last(w->blocks, w->t, w->k);
   AS_TRY(dyn_rhs_mode(w, w->mode, w->t, w->k, w->Z, w->K[0]));
   publish_attention(w);
-  double v = max_row_norm(n, d, w->K[0]) / (layers ? in->dt : 1.0);
-  double r = radius_of(n, d, w->Z, w->bd);
+  double v = max_row_norm(n, d, w->K[0], Z_MODE(w)) / (layers ? in->dt : 1.0);
+  double r = radius_of(n, d, w->Z, w->bd, Z_MODE(w));
   /* The final velocity (as_dyn_velocity): the derivative, or a layer's increment / dt, on the
    * sphere its tangent part. */
   for (size_t i = 0; i < nd; i++) w->Ys[i] = w->K[0][i] / (layers ? in->dt : 1.0);
