@@ -2,17 +2,28 @@
  * seconds and bytes; used by the scheduler (longest first), `attnsweep plan` (core-hours,
  * output size, ranks, walltime) and the sweep.
  *
- * Work of a trial (a pure function of it, any unit; only ratios matter):
- *     work = stages * steps * (n^2 d + n d^2) + d^3 + classify(n, d),
- *     steps = min(ceil(T / dt), max_steps) (at least 1; 1 when dt <= 0),
- *     stages = 4 (RK4), 6 (DOPRI5), 1 (Euler, layers)
- * the attention products of every stage, the spectral analysis of the triple and the
- * classification of the end state (as_classify_work, classify.h: O(n^3) up to
- * AS_CLASSIFY_SVD_NMAX tokens for the SVD of P, O(n^2 d) above).
- * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial
- * (set-up, classification, record). The default (AS_COST_DEFAULT_A, _B) is a conservative
- * figure for one core of the development machine; as_cost_calibrate fits (a, b) to the
- * spec's own trials.
+ * Work of a trial (a pure function of it; in units of AS_COST_DEFAULT_A seconds of one core of
+ * the reference machine, docs/performance.md "Cost model"): the operations of its phases, each
+ * weighted by the measured speed of the code that runs it (AS_COST_NS_*, nanoseconds):
+ *     integration  path_ns * steps * (stages * rhs + 4 n d)          (the path: as_cost_path_of)
+ *     rhs          H (2 n^2 d + n^2 E + 2 n d^2 + I n^2 (3 E + 5)) + sphere 4 n d + ffn
+ *                  (E = AS_COST_EXP_OPS, I = as_cost_sinkhorn_iters, H heads, hardmax: n^2 for
+ *                  the n^2 E; ffn inside n d^2 + n d E, block 2 n d w + n w E)
+ *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps)
+ *     stages       of the tableau (RK4 4, DOPRI5 6, Euler and layers 1; +1 on the sphere with
+ *                  FSAL), dopri5 with AS_COST_DOPRI5_REJECTED more for rejected steps
+ *     set-up       AS_COST_NS_SPECTRAL d^3 per triple (every head of every per-layer block)
+ *                  + AS_COST_NS_TRIAL
+ *     classifier   AS_COST_NS_CLASSIFY * as_classify_work(n, d) (classify.h) and, for the
+ *                  blocks field, 4/3 n^3 per head (each head's P rank)
+ *     output       AS_COST_NS_BYTE per bulk byte stored
+ * plus the reference run of ref_w1 (reference_n tokens). A trial over several ranks
+ * (ranks_per_trial, streamed) has the same total work, split between them.
+ * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial.
+ * The default (AS_COST_DEFAULT_A, _B) turns units into seconds of the reference machine;
+ * as_cost_calibrate fits (a, b) to the spec's own trials on this machine (and the fit can be
+ * saved: as_cost_model_save / _load). A one-rank run also costs AS_COST_RANK_START_S (start,
+ * MPI, the results file) per rank.
  * Bytes: the record plus the bulk data the trial's output options store (the file layout of
  * outset.h, 8 bytes per double).
  *
@@ -22,14 +33,49 @@
 #ifndef ATTNSWEEP_COST_H
 #define ATTNSWEEP_COST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attnsweep/spec.h"
 #include "attnsweep/status.h"
 #include "attnsweep/trial.h"
 
-#define AS_COST_DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
-#define AS_COST_DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
+#define AS_COST_DEFAULT_A 2.0e-9 /* seconds per unit of work (the unit: 2 ns of the reference) */
+#define AS_COST_DEFAULT_B 0.0    /* seconds per trial (its fixed costs are in the work) */
+
+/* The code path a trial runs through, each with its own speed per operation (ns, measured on
+ * the reference machine: docs/performance.md, "Cost model", with the commands). Refit them
+ * when a kernel gets faster (bench/plan_accuracy.sh shows the effect on every example). */
+typedef enum as_cost_path {
+  AS_COST_PATH_BATCH,  /* base model, small, no bulk output: batches of AS_BATCH_LANES */
+  AS_COST_PATH_SMALL,  /* base model, small, alone (bulk output or file input) */
+  AS_COST_PATH_MODEL,  /* variants (Sinkhorn, mask, sphere, hardmax, inside ffn, snapshots) */
+  AS_COST_PATH_BLOCKS, /* heads, block feed-forward, per-layer weights, layers (blocks.h) */
+  AS_COST_PATH_STREAM, /* above AS_ATTENTION_STREAM_N tokens: the streamed kernel */
+  AS_COST_PATH_COUNT
+} as_cost_path;
+#define AS_COST_NS_BATCH 0.085
+#define AS_COST_NS_SMALL 0.2
+#define AS_COST_NS_MODEL 0.5
+#define AS_COST_NS_BLOCKS 1.0
+#define AS_COST_NS_STREAM 0.2
+#define AS_COST_EXP_OPS 8.0         /* operations of one exponential (in FMAs of the kernel) */
+#define AS_COST_NS_CLASSIFY 2.0     /* ns per unit of as_classify_work: refit with the classifier */
+#define AS_COST_NS_SPECTRAL 30.0    /* ns per d^3 of a triple's build and spectral analysis */
+#define AS_COST_NS_TRIAL 10000.0    /* ns per trial: tokens, record, scheduling */
+#define AS_COST_NS_BYTE 1.0         /* ns per byte of bulk output */
+#define AS_COST_SINKHORN_ITERS 20.0 /* expected Sinkhorn iterations with sinkhorn_tol > 0 */
+#define AS_COST_DOPRI5_STEPS0 10.0  /* dopri5 steps: STEPS0 + PER_RATE T rate (rtol/1e-6)^-1/5 */
+#define AS_COST_DOPRI5_PER_RATE 2.0 /*   rate: row-sum norm of V (sum over heads) */
+#define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
+#define AS_COST_RANK_START_S 0.2    /* CPU seconds of a rank's start and end (MPI, file) */
+
+/* The path of t (above). Pure. */
+as_cost_path as_cost_path_of(const as_trial *t);
+/* Expected integration steps of t (accepted + landing; the step limit applies). Pure. */
+double as_cost_steps(const as_trial *t);
+/* Expected Sinkhorn iterations per attention evaluation (0 for softmax). Pure. */
+double as_cost_sinkhorn_iters(const as_trial *t);
 
 /* Work units of trial t (above). Pure function of t; the scheduler's longest-first key. */
 double as_cost_work(const as_trial *t);
@@ -127,6 +173,25 @@ typedef struct as_cost_calibration {
  * own data problems are counted in info->failed, not returned. Not collective. */
 as_status as_cost_calibrate(const as_spec *spec, int samples, as_cost_model *model,
                             as_cost_calibration *info);
+
+/* A saved calibration (the file `attnsweep plan --calibrate` writes; docs/scheduling.md,
+ * "Walltime"): text lines "attnsweep-cost 1", "a A", "b B", "trials N", "machine TEXT",
+ * "spec_sha256 HEX"; '#' starts a comment. */
+#define AS_COST_SAVED_MAGIC "attnsweep-cost"
+#define AS_COST_SAVED_VERSION 1
+typedef struct as_cost_saved {
+  int trials;           /* calibration trials */
+  char machine[320];    /* where it was fitted: host name, CPU model (as_cost_machine) */
+  char spec_sha256[72]; /* the spec it was fitted on */
+} as_cost_saved;
+/* This machine's description (host name, CPU model of /proc/cpuinfo), one line. */
+void as_cost_machine(char *buf, size_t cap);
+/* Write m and info to path. AS_ERR_IO naming the file. */
+as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_cost_saved *info);
+/* Read path into *m and *info. AS_ERR_IO (cannot open), AS_ERR_DATA naming the file and line
+ * of what is wrong (not a calibration, a or b missing, not a number > 0, an unknown entry);
+ * *m is untouched on failure. */
+as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *info);
 
 /* Totals of one case (over its points, one replicate). */
 typedef struct as_cost_case {

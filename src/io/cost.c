@@ -1,34 +1,165 @@
 /* cost.c: the cost model of a sweep (cost.h). */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
 #include "attnsweep/cost.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
+#include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/tableau.h"
+#include "attnsweep/triple.h"
 
-double as_cost_work(const as_trial *t) {
-  double n = t->n, d = t->d;
-  double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
+/* ---- the work of a trial: operation counts of its phases, each weighted by the speed of the
+ * code path that runs it (cost.h, "Work"). */
+
+/* Work units per nanosecond of one core of the reference machine. */
+#define UNITS_PER_NS (1e-9 / AS_COST_DEFAULT_A)
+
+as_cost_path as_cost_path_of(const as_trial *t) {
+  if (as_blocks_kind_of(t) == AS_BLOCKS_FIELD) return AS_COST_PATH_BLOCKS;
+  if (t->n > AS_ATTENTION_STREAM_N) return AS_COST_PATH_STREAM;
+  if (!as_attn_is_base(&t->attn, t->triple.beta == INFINITY) || t->output.n_snapshots > 0 ||
+      as_blocks_kind_of(t) != AS_BLOCKS_OFF)
+    return AS_COST_PATH_MODEL;
+  if (t->n > AS_SMALL_NMAX || t->d > AS_SMALL_DMAX) return AS_COST_PATH_MODEL;
+  /* Batches: what sweep.c runs together (no bulk output, no file input). */
+  uint64_t counts[AS_BULK_COUNT];
+  as_outset_bulk_counts(t, counts);
+  int bulk = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) bulk |= counts[k] != 0;
+  if (!bulk && as_trial_batchable(t) && t->triple.vfamily != AS_V_FILE &&
+      t->triple.mfamily != AS_M_FILE && t->init.kind != AS_INIT_FILE)
+    return AS_COST_PATH_BATCH;
+  return AS_COST_PATH_SMALL;
+}
+
+/* ns per operation of each path (cost.h). */
+static double path_ns(as_cost_path p) {
+  static const double ns[AS_COST_PATH_COUNT] = {
+      AS_COST_NS_BATCH, AS_COST_NS_SMALL, AS_COST_NS_MODEL, AS_COST_NS_BLOCKS, AS_COST_NS_STREAM};
+  return ns[p];
+}
+
+/* The rate of the dynamics for dopri5's step count: the row-sum norm of V (sum over heads),
+ * 1 when the triple cannot be built here (file families: plan does not read the files). */
+static double dynamics_rate(const as_trial *t) {
+  as_triple *tr = NULL;
+  double rate = 0.0;
+  const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
+  if (as_triple_create(t->d, m, &tr) == AS_OK) {
+    for (int h = 0; h < t->blocks.heads || h == 0; h++) {
+      if (as_triple_build_at(t, h, 0, tr) != AS_OK) {
+        rate = 0.0;
+        break;
+      }
+      double most = 0.0;
+      for (int i = 0; i < t->d; i++) {
+        double row = 0.0;
+        for (int j = 0; j < t->d; j++) row += fabs(tr->V[(size_t)i * t->d + j]);
+        most = row > most ? row : most;
+      }
+      rate += most;
+    }
+  }
+  as_triple_destroy(&tr);
+  as_error_clear();
+  return rate > 0.0 && isfinite(rate) ? rate : 1.0;
+}
+
+double as_cost_steps(const as_trial *t) {
+  const double T = t->integ.T, dt = t->integ.dt;
+  double steps;
+  const int controlled =
+      t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0);
+  if (controlled) {
+    /* Local error ~ (h rate)^5 against rtol: h ~ rtol^(1/5) / rate, so the steps grow as
+     * T rate rtol^(-1/5); the constants were measured (docs/performance.md, "Cost model"). */
+    const double tol = t->integ.rtol > 0.0 ? t->integ.rtol : 1e-6;
+    steps = AS_COST_DOPRI5_STEPS0 +
+            AS_COST_DOPRI5_PER_RATE * T * dynamics_rate(t) * pow(tol / 1e-6, -0.2);
+  } else {
+    steps = dt > 0 ? ceil(T / dt - 1e-9) : 1.0;
+  }
+  steps += t->output.n_snapshots; /* a landing step at each snapshot (at most one each) */
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
+  return steps;
+}
+
+double as_cost_sinkhorn_iters(const as_trial *t) {
+  if (t->attn.attention != AS_ATTN_SINKHORN) return 0.0;
+  double it = t->attn.sinkhorn_tol > 0.0 ? AS_COST_SINKHORN_ITERS : (double)t->attn.sinkhorn_iters;
+  return it < t->attn.sinkhorn_iters ? it : (double)t->attn.sinkhorn_iters;
+}
+
+/* Operations of one evaluation of the right-hand side on n tokens. */
+static double rhs_ops(const as_trial *t, double n) {
+  const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1, nn = n * n;
+  const int hardmax = t->triple.beta == INFINITY;
+  /* One head: the scores (n^2 d), their exponentials, P Z (n^2 d), the d x d products. */
+  double head = nn * 2.0 * d + (hardmax ? nn : nn * AS_COST_EXP_OPS) + 2.0 * n * d * d;
+  /* Sinkhorn: every iteration three passes of exponentials over n^2 and five of sums. */
+  head += as_cost_sinkhorn_iters(t) * nn * (3.0 * AS_COST_EXP_OPS + 5.0);
+  double ops = H * head;
+  if (t->attn.norm == AS_NORM_SPHERE) ops += 4.0 * n * d;
+  if (t->blocks.ffn != AS_FFN_NONE) {
+    if (t->blocks.ffn_form == AS_FFN_INSIDE) {
+      ops += n * d * d + n * d * AS_COST_EXP_OPS;
+    } else {
+      const double w = t->blocks.ffn_width > 0 ? t->blocks.ffn_width : d;
+      ops += 2.0 * n * d * w + n * w * AS_COST_EXP_OPS;
+    }
+  }
+  return ops;
+}
+
+/* Operations of one trial's integration and classification on n tokens. */
+static double trial_ops(const as_trial *t, int n) {
+  const double d = t->d;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
-  double w = stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
+  if (t->attn.norm == AS_NORM_SPHERE && as_tableau_of(t->integ.method) &&
+      as_tableau_of(t->integ.method)->fsal)
+    stages += 1; /* the derivative again at the state put back on the sphere */
+  double steps = as_cost_steps(t);
+  if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0))
+    steps *= 1.0 + AS_COST_DOPRI5_REJECTED;
+  /* Per step the stages, and the step's guard (speeds and radius, n d). */
+  double ops = steps * (stages * rhs_ops(t, n) + 4.0 * n * d);
+  return ops;
+}
+
+double as_cost_work(const as_trial *t) {
+  const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1;
+  const as_cost_path path = as_cost_path_of(t);
+  const double blocks = as_blocks_kind_of(t) == AS_BLOCKS_OFF ? 1.0 : (double)as_blocks_count(t);
+  double ns = path_ns(path) * trial_ops(t, t->n);
+  /* The triple (each head of each block) and its spectral analysis, the tokens. */
+  ns += AS_COST_NS_SPECTRAL * blocks * H * d * d * d + AS_COST_NS_TRIAL;
+  /* The classification of the end state (classify.h) and, with heads, each head's P rank. */
+  ns += AS_COST_NS_CLASSIFY * as_classify_work(t->n, t->d);
+  if (path == AS_COST_PATH_BLOCKS && t->n <= AS_ATTENTION_STREAM_N)
+    ns += AS_COST_NS_CLASSIFY * H * 4.0 / 3.0 * (double)t->n * t->n * t->n;
+  /* The record and the bulk data it stores. */
+  ns += AS_COST_NS_BYTE * (as_cost_bytes(t) - (double)sizeof(as_record));
   if (t->reference_n > 0) { /* ref_w1: the trial once more at reference_n tokens (pipeline.c) */
     as_trial r = *t;
     r.n = t->reference_n;
     r.reference_n = 0;
-    w += as_cost_work(&r);
+    ns += path_ns(as_cost_path_of(&r)) * trial_ops(&r, r.n);
   }
-  return w;
+  return ns * UNITS_PER_NS;
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -312,5 +443,117 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
   memset(&e, 0, sizeof e);
 cleanup:
   as_cost_estimate_free(&e);
+  return st;
+}
+
+/* ---- the saved calibration (cost.h) */
+
+void as_cost_machine(char *buf, size_t cap) {
+  char host[256] = "?", model[256] = "";
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = '\0';
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    const char *c = strchr(line, ':');
+    if (strncmp(line, "model name", 10) == 0 && c) {
+      snprintf(model, sizeof model, "%s", c + 1 + (c[1] == ' '));
+      model[strcspn(model, "\n")] = '\0';
+      break;
+    }
+  }
+  if (f) fclose(f);
+  snprintf(buf, cap, "%s, %s", host, model[0] ? model : "unknown CPU");
+  for (char *p = buf; *p; p++)
+    if ((unsigned char)*p < ' ') *p = ' '; /* one line */
+}
+
+as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_cost_saved *info) {
+  as_status st = AS_OK;
+  FILE *f = NULL;
+  AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_save: NULL argument");
+  f = fopen(path, "w");
+  AS_CHECK(f != NULL, AS_ERR_IO, "%s: cannot write the calibration: %s", path, strerror(errno));
+  fprintf(f,
+          "# attnsweep cost calibration, written by `attnsweep plan --calibrate` (cost.h):\n"
+          "# seconds of a trial = a * work + b; read by `attnsweep plan` (and --sbatch, --array)\n"
+          "%s %d\na %.17g\nb %.17g\ntrials %d\nmachine %s\nspec_sha256 %s\n",
+          AS_COST_SAVED_MAGIC, AS_COST_SAVED_VERSION, m->a, m->b, info->trials, info->machine,
+          info->spec_sha256);
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  f = NULL;
+  AS_CHECK(!bad, AS_ERR_IO, "%s: cannot write the calibration", path);
+cleanup:
+  if (f) fclose(f);
+  return st;
+}
+
+/* A number > 0 (or >= 0 with zero_ok), finite, and nothing after it. */
+static int parse_positive(const char *v, int zero_ok, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end || !isfinite(x) || x < 0 || (!zero_ok && x == 0)) return 0;
+  *out = x;
+  return 1;
+}
+
+as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *info) {
+  as_status st = AS_OK;
+  FILE *f = NULL;
+  as_cost_saved s;
+  memset(&s, 0, sizeof s);
+  AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_load: NULL argument");
+  f = fopen(path, "r");
+  AS_CHECK(f != NULL, AS_ERR_IO, "%s: cannot read the calibration: %s", path, strerror(errno));
+  char line[1024];
+  int ln = 0, have = 0;
+  double a = 0, b = 0;
+  while (fgets(line, sizeof line, f)) {
+    ln++;
+    size_t len = strcspn(line, "\n");
+    AS_CHECK(line[len] == '\n' || feof(f), AS_ERR_DATA, "%s:%d: line too long", path, ln);
+    line[len] = '\0';
+    if (line[0] == '#' || line[0] == '\0') continue;
+    char *v = strchr(line, ' ');
+    if (v) *v++ = '\0';
+    if (ln > 0 && !(have & 1)) {
+      AS_CHECK(strcmp(line, AS_COST_SAVED_MAGIC) == 0 && v && atoi(v) == AS_COST_SAVED_VERSION,
+               AS_ERR_DATA,
+               "%s:%d: not an attnsweep calibration (version %d; it starts with '%s %d'): run "
+               "`attnsweep plan SPEC --calibrate` again",
+               path, ln, AS_COST_SAVED_VERSION, AS_COST_SAVED_MAGIC, AS_COST_SAVED_VERSION);
+      have |= 1;
+    } else if (strcmp(line, "a") == 0) {
+      AS_CHECK(v && parse_positive(v, 0, &a), AS_ERR_DATA,
+               "%s:%d: a (seconds per unit of work) must be a number > 0", path, ln);
+      have |= 2;
+    } else if (strcmp(line, "b") == 0) {
+      AS_CHECK(v && parse_positive(v, 1, &b), AS_ERR_DATA,
+               "%s:%d: b (seconds per trial) must be a number >= 0", path, ln);
+      have |= 4;
+    } else if (strcmp(line, "trials") == 0) {
+      double k = 0;
+      AS_CHECK(v && parse_positive(v, 0, &k) && k == floor(k) && k <= 1e9, AS_ERR_DATA,
+               "%s:%d: trials must be a whole number > 0", path, ln);
+      s.trials = (int)k;
+    } else if (strcmp(line, "machine") == 0) {
+      snprintf(s.machine, sizeof s.machine, "%s", v ? v : "");
+    } else if (strcmp(line, "spec_sha256") == 0) {
+      snprintf(s.spec_sha256, sizeof s.spec_sha256, "%s", v ? v : "");
+    } else {
+      AS_CHECK(0, AS_ERR_DATA, "%s:%d: unknown entry '%s' (a, b, trials, machine, spec_sha256)",
+               path, ln, line);
+    }
+  }
+  AS_CHECK(!ferror(f), AS_ERR_IO, "%s: read error", path);
+  AS_CHECK(have == 7, AS_ERR_DATA, "%s: %s: run `attnsweep plan SPEC --calibrate` again", path,
+           !(have & 1) ? "empty, not an attnsweep calibration" : "incomplete (it needs a and b)");
+  m->a = a;
+  m->b = b;
+  *info = s;
+cleanup:
+  if (f) fclose(f);
   return st;
 }
