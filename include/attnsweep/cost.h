@@ -5,10 +5,13 @@
  * Work of a trial (a pure function of it; in units of AS_COST_DEFAULT_A seconds of one core of
  * the reference machine, docs/performance.md "Cost model"): the operations of its phases, each
  * weighted by the measured speed of the code that runs it (AS_COST_NS_*, nanoseconds):
- *     integration  path_ns * steps * (stages * rhs + 4 n d)          (the path: as_cost_path_of)
- *     rhs          H (2 n^2 d + n^2 E + 2 n d^2 + I n^2 (3 E + 5)) + sphere 4 n d + ffn
- *                  (E = AS_COST_EXP_OPS, I = as_cost_sinkhorn_iters, H heads, hardmax: n^2 for
- *                  the n^2 E; ffn inside n d^2 + n d E, block 2 n d w + n w E)
+ *     integration  steps * stages * rhs, and a guard of 4 n d dense operations per step
+ *     rhs          H n^2 pairs (exponential or hardmax comparison and bookkeeping) at the
+ *                  path's ns (as_cost_path_of); dense multiply-adds H (2 n^2 d + 2 n d^2)
+ *                  (+ sphere 4 n d, ffn inside n d^2 + n d E, block 2 n d w + n w E with
+ *                  E = AS_COST_EXP_OPS; z variables d^3) at AS_COST_NS_DENSE; Sinkhorn
+ *                  H I n^2 entries at AS_COST_NS_SINKHORN (I = as_cost_sinkhorn_iters:
+ *                  AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol, at most the cap)
  *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps)
  *     stages       of the tableau (RK4 4, DOPRI5 6, Euler and layers 1; +1 on the sphere with
  *                  FSAL), dopri5 with AS_COST_DOPRI5_REJECTED more for rejected steps
@@ -54,21 +57,28 @@ typedef enum as_cost_path {
   AS_COST_PATH_STREAM, /* above AS_ATTENTION_STREAM_N tokens: the streamed kernel */
   AS_COST_PATH_COUNT
 } as_cost_path;
-#define AS_COST_NS_BATCH 0.085
-#define AS_COST_NS_SMALL 0.2
-#define AS_COST_NS_MODEL 0.5
-#define AS_COST_NS_BLOCKS 1.0
-#define AS_COST_NS_STREAM 0.2
-#define AS_COST_EXP_OPS 8.0         /* operations of one exponential (in FMAs of the kernel) */
-#define AS_COST_NS_CLASSIFY 2.0     /* ns per unit of as_classify_work: refit with the classifier */
-#define AS_COST_NS_SPECTRAL 30.0    /* ns per d^3 of a triple's build and spectral analysis */
-#define AS_COST_NS_TRIAL 10000.0    /* ns per trial: tokens, record, scheduling */
-#define AS_COST_NS_BYTE 1.0         /* ns per byte of bulk output */
-#define AS_COST_SINKHORN_ITERS 20.0 /* expected Sinkhorn iterations with sinkhorn_tol > 0 */
-#define AS_COST_DOPRI5_STEPS0 10.0  /* dopri5 steps: STEPS0 + PER_RATE T rate (rtol/1e-6)^-1/5 */
-#define AS_COST_DOPRI5_PER_RATE 2.0 /*   rate: row-sum norm of V (sum over heads) */
+/* Fitted by bench/plan_accuracy.sh --fit on the reference machine (docs/performance.md, "Cost
+ * model"): one-rank CPU times of every jobs/examples spec, least squares in log(predicted /
+ * measured); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at n = 20,
+ * d = 2); the dopri5 figures from the step counts of identity triples (rtol 1e-6 and 1e-9, T 5
+ * and 20, v_scale 0.5 to 4). */
+#define AS_COST_NS_BATCH 2.5 /* ns per pair (n^2 per head and evaluation) of each path */
+#define AS_COST_NS_SMALL 3.4
+#define AS_COST_NS_MODEL 4.6
+#define AS_COST_NS_BLOCKS 7.2
+#define AS_COST_NS_STREAM 2.4
+#define AS_COST_NS_DENSE 0.05    /* ns per multiply-add of the dense products */
+#define AS_COST_NS_SINKHORN 14.6 /* ns per n^2 entry of a Sinkhorn iteration */
+#define AS_COST_EXP_OPS 8.0      /* multiply-adds of one feed-forward activation */
+#define AS_COST_NS_SPECTRAL 25.0 /* ns per d^3 of a triple's build and spectral analysis */
+#define AS_COST_NS_CLASSIFY 2.0  /* ns per unit of as_classify_work: refit with the classifier */
+#define AS_COST_NS_TRIAL 1000.0  /* ns per trial: tokens, record, scheduling */
+#define AS_COST_NS_BYTE 1.0      /* ns per byte of bulk output */
+#define AS_COST_SINKHORN_PER_DECADE 20.0 /* Sinkhorn iterations per decade of sinkhorn_tol */
+#define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
+#define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
-#define AS_COST_RANK_START_S 0.2    /* CPU seconds of a rank's start and end (MPI, file) */
+#define AS_COST_RANK_START_S 0.34   /* CPU seconds of a rank's start and end (MPI, file) */
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
@@ -76,6 +86,14 @@ as_cost_path as_cost_path_of(const as_trial *t);
 double as_cost_steps(const as_trial *t);
 /* Expected Sinkhorn iterations per attention evaluation (0 for softmax). Pure. */
 double as_cost_sinkhorn_iters(const as_trial *t);
+
+/* The operation counts of trial t by kind (above), in the order of the AS_COST_NS_* figures:
+ * pair operations of each path (AS_COST_PATH_COUNT), dense operations, Sinkhorn entries,
+ * d^3 of the triples, classifier units, trials (1), bulk bytes. as_cost_work is their sum
+ * weighted by those figures; `plan --cost-kinds` prints a spec's totals to refit them
+ * (bench/plan_accuracy.sh --fit). Pure. */
+#define AS_COST_KINDS (AS_COST_PATH_COUNT + 6)
+void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]);
 
 /* Work units of trial t (above). Pure function of t; the scheduler's longest-first key. */
 double as_cost_work(const as_trial *t);
@@ -213,9 +231,10 @@ typedef struct as_cost_estimate {
   uint64_t trials;     /* trial count */
   /* The large-d phase (d >= the spec's spectral_threshold): analysed on the spec's
    * spectral_grid before the sweep (pspectral.h), priced by as_cost_spectral_seconds. */
-  double large_trials;  /* trials with d >= threshold (replicates included) */
-  double large_seconds; /* their grid seconds, summed (replicates included) */
-  double large_max;     /* the longest single analysis [s] */
+  double large_trials;         /* trials with d >= threshold (replicates included) */
+  double large_seconds;        /* their grid seconds, summed (replicates included) */
+  double large_max;            /* the longest single analysis [s] */
+  double kinds[AS_COST_KINDS]; /* as_cost_kinds summed over every trial (replicates included) */
 } as_cost_estimate;
 
 /* Wall seconds of one large-d spectral analysis on an nprow x npcol grid: the operation count

@@ -369,6 +369,7 @@ typedef struct plan_args {
   int cal;           /* --calibrate: sample size, 0: none */
   int cost_given;    /* --cost given */
   const char *calib; /* --calibration FILE (default SPEC.cost) */
+  int kinds;         /* --cost-kinds */
   as_cost_model model;
   site_opts so;
   long ranks;       /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
@@ -481,6 +482,8 @@ static const as_opt plan_opts[] = {
               "fit the cost model on N sample trials first (default 32) and save the fit"),
     AS_OPT_TEXT("calibration", 0, "FILE", plan_args, calib,
                 "where --calibrate saves the fit and plan reads it (default SPEC.cost)"),
+    AS_OPT_FLAG("cost-kinds", 0, plan_args, kinds,
+                "print the operation counts of the cost model by kind (to refit it)"),
     AS_OPT_FLAG("sbatch", 0, plan_args, sbatch,
                 "print a Slurm job script on stdout (the report on stderr)"),
     AS_OPT_TEXT("output", 'o', "OUT.h5", plan_args, out,
@@ -695,6 +698,11 @@ int as_cmd_plan(int argc, char **argv) {
   fprintf(rep, "one-rank run: about %.4g CPU seconds (trials %.4g s + %.3g s to start and end)\n",
           tot_s + est.large_seconds + AS_COST_RANK_START_S, tot_s + est.large_seconds,
           AS_COST_RANK_START_S);
+  if (args.kinds) { /* cost.h as_cost_kinds: the raw counts, for bench/plan_accuracy.sh --fit */
+    fprintf(rep, "cost kinds:");
+    for (int k = 0; k < AS_COST_KINDS; k++) fprintf(rep, " %.6g", est.kinds[k]);
+    fputc('\n', rep);
+  }
   /* Beside the results file each rank journals its records (OUT.h5.journal.<rank>, one
    * entry per trial it finished, docs/robustness.md): all journals hold about one entry per
    * trial, plus a header per rank. */

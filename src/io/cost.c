@@ -45,13 +45,6 @@ as_cost_path as_cost_path_of(const as_trial *t) {
   return AS_COST_PATH_SMALL;
 }
 
-/* ns per operation of each path (cost.h). */
-static double path_ns(as_cost_path p) {
-  static const double ns[AS_COST_PATH_COUNT] = {
-      AS_COST_NS_BATCH, AS_COST_NS_SMALL, AS_COST_NS_MODEL, AS_COST_NS_BLOCKS, AS_COST_NS_STREAM};
-  return ns[p];
-}
-
 /* The rate of the dynamics for dopri5's step count: the row-sum norm of V (sum over heads),
  * 1 when the triple cannot be built here (file families: plan does not read the files). */
 static double dynamics_rate(const as_trial *t) {
@@ -85,10 +78,12 @@ double as_cost_steps(const as_trial *t) {
       t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0);
   if (controlled) {
     /* Local error ~ (h rate)^5 against rtol: h ~ rtol^(1/5) / rate, so the steps grow as
-     * T rate rtol^(-1/5); the constants were measured (docs/performance.md, "Cost model"). */
+     * T rate rtol^(-1/5), after a start-up of some steps that scales alike; the constants were
+     * measured (docs/performance.md, "Cost model"). Stiff attention (a Gaussian M, fast
+     * growth) can take far more steps, up to max_steps: --calibrate on such a spec. */
     const double tol = t->integ.rtol > 0.0 ? t->integ.rtol : 1e-6;
-    steps = AS_COST_DOPRI5_STEPS0 +
-            AS_COST_DOPRI5_PER_RATE * T * dynamics_rate(t) * pow(tol / 1e-6, -0.2);
+    steps = (AS_COST_DOPRI5_STEPS0 + AS_COST_DOPRI5_PER_RATE * T * dynamics_rate(t)) *
+            pow(tol / 1e-6, -0.2);
   } else {
     steps = dt > 0 ? ceil(T / dt - 1e-9) : 1.0;
   }
@@ -100,33 +95,41 @@ double as_cost_steps(const as_trial *t) {
 
 double as_cost_sinkhorn_iters(const as_trial *t) {
   if (t->attn.attention != AS_ATTN_SINKHORN) return 0.0;
-  double it = t->attn.sinkhorn_tol > 0.0 ? AS_COST_SINKHORN_ITERS : (double)t->attn.sinkhorn_iters;
-  return it < t->attn.sinkhorn_iters ? it : (double)t->attn.sinkhorn_iters;
+  const double cap = t->attn.sinkhorn_iters, tol = t->attn.sinkhorn_tol;
+  /* Linear convergence: a number of iterations per decade of the tolerance, up to the cap. */
+  const double it = tol > 0.0 ? AS_COST_SINKHORN_PER_DECADE * fmax(1.0, -log10(tol)) : cap;
+  return it < cap ? it : cap;
 }
 
-/* Operations of one evaluation of the right-hand side on n tokens. */
-static double rhs_ops(const as_trial *t, double n) {
+/* The operations of a trial by kind (cost.h, "Work"): the pair terms of the attention (per
+ * path), the dense products, the Sinkhorn entries, the triples' d^3, the classifier's units,
+ * the trials and the bulk bytes. as_cost_work weights them with the AS_COST_NS_* figures. */
+enum { K_PAIR, K_DENSE = AS_COST_PATH_COUNT, K_SINKHORN, K_CUBE, K_CLASSIFY, K_TRIAL, K_BYTE, K_N };
+_Static_assert(K_N == AS_COST_KINDS, "cost.h: AS_COST_KINDS is the number of kinds");
+
+/* One evaluation of the right-hand side on n tokens, added to k[] times `times`. */
+static void rhs_ops(const as_trial *t, double n, as_cost_path path, double times, double *k) {
   const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1, nn = n * n;
-  const int hardmax = t->triple.beta == INFINITY;
-  /* One head: the scores (n^2 d), their exponentials, P Z (n^2 d), the d x d products. */
-  double head = nn * 2.0 * d + (hardmax ? nn : nn * AS_COST_EXP_OPS) + 2.0 * n * d * d;
-  /* Sinkhorn: every iteration three passes of exponentials over n^2 and five of sums. */
-  head += as_cost_sinkhorn_iters(t) * nn * (3.0 * AS_COST_EXP_OPS + 5.0);
-  double ops = H * head;
-  if (t->attn.norm == AS_NORM_SPHERE) ops += 4.0 * n * d;
+  /* Per head: n^2 pairs (the score's exponential or, for hardmax, comparison, and its
+   * bookkeeping: the path's cost), the scores and P Z (n^2 d multiply-adds each) and M x and
+   * V (n d^2 each), dense. */
+  k[K_PAIR + path] += times * H * nn;
+  k[K_DENSE] += times * H * (2.0 * nn * d + 2.0 * n * d * d);
+  /* Sinkhorn: n^2 entries per iteration (three log-sum-exp passes and the normalisation). */
+  k[K_SINKHORN] += times * H * as_cost_sinkhorn_iters(t) * nn;
+  if (t->attn.norm == AS_NORM_SPHERE) k[K_DENSE] += times * 4.0 * n * d;
   if (t->blocks.ffn != AS_FFN_NONE) {
     if (t->blocks.ffn_form == AS_FFN_INSIDE) {
-      ops += n * d * d + n * d * AS_COST_EXP_OPS;
+      k[K_DENSE] += times * (n * d * d + n * d * AS_COST_EXP_OPS);
     } else {
       const double w = t->blocks.ffn_width > 0 ? t->blocks.ffn_width : d;
-      ops += 2.0 * n * d * w + n * w * AS_COST_EXP_OPS;
+      k[K_DENSE] += times * (2.0 * n * d * w + n * w * AS_COST_EXP_OPS);
     }
   }
-  return ops;
 }
 
-/* Operations of one trial's integration and classification on n tokens. */
-static double trial_ops(const as_trial *t, int n) {
+/* One trial's integration on n tokens. */
+static void integration_ops(const as_trial *t, int n, double *k) {
   const double d = t->d;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
   if (t->attn.norm == AS_NORM_SPHERE && as_tableau_of(t->integ.method) &&
@@ -135,31 +138,54 @@ static double trial_ops(const as_trial *t, int n) {
   double steps = as_cost_steps(t);
   if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0))
     steps *= 1.0 + AS_COST_DOPRI5_REJECTED;
-  /* Per step the stages, and the step's guard (speeds and radius, n d). */
-  double ops = steps * (stages * rhs_ops(t, n) + 4.0 * n * d);
-  return ops;
+  const as_cost_path path = as_cost_path_of(t);
+  rhs_ops(t, n, path, steps * stages, k);
+  k[K_DENSE] += steps * 4.0 * n * d; /* the step's guard: speeds and radius */
+  /* In the z variables every evaluation also works on d x d matrices (the basis of e^{tV} and
+   * the scores' matrix at the stage's time): measured about d^3 (23 us at d = 64, whatever n,
+   * docs/performance.md). */
+  if (t->integ.vars == AS_VARS_Z && t->attn.norm != AS_NORM_SPHERE)
+    k[K_DENSE] += steps * stages * d * d * d;
+  /* On the sphere the metastability tracker counts the clusters after every step (meta.h):
+   * pair operations of the token distances. */
+  if (t->attn.norm == AS_NORM_SPHERE) {
+    k[K_PAIR + path] += steps * (double)n * n;
+    k[K_DENSE] += steps * (double)n * n * d;
+  }
 }
 
-double as_cost_work(const as_trial *t) {
+void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]) {
   const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1;
-  const as_cost_path path = as_cost_path_of(t);
+  const int field = as_blocks_kind_of(t) == AS_BLOCKS_FIELD;
   const double blocks = as_blocks_kind_of(t) == AS_BLOCKS_OFF ? 1.0 : (double)as_blocks_count(t);
-  double ns = path_ns(path) * trial_ops(t, t->n);
-  /* The triple (each head of each block) and its spectral analysis, the tokens. */
-  ns += AS_COST_NS_SPECTRAL * blocks * H * d * d * d + AS_COST_NS_TRIAL;
-  /* The classification of the end state (classify.h) and, with heads, each head's P rank. */
-  ns += AS_COST_NS_CLASSIFY * as_classify_work(t->n, t->d);
-  if (path == AS_COST_PATH_BLOCKS && t->n <= AS_ATTENTION_STREAM_N)
-    ns += AS_COST_NS_CLASSIFY * H * 4.0 / 3.0 * (double)t->n * t->n * t->n;
-  /* The record and the bulk data it stores. */
-  ns += AS_COST_NS_BYTE * (as_cost_bytes(t) - (double)sizeof(as_record));
+  for (int i = 0; i < K_N; i++) k[i] = 0.0;
+  integration_ops(t, t->n, k);
+  /* The triple (each head of each block) and its spectral analysis. */
+  k[K_CUBE] += blocks * H * d * d * d;
+  k[K_TRIAL] += 1.0;
+  /* The classification of the end state (classify.h) and, for the blocks field, each head's
+   * P rank (a full SVD). */
+  k[K_CLASSIFY] += as_classify_work(t->n, t->d);
+  if (field && t->n <= AS_ATTENTION_STREAM_N)
+    k[K_CLASSIFY] += H * 4.0 / 3.0 * (double)t->n * t->n * t->n;
+  k[K_BYTE] += as_cost_bytes(t) - (double)sizeof(as_record);
   if (t->reference_n > 0) { /* ref_w1: the trial once more at reference_n tokens (pipeline.c) */
     as_trial r = *t;
     r.n = t->reference_n;
     r.reference_n = 0;
-    ns += path_ns(as_cost_path_of(&r)) * trial_ops(&r, r.n);
+    integration_ops(&r, r.n, k);
   }
-  return ns * UNITS_PER_NS;
+}
+
+double as_cost_work(const as_trial *t) {
+  static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,    AS_COST_NS_MODEL,
+                                 AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM,   AS_COST_NS_DENSE,
+                                 AS_COST_NS_SINKHORN, AS_COST_NS_SPECTRAL, AS_COST_NS_CLASSIFY,
+                                 AS_COST_NS_TRIAL,    AS_COST_NS_BYTE};
+  double k[K_N], sum = 0.0;
+  as_cost_kinds(t, k);
+  for (int i = 0; i < K_N; i++) sum += ns[i] * k[i];
+  return sum * UNITS_PER_NS;
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -419,7 +445,9 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
     for (uint64_t q = 0; q < L; q += step) {
       as_trial t;
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
-      double w = as_cost_work(&t);
+      double w = as_cost_work(&t), k[AS_COST_KINDS];
+      as_cost_kinds(&t, k);
+      for (int i = 0; i < AS_COST_KINDS; i++) e.kinds[i] += R * (double)step * k[i];
       pc->work += w;
       pc->bytes += as_cost_bytes(&t);
       if (w > pc->max_work) pc->max_work = w;
