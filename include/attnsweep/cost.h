@@ -183,7 +183,7 @@ typedef struct as_cost_calibration {
   int failed; /* ... of which failed to set up (a data problem: recorded as failed by `run`) */
 } as_cost_calibration;
 
-/* Time min(samples, trial count) distinct trials of spec spread evenly over the whole sweep
+/* Time (CPU time) min(samples, trial count) distinct trials of spec spread evenly over the sweep
  * (all cases, small and large; an untimed warm-up trial first), each as a worker of `run`
  * runs it (its matrix and token files loaded, the same pipeline, LAPACK for the spectral
  * analysis), and fit model to them (as_cost_fit). samples >= 1. info may be NULL. Statuses:
@@ -206,9 +206,9 @@ typedef struct as_cost_saved {
 void as_cost_machine(char *buf, size_t cap);
 /* Write m and info to path. AS_ERR_IO naming the file. */
 as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_cost_saved *info);
-/* Read path into *m and *info. AS_ERR_IO (cannot open), AS_ERR_DATA naming the file and line
- * of what is wrong (not a calibration, a or b missing, not a number > 0, an unknown entry);
- * *m is untouched on failure. */
+/* Read path into *m and *info. AS_ERR_DATA naming the file (and the line) of what is wrong:
+ * it cannot be opened, is not a calibration, lacks a or b, has a value that is not a number
+ * > 0 (b >= 0) or an unknown entry; *m is untouched on failure. */
 as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *info);
 
 /* Totals of one case (over its points, one replicate). */

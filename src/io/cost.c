@@ -349,9 +349,11 @@ void as_cost_fit(const double *x, const double *y, int m, as_cost_model *model) 
   model->b = b < 0 ? 0 : b;
 }
 
+/* CPU time of the process: what a trial costs on a core of its own (a Slurm allocation), not
+ * distorted by other work on a shared machine. */
 static double now_seconds(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -534,7 +536,7 @@ as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *
   memset(&s, 0, sizeof s);
   AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_load: NULL argument");
   f = fopen(path, "r");
-  AS_CHECK(f != NULL, AS_ERR_IO, "%s: cannot read the calibration: %s", path, strerror(errno));
+  AS_CHECK(f != NULL, AS_ERR_DATA, "%s: cannot read the calibration: %s", path, strerror(errno));
   char line[1024];
   int ln = 0, have = 0;
   double a = 0, b = 0;
