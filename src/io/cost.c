@@ -449,6 +449,10 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
       double w = as_cost_work(&t), k[AS_COST_KINDS];
       as_cost_kinds(&t, k);
+      if (t.d >= thr) { /* the spectral analysis is the pre-pass's (below), not the trial's */
+        w -= AS_COST_NS_SPECTRAL * k[K_CUBE] * UNITS_PER_NS;
+        k[K_CUBE] = 0.0;
+      }
       for (int i = 0; i < AS_COST_KINDS; i++) e.kinds[i] += R * (double)step * k[i];
       pc->work += w;
       pc->bytes += as_cost_bytes(&t);
