@@ -58,31 +58,31 @@ typedef enum as_cost_path {
   AS_COST_PATH_COUNT
 } as_cost_path;
 /* Fitted by bench/plan_accuracy.sh --fit on the reference machine (docs/performance.md, "Cost
- * model"): one-rank CPU times of every jobs/examples spec, least squares in log(predicted /
- * measured); AS_COST_NS_BATCH from 16,000 trials of the paper's setting (the examples that
- * batch are too small to show it); AS_COST_NS_CLASSIFY from issue 37's classifier figure
- * (27.6-31.6 us at n = 20, d = 2); the dopri5 figures from the step counts of identity
- * triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4). */
-#define AS_COST_NS_BATCH 1.5 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 3.4
-#define AS_COST_NS_MODEL 4.6
-#define AS_COST_NS_BLOCKS 7.2
-#define AS_COST_NS_STREAM 2.4
-#define AS_COST_NS_DENSE 0.05    /* ns per multiply-add of the dense products */
-#define AS_COST_NS_SINKHORN 14.6 /* ns per n^2 entry of a Sinkhorn iteration */
+ * model"): one-rank CPU times of every jobs/examples spec (the mean of 2-5 runs at load
+ * average 6-20), least squares in log(predicted / measured), then all figures times 0.92 to
+ * sit between the loaded and the quiet machine; AS_COST_NS_BATCH from 16,000 trials of
+ * the paper's setting (the examples that batch are too small to show it); AS_COST_NS_CLASSIFY from
+ * issue 37's classifier figure (27.6-31.6 us at n = 20, d = 2); the dopri5 figures from the step
+ * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4). */
+#define AS_COST_NS_BATCH 1.4 /* ns per pair (n^2 per head and evaluation) of each path */
+#define AS_COST_NS_SMALL 3.7
+#define AS_COST_NS_MODEL 4.7
+#define AS_COST_NS_BLOCKS 5.9
+#define AS_COST_NS_STREAM 1.75
+#define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
+#define AS_COST_NS_SINKHORN 14.2 /* ns per n^2 entry of a Sinkhorn iteration */
 #define AS_COST_EXP_OPS 8.0      /* multiply-adds of one feed-forward activation */
-#define AS_COST_NS_SPECTRAL 25.0 /* ns per d^3 of a triple's build and spectral analysis */
+#define AS_COST_NS_SPECTRAL 19.0 /* ns per d^3 of a triple's build and spectral analysis */
 #define AS_COST_NS_CLASSIFY 2.0  /* ns per unit of as_classify_work: refit with the classifier */
-#define AS_COST_NS_TRIAL 1000.0  /* ns per trial: tokens, record, scheduling */
+#define AS_COST_NS_TRIAL 4600.0  /* ns per trial: tokens, record, scheduling */
 #define AS_COST_NS_BYTE 1.0      /* ns per byte of bulk output */
 #define AS_COST_SINKHORN_PER_DECADE 20.0 /* Sinkhorn iterations per decade of sinkhorn_tol */
 #define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
 #define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
 /* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.19 on a quiet core,
- * 0.30-0.36 at load average 20 on this 2-core machine; the middle, so a plan is within about
- * 1.4 of either. */
-#define AS_COST_RANK_START_S 0.26
+ * 0.27-0.36 at load average 6-20 on this 2-core machine (0.34 fitted, times 0.92). */
+#define AS_COST_RANK_START_S 0.31
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
