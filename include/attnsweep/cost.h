@@ -31,7 +31,9 @@
  * outset.h, 8 bytes per double).
  *
  * Nothing here is collective or uses MPI. as_cost_calibrate runs trials (it reads matrix and
- * token files like `run`); everything else is arithmetic on the spec.
+ * token files like `run`); as_cost_model_save / _load write and read the calibration file;
+ * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V;
+ * everything else is arithmetic on the spec.
  */
 #ifndef ATTNSWEEP_COST_H
 #define ATTNSWEEP_COST_H
