@@ -2,34 +2,104 @@
  * seconds and bytes; used by the scheduler (longest first), `attnsweep plan` (core-hours,
  * output size, ranks, walltime) and the sweep.
  *
- * Work of a trial (a pure function of it, any unit; only ratios matter):
- *     work = stages * steps * (n^2 d + n d^2) + d^3 + classify(n, d),
- *     steps = min(ceil(T / dt), max_steps) (at least 1; 1 when dt <= 0),
- *     stages = 4 (RK4), 6 (DOPRI5), 1 (Euler, layers)
- * the attention products of every stage, the spectral analysis of the triple and the
- * classification of the end state (as_classify_work, classify.h: O(n^3) up to
- * AS_CLASSIFY_SVD_NMAX tokens for the SVD of P, O(n^2 d) above).
- * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial
- * (set-up, classification, record). The default (AS_COST_DEFAULT_A, _B) is a conservative
- * figure for one core of the development machine; as_cost_calibrate fits (a, b) to the
- * spec's own trials.
+ * Work of a trial (a pure function of it; in units of AS_COST_DEFAULT_A seconds of one core of
+ * the reference machine, docs/performance.md "Cost model"): the operations of its phases, each
+ * weighted by the measured speed of the code that runs it (AS_COST_NS_*, nanoseconds):
+ *     integration  steps * stages * rhs, and a guard of 4 n d dense operations per step
+ *     rhs          H n^2 pairs (exponential or hardmax comparison and bookkeeping) at the
+ *                  path's ns (as_cost_path_of); dense multiply-adds H (2 n^2 d + 2 n d^2)
+ *                  (+ sphere 4 n d, ffn inside n d^2 + n d E, block 2 n d w + n w E with
+ *                  E = AS_COST_EXP_OPS; z variables d^3) at AS_COST_NS_DENSE; Sinkhorn
+ *                  H I n^2 entries at AS_COST_NS_SINKHORN (I = as_cost_sinkhorn_iters:
+ *                  AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol, at most the cap)
+ *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps)
+ *     stages       of the tableau (RK4 4, DOPRI5 6, Euler and layers 1; +1 on the sphere with
+ *                  FSAL), dopri5 with AS_COST_DOPRI5_REJECTED more for rejected steps
+ *     set-up       AS_COST_NS_SPECTRAL d^3 per triple (every head of every per-layer block)
+ *                  + AS_COST_NS_TRIAL
+ *     classifier   AS_COST_NS_CLASSIFY * as_classify_work(n, d) (classify.h) and, for the
+ *                  blocks field, 4/3 n^3 per head (each head's P rank)
+ *     output       AS_COST_NS_BYTE per bulk byte stored
+ * plus the reference run of ref_w1 (reference_n tokens). A trial over several ranks
+ * (ranks_per_trial, streamed) has the same total work, split between them.
+ * Seconds: seconds(trial) = a * work + b (as_cost_model): a per unit of work, b per trial.
+ * The default (AS_COST_DEFAULT_A, _B) turns units into seconds of the reference machine;
+ * as_cost_calibrate fits (a, b) to the spec's own trials on this machine (and the fit can be
+ * saved: as_cost_model_save / _load). A one-rank run also costs AS_COST_RANK_START_S (start,
+ * MPI, the results file) per rank.
  * Bytes: the record plus the bulk data the trial's output options store (the file layout of
  * outset.h, 8 bytes per double).
  *
  * Nothing here is collective or uses MPI. as_cost_calibrate runs trials (it reads matrix and
- * token files like `run`); everything else is arithmetic on the spec.
+ * token files like `run`); as_cost_model_save / _load write and read the calibration file;
+ * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V;
+ * everything else is arithmetic on the spec.
  */
 #ifndef ATTNSWEEP_COST_H
 #define ATTNSWEEP_COST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attnsweep/spec.h"
 #include "attnsweep/status.h"
 #include "attnsweep/trial.h"
 
-#define AS_COST_DEFAULT_A 2.0e-9 /* seconds per unit of work (RK4 stage arithmetic, small n, d) */
-#define AS_COST_DEFAULT_B 2.0e-4 /* seconds per trial (set-up, classification, record) */
+#define AS_COST_DEFAULT_A 2.0e-9 /* seconds per unit of work (the unit: 2 ns of the reference) */
+#define AS_COST_DEFAULT_B 0.0    /* seconds per trial (its fixed costs are in the work) */
+
+/* The code path a trial runs through, each with its own speed per operation (ns, measured on
+ * the reference machine: docs/performance.md, "Cost model", with the commands). Refit them
+ * when a kernel gets faster (bench/plan_accuracy.sh shows the effect on every example). */
+typedef enum as_cost_path {
+  AS_COST_PATH_BATCH,  /* base model, small, no bulk output: batches of AS_BATCH_LANES */
+  AS_COST_PATH_SMALL,  /* base model, small, alone (bulk output or file input) */
+  AS_COST_PATH_MODEL,  /* variants (Sinkhorn, mask, sphere, hardmax, inside ffn, snapshots) */
+  AS_COST_PATH_BLOCKS, /* heads, block feed-forward, per-layer weights, layers (blocks.h) */
+  AS_COST_PATH_STREAM, /* above AS_ATTENTION_STREAM_N tokens: the streamed kernel */
+  AS_COST_PATH_COUNT
+} as_cost_path;
+/* Fitted by bench/plan_accuracy.sh --fit on the reference machine (docs/performance.md, "Cost
+ * model"): one-rank CPU times of every jobs/examples spec (the mean of 2-5 runs at load
+ * average 6-20), least squares in log(predicted / measured), then all figures times 0.92 to
+ * sit between the loaded and the quiet machine; AS_COST_NS_BATCH from 16,000 trials of
+ * the paper's setting (the examples that batch are too small to show it); AS_COST_NS_CLASSIFY from
+ * issue 37's classifier figure (27.6-31.6 us at n = 20, d = 2); the dopri5 figures from the step
+ * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4). */
+#define AS_COST_NS_BATCH 1.4 /* ns per pair (n^2 per head and evaluation) of each path */
+#define AS_COST_NS_SMALL 3.7
+#define AS_COST_NS_MODEL 4.7
+#define AS_COST_NS_BLOCKS 5.9
+#define AS_COST_NS_STREAM 1.75
+#define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
+#define AS_COST_NS_SINKHORN 14.2 /* ns per n^2 entry of a Sinkhorn iteration */
+#define AS_COST_EXP_OPS 8.0      /* multiply-adds of one feed-forward activation */
+#define AS_COST_NS_SPECTRAL 19.0 /* ns per d^3 of a triple's build and spectral analysis */
+#define AS_COST_NS_CLASSIFY 2.0  /* ns per unit of as_classify_work: refit with the classifier */
+#define AS_COST_NS_TRIAL 4600.0  /* ns per trial: tokens, record, scheduling */
+#define AS_COST_NS_BYTE 1.0      /* ns per byte of bulk output */
+#define AS_COST_SINKHORN_PER_DECADE 20.0 /* Sinkhorn iterations per decade of sinkhorn_tol */
+#define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
+#define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
+#define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
+/* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.19 on a quiet core,
+ * 0.27-0.36 at load average 6-20 on this 2-core machine (0.34 fitted, times 0.92). */
+#define AS_COST_RANK_START_S 0.31
+
+/* The path of t (above). Pure. */
+as_cost_path as_cost_path_of(const as_trial *t);
+/* Expected integration steps of t (accepted + landing; the step limit applies). Pure. */
+double as_cost_steps(const as_trial *t);
+/* Expected Sinkhorn iterations per attention evaluation (0 for softmax). Pure. */
+double as_cost_sinkhorn_iters(const as_trial *t);
+
+/* The operation counts of trial t by kind (above), in the order of the AS_COST_NS_* figures:
+ * pair operations of each path (AS_COST_PATH_COUNT), dense operations, Sinkhorn entries,
+ * d^3 of the triples, classifier units, trials (1), bulk bytes. as_cost_work is their sum
+ * weighted by those figures; `plan --cost-kinds` prints a spec's totals to refit them
+ * (bench/plan_accuracy.sh --fit). Pure. */
+#define AS_COST_KINDS (AS_COST_PATH_COUNT + 6)
+void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]);
 
 /* Work units of trial t (above). Pure function of t; the scheduler's longest-first key. */
 double as_cost_work(const as_trial *t);
@@ -119,7 +189,7 @@ typedef struct as_cost_calibration {
   int failed; /* ... of which failed to set up (a data problem: recorded as failed by `run`) */
 } as_cost_calibration;
 
-/* Time min(samples, trial count) distinct trials of spec spread evenly over the whole sweep
+/* Time (CPU time) min(samples, trial count) distinct trials of spec spread evenly over the sweep
  * (all cases, small and large; an untimed warm-up trial first), each as a worker of `run`
  * runs it (its matrix and token files loaded, the same pipeline, LAPACK for the spectral
  * analysis), and fit model to them (as_cost_fit). samples >= 1. info may be NULL. Statuses:
@@ -127,6 +197,25 @@ typedef struct as_cost_calibration {
  * own data problems are counted in info->failed, not returned. Not collective. */
 as_status as_cost_calibrate(const as_spec *spec, int samples, as_cost_model *model,
                             as_cost_calibration *info);
+
+/* A saved calibration (the file `attnsweep plan --calibrate` writes; docs/scheduling.md,
+ * "Walltime"): text lines "attnsweep-cost 1", "a A", "b B", "trials N", "machine TEXT",
+ * "spec_sha256 HEX"; '#' starts a comment. */
+#define AS_COST_SAVED_MAGIC "attnsweep-cost"
+#define AS_COST_SAVED_VERSION 1
+typedef struct as_cost_saved {
+  int trials;           /* calibration trials */
+  char machine[320];    /* where it was fitted: host name, CPU model (as_cost_machine) */
+  char spec_sha256[72]; /* the spec it was fitted on */
+} as_cost_saved;
+/* This machine's description (host name, CPU model of /proc/cpuinfo), one line. */
+void as_cost_machine(char *buf, size_t cap);
+/* Write m and info to path. AS_ERR_IO naming the file. */
+as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_cost_saved *info);
+/* Read path into *m and *info. AS_ERR_DATA naming the file (and the line) of what is wrong:
+ * it cannot be opened, is not a calibration, lacks a or b, has a value that is not a number
+ * > 0 (b >= 0) or an unknown entry; *m is untouched on failure. */
+as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *info);
 
 /* Totals of one case (over its points, one replicate). */
 typedef struct as_cost_case {
@@ -148,9 +237,10 @@ typedef struct as_cost_estimate {
   uint64_t trials;     /* trial count */
   /* The large-d phase (d >= the spec's spectral_threshold): analysed on the spec's
    * spectral_grid before the sweep (pspectral.h), priced by as_cost_spectral_seconds. */
-  double large_trials;  /* trials with d >= threshold (replicates included) */
-  double large_seconds; /* their grid seconds, summed (replicates included) */
-  double large_max;     /* the longest single analysis [s] */
+  double large_trials;         /* trials with d >= threshold (replicates included) */
+  double large_seconds;        /* their grid seconds, summed (replicates included) */
+  double large_max;            /* the longest single analysis [s] */
+  double kinds[AS_COST_KINDS]; /* as_cost_kinds summed over every trial (replicates included) */
 } as_cost_estimate;
 
 /* Wall seconds of one large-d spectral analysis on an nprow x npcol grid: the operation count

@@ -3,7 +3,9 @@
  *
  * The cost model is cost.h's (seconds = a * work + b, the bytes of the layout, the estimate
  * per case, the calibration): this file only reads options and prints. --cost A,B sets (a, b);
- * --calibrate runs a sample of the spec's own trials and fits it by least squares.
+ * --calibrate runs a sample of the spec's own trials, fits it by least squares and saves the
+ * fit (SPEC.cost beside the spec, or --calibration FILE; cost.h as_cost_model_save), which
+ * later plans of the spec read (and so --sbatch and --array size their walltime with it).
  *
  * --sbatch [-o OUT.h5] prints a ready Slurm job script on stdout (the tables go to stderr): the
  * template jobs/attnsweep.sbatch (docs/slurm.md) with --ntasks, --time and --job-name from the
@@ -361,11 +363,13 @@ static int sbatch_word(const char *v) {
 
 /* The arguments of `attnsweep plan`; the values of its options land here (plan_opts). */
 typedef struct plan_args {
-  const char *out; /* -o OUT.h5 (with --sbatch) */
-  int sbatch;      /* --sbatch */
-  double target_h; /* --target-hours */
-  int cal;         /* --calibrate: sample size, 0: none */
-  int cost_given;  /* --cost given */
+  const char *out;   /* -o OUT.h5 (with --sbatch) */
+  int sbatch;        /* --sbatch */
+  double target_h;   /* --target-hours */
+  int cal;           /* --calibrate: sample size, 0: none */
+  int cost_given;    /* --cost given */
+  const char *calib; /* --calibration FILE (default SPEC.cost) */
+  int kinds;         /* --cost-kinds */
   as_cost_model model;
   site_opts so;
   long ranks;       /* --ranks N: the job's rank count (ranks_per_trial is checked against it) */
@@ -475,7 +479,11 @@ static const as_opt plan_opts[] = {
     AS_OPT_FN("cost", 0, AS_ARG_REQUIRED, "A,B", plan_args, model, opt_cost,
               "cost model: A s per unit of work + B s per trial"),
     AS_OPT_FN("calibrate", 0, AS_ARG_OPTIONAL, "N", plan_args, cal, opt_calibrate,
-              "fit the cost model on N sample trials first (default 32)"),
+              "fit the cost model on N sample trials first (default 32) and save the fit"),
+    AS_OPT_TEXT("calibration", 0, "FILE", plan_args, calib,
+                "where --calibrate saves the fit and plan reads it (default SPEC.cost)"),
+    AS_OPT_FLAG("cost-kinds", 0, plan_args, kinds,
+                "print the operation counts of the cost model by kind (to refit it)"),
     AS_OPT_FLAG("sbatch", 0, plan_args, sbatch,
                 "print a Slurm job script on stdout (the report on stderr)"),
     AS_OPT_TEXT("output", 'o', "OUT.h5", plan_args, out,
@@ -577,6 +585,31 @@ int as_cmd_plan(int argc, char **argv) {
       goto done;
     }
   }
+  /* The saved calibration: --calibration FILE, or SPEC.cost beside the spec. */
+  char cpath[PATH_CAP];
+  if (snprintf(cpath, sizeof cpath, "%s", args.calib ? args.calib : path) >= (int)sizeof cpath ||
+      (!args.calib && strlen(cpath) + 5 >= sizeof cpath)) {
+    code = as_cli_usage_error("plan", "the calibration file's path is too long");
+    goto done;
+  }
+  if (!args.calib) strcat(cpath, ".cost");
+  as_cost_saved saved;
+  memset(&saved, 0, sizeof saved);
+  const char *model_from = cal ? "calibrated" : (cost_given ? "--cost" : NULL);
+  char from_buf[PATH_CAP + 512];
+  if (!cal && !cost_given && (args.calib || access(cpath, F_OK) == 0)) {
+    st = as_cost_model_load(cpath, &model, &saved);
+    if (st != AS_OK) {
+      code = as_cli_report("plan", st);
+      goto done;
+    }
+    snprintf(from_buf, sizeof from_buf, "calibrated on %d trials on %s; read from %s%s",
+             saved.trials, saved.machine[0] ? saved.machine : "an unnamed machine", cpath,
+             strcmp(saved.spec_sha256, as_spec_sha256(spec)) == 0
+                 ? ""
+                 : "; fitted on another version of the spec");
+    model_from = from_buf;
+  }
   if (cal) {
     as_cost_calibration ci;
     st = as_cost_calibrate(spec, cal, &model, &ci);
@@ -584,6 +617,17 @@ int as_cmd_plan(int argc, char **argv) {
       code = as_cli_report("plan", st);
       goto done;
     }
+    saved.trials = ci.trials;
+    as_cost_machine(saved.machine, sizeof saved.machine);
+    snprintf(saved.spec_sha256, sizeof saved.spec_sha256, "%s", as_spec_sha256(spec));
+    st = as_cost_model_save(cpath, &model, &saved);
+    if (st != AS_OK) {
+      code = as_cli_report("plan", st);
+      goto done;
+    }
+    snprintf(from_buf, sizeof from_buf, "calibrated on %d trials here (%s); saved to %s", ci.trials,
+             saved.machine, cpath);
+    model_from = from_buf;
     if (ci.failed)
       fprintf(stderr,
               "attnsweep plan: %d of the %d calibration trials failed to set up (see "
@@ -649,7 +693,16 @@ int as_cmd_plan(int argc, char **argv) {
   char hb[32], wall[32];
   human_bytes(tot_bytes, hb, sizeof hb);
   fprintf(rep, "\ncost model: %.3g s per unit of work + %.3g s per trial (%s)\n", model.a, model.b,
-          cal ? "calibrated" : (cost_given ? "--cost" : "default; --calibrate fits it"));
+          model_from ? model_from : "default, the reference machine; --calibrate fits it here");
+  /* What `attnsweep run` on one rank costs: every trial and the rank's start and end. */
+  fprintf(rep, "one-rank run: about %.4g CPU seconds (trials %.4g s + %.3g s to start and end)\n",
+          tot_s + est.large_seconds + AS_COST_RANK_START_S, tot_s + est.large_seconds,
+          AS_COST_RANK_START_S);
+  if (args.kinds) { /* cost.h as_cost_kinds: the raw counts, for bench/plan_accuracy.sh --fit */
+    fprintf(rep, "cost kinds:");
+    for (int k = 0; k < AS_COST_KINDS; k++) fprintf(rep, " %.6g", est.kinds[k]);
+    fputc('\n', rep);
+  }
   /* Beside the results file each rank journals its records (OUT.h5.journal.<rank>, one
    * entry per trial it finished, docs/robustness.md): all journals hold about one entry per
    * trial, plus a header per rank. */

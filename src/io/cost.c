@@ -1,34 +1,191 @@
 /* cost.c: the cost model of a sweep (cost.h). */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
 #include "attnsweep/cost.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attnsweep/attention.h"
+#include "attnsweep/batch.h"
+#include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
 #include "attnsweep/tableau.h"
+#include "attnsweep/triple.h"
 
-double as_cost_work(const as_trial *t) {
-  double n = t->n, d = t->d;
-  double steps = t->integ.dt > 0 ? ceil(t->integ.T / t->integ.dt - 1e-9) : 1.0;
+/* ---- the work of a trial: operation counts of its phases, each weighted by the speed of the
+ * code path that runs it (cost.h, "Work"). */
+
+/* Work units per nanosecond of one core of the reference machine. */
+#define UNITS_PER_NS (1e-9 / AS_COST_DEFAULT_A)
+
+as_cost_path as_cost_path_of(const as_trial *t) {
+  if (as_blocks_kind_of(t) == AS_BLOCKS_FIELD) return AS_COST_PATH_BLOCKS;
+  if (t->n > AS_ATTENTION_STREAM_N) return AS_COST_PATH_STREAM;
+  if (!as_attn_is_base(&t->attn, t->triple.beta == INFINITY) || t->output.n_snapshots > 0 ||
+      as_blocks_kind_of(t) != AS_BLOCKS_OFF)
+    return AS_COST_PATH_MODEL;
+  if (t->n > AS_SMALL_NMAX || t->d > AS_SMALL_DMAX) return AS_COST_PATH_MODEL;
+  /* Batches: what sweep.c runs together (no bulk output, no file input). */
+  uint64_t counts[AS_BULK_COUNT];
+  as_outset_bulk_counts(t, counts);
+  int bulk = 0;
+  for (int k = 0; k < AS_BULK_COUNT; k++) bulk |= counts[k] != 0;
+  if (!bulk && as_trial_batchable(t) && t->triple.vfamily != AS_V_FILE &&
+      t->triple.mfamily != AS_M_FILE && t->init.kind != AS_INIT_FILE)
+    return AS_COST_PATH_BATCH;
+  return AS_COST_PATH_SMALL;
+}
+
+/* The rate of the dynamics for dopri5's step count: the row-sum norm of V (sum over heads),
+ * 1 when the triple cannot be built here (file families: plan does not read the files). */
+static double dynamics_rate(const as_trial *t) {
+  as_triple *tr = NULL;
+  double rate = 0.0;
+  const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
+  if (as_triple_create(t->d, m, &tr) == AS_OK) {
+    for (int h = 0; h < t->blocks.heads || h == 0; h++) {
+      if (as_triple_build_at(t, h, 0, tr) != AS_OK) {
+        rate = 0.0;
+        break;
+      }
+      double most = 0.0;
+      for (int i = 0; i < t->d; i++) {
+        double row = 0.0;
+        for (int j = 0; j < t->d; j++) row += fabs(tr->V[(size_t)i * t->d + j]);
+        most = row > most ? row : most;
+      }
+      rate += most;
+    }
+  }
+  as_triple_destroy(&tr);
+  as_error_clear();
+  return rate > 0.0 && isfinite(rate) ? rate : 1.0;
+}
+
+double as_cost_steps(const as_trial *t) {
+  const double T = t->integ.T, dt = t->integ.dt;
+  double steps;
+  const int controlled =
+      t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0);
+  if (controlled) {
+    /* Local error ~ (h rate)^5 against rtol: h ~ rtol^(1/5) / rate, so the steps grow as
+     * T rate rtol^(-1/5), after a start-up of some steps that scales alike; the constants were
+     * measured (docs/performance.md, "Cost model"). Stiff attention (a Gaussian M, fast
+     * growth) can take far more steps, up to max_steps: --calibrate on such a spec. */
+    const double tol = t->integ.rtol > 0.0 ? t->integ.rtol : 1e-6;
+    steps = (AS_COST_DOPRI5_STEPS0 + AS_COST_DOPRI5_PER_RATE * T * dynamics_rate(t)) *
+            pow(tol / 1e-6, -0.2);
+  } else {
+    steps = dt > 0 ? ceil(T / dt - 1e-9) : 1.0;
+  }
+  steps += t->output.n_snapshots; /* a landing step at each snapshot (at most one each) */
   if (steps < 1) steps = 1;
   if (steps > (double)t->integ.max_steps) steps = (double)t->integ.max_steps;
+  return steps;
+}
+
+double as_cost_sinkhorn_iters(const as_trial *t) {
+  if (t->attn.attention != AS_ATTN_SINKHORN) return 0.0;
+  const double cap = t->attn.sinkhorn_iters, tol = t->attn.sinkhorn_tol;
+  /* Linear convergence: a number of iterations per decade of the tolerance, up to the cap. */
+  const double it = tol > 0.0 ? AS_COST_SINKHORN_PER_DECADE * fmax(1.0, -log10(tol)) : cap;
+  return it < cap ? it : cap;
+}
+
+/* The operations of a trial by kind (cost.h, "Work"): the pair terms of the attention (per
+ * path), the dense products, the Sinkhorn entries, the triples' d^3, the classifier's units,
+ * the trials and the bulk bytes. as_cost_work weights them with the AS_COST_NS_* figures. */
+enum { K_PAIR, K_DENSE = AS_COST_PATH_COUNT, K_SINKHORN, K_CUBE, K_CLASSIFY, K_TRIAL, K_BYTE, K_N };
+_Static_assert(K_N == AS_COST_KINDS, "cost.h: AS_COST_KINDS is the number of kinds");
+
+/* One evaluation of the right-hand side on n tokens, added to k[] times `times`. */
+static void rhs_ops(const as_trial *t, double n, as_cost_path path, double times, double *k) {
+  const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1, nn = n * n;
+  /* Per head: n^2 pairs (the score's exponential or, for hardmax, comparison, and its
+   * bookkeeping: the path's cost), the scores and P Z (n^2 d multiply-adds each) and M x and
+   * V (n d^2 each), dense. */
+  k[K_PAIR + path] += times * H * nn;
+  k[K_DENSE] += times * H * (2.0 * nn * d + 2.0 * n * d * d);
+  /* Sinkhorn: n^2 entries per iteration (three log-sum-exp passes and the normalisation). */
+  k[K_SINKHORN] += times * H * as_cost_sinkhorn_iters(t) * nn;
+  if (t->attn.norm == AS_NORM_SPHERE) k[K_DENSE] += times * 4.0 * n * d;
+  if (t->blocks.ffn != AS_FFN_NONE) {
+    if (t->blocks.ffn_form == AS_FFN_INSIDE) {
+      k[K_DENSE] += times * (n * d * d + n * d * AS_COST_EXP_OPS);
+    } else {
+      const double w = t->blocks.ffn_width > 0 ? t->blocks.ffn_width : d;
+      k[K_DENSE] += times * (2.0 * n * d * w + n * w * AS_COST_EXP_OPS);
+    }
+  }
+}
+
+/* One trial's integration on n tokens. */
+static void integration_ops(const as_trial *t, int n, double *k) {
+  const double d = t->d;
   double stages = as_method_stages(t->integ.method); /* from the method's tableau */
-  double w = stages * steps * (n * n * d + n * d * d) + d * d * d + as_classify_work(t->n, t->d);
+  if (t->attn.norm == AS_NORM_SPHERE && as_tableau_of(t->integ.method) &&
+      as_tableau_of(t->integ.method)->fsal)
+    stages += 1; /* the derivative again at the state put back on the sphere */
+  double steps = as_cost_steps(t);
+  if (t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0))
+    steps *= 1.0 + AS_COST_DOPRI5_REJECTED;
+  const as_cost_path path = as_cost_path_of(t);
+  rhs_ops(t, n, path, steps * stages, k);
+  k[K_DENSE] += steps * 4.0 * n * d; /* the step's guard: speeds and radius */
+  /* In the z variables every evaluation also works on d x d matrices (the basis of e^{tV} and
+   * the scores' matrix at the stage's time): measured about d^3 (23 us at d = 64, whatever n,
+   * docs/performance.md). */
+  if (t->integ.vars == AS_VARS_Z && t->attn.norm != AS_NORM_SPHERE)
+    k[K_DENSE] += steps * stages * d * d * d;
+  /* On the sphere the metastability tracker counts the clusters after every step (meta.h):
+   * pair operations of the token distances. */
+  if (t->attn.norm == AS_NORM_SPHERE) {
+    k[K_PAIR + path] += steps * (double)n * n;
+    k[K_DENSE] += steps * (double)n * n * d;
+  }
+}
+
+void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]) {
+  const double d = t->d, H = t->blocks.heads > 1 ? t->blocks.heads : 1;
+  const int field = as_blocks_kind_of(t) == AS_BLOCKS_FIELD;
+  const double blocks = as_blocks_kind_of(t) == AS_BLOCKS_OFF ? 1.0 : (double)as_blocks_count(t);
+  for (int i = 0; i < K_N; i++) k[i] = 0.0;
+  integration_ops(t, t->n, k);
+  /* The triple (each head of each block) and its spectral analysis. */
+  k[K_CUBE] += blocks * H * d * d * d;
+  k[K_TRIAL] += 1.0;
+  /* The classification of the end state (classify.h) and, for the blocks field, each head's
+   * P rank (a full SVD). */
+  k[K_CLASSIFY] += as_classify_work(t->n, t->d);
+  if (field && t->n <= AS_ATTENTION_STREAM_N)
+    k[K_CLASSIFY] += H * 4.0 / 3.0 * (double)t->n * t->n * t->n;
+  k[K_BYTE] += as_cost_bytes(t) - (double)sizeof(as_record);
   if (t->reference_n > 0) { /* ref_w1: the trial once more at reference_n tokens (pipeline.c) */
     as_trial r = *t;
     r.n = t->reference_n;
     r.reference_n = 0;
-    w += as_cost_work(&r);
+    integration_ops(&r, r.n, k);
   }
-  return w;
+}
+
+double as_cost_work(const as_trial *t) {
+  static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,    AS_COST_NS_MODEL,
+                                 AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM,   AS_COST_NS_DENSE,
+                                 AS_COST_NS_SINKHORN, AS_COST_NS_SPECTRAL, AS_COST_NS_CLASSIFY,
+                                 AS_COST_NS_TRIAL,    AS_COST_NS_BYTE};
+  double k[K_N], sum = 0.0;
+  as_cost_kinds(t, k);
+  for (int i = 0; i < K_N; i++) sum += ns[i] * k[i];
+  return sum * UNITS_PER_NS;
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -192,9 +349,11 @@ void as_cost_fit(const double *x, const double *y, int m, as_cost_model *model) 
   model->b = b < 0 ? 0 : b;
 }
 
+/* CPU time of the process: what a trial costs on a core of its own (a Slurm allocation), not
+ * distorted by other work on a shared machine. */
 static double now_seconds(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -288,7 +447,13 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
     for (uint64_t q = 0; q < L; q += step) {
       as_trial t;
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
-      double w = as_cost_work(&t);
+      double w = as_cost_work(&t), k[AS_COST_KINDS];
+      as_cost_kinds(&t, k);
+      if (t.d >= thr) { /* the spectral analysis is the pre-pass's (below), not the trial's */
+        w -= AS_COST_NS_SPECTRAL * k[K_CUBE] * UNITS_PER_NS;
+        k[K_CUBE] = 0.0;
+      }
+      for (int i = 0; i < AS_COST_KINDS; i++) e.kinds[i] += R * (double)step * k[i];
       pc->work += w;
       pc->bytes += as_cost_bytes(&t);
       if (w > pc->max_work) pc->max_work = w;
@@ -312,5 +477,117 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
   memset(&e, 0, sizeof e);
 cleanup:
   as_cost_estimate_free(&e);
+  return st;
+}
+
+/* ---- the saved calibration (cost.h) */
+
+void as_cost_machine(char *buf, size_t cap) {
+  char host[256] = "?", model[256] = "";
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = '\0';
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    const char *c = strchr(line, ':');
+    if (strncmp(line, "model name", 10) == 0 && c) {
+      snprintf(model, sizeof model, "%s", c + 1 + (c[1] == ' '));
+      model[strcspn(model, "\n")] = '\0';
+      break;
+    }
+  }
+  if (f) fclose(f);
+  snprintf(buf, cap, "%s, %s", host, model[0] ? model : "unknown CPU");
+  for (char *p = buf; *p; p++)
+    if ((unsigned char)*p < ' ') *p = ' '; /* one line */
+}
+
+as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_cost_saved *info) {
+  as_status st = AS_OK;
+  FILE *f = NULL;
+  AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_save: NULL argument");
+  f = fopen(path, "w");
+  AS_CHECK(f != NULL, AS_ERR_IO, "%s: cannot write the calibration: %s", path, strerror(errno));
+  fprintf(f,
+          "# attnsweep cost calibration, written by `attnsweep plan --calibrate` (cost.h):\n"
+          "# seconds of a trial = a * work + b; read by `attnsweep plan` (and --sbatch, --array)\n"
+          "%s %d\na %.17g\nb %.17g\ntrials %d\nmachine %s\nspec_sha256 %s\n",
+          AS_COST_SAVED_MAGIC, AS_COST_SAVED_VERSION, m->a, m->b, info->trials, info->machine,
+          info->spec_sha256);
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  f = NULL;
+  AS_CHECK(!bad, AS_ERR_IO, "%s: cannot write the calibration", path);
+cleanup:
+  if (f) fclose(f);
+  return st;
+}
+
+/* A number > 0 (or >= 0 with zero_ok), finite, and nothing after it. */
+static int parse_positive(const char *v, int zero_ok, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end || !isfinite(x) || x < 0 || (!zero_ok && x == 0)) return 0;
+  *out = x;
+  return 1;
+}
+
+as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *info) {
+  as_status st = AS_OK;
+  FILE *f = NULL;
+  as_cost_saved s;
+  memset(&s, 0, sizeof s);
+  AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_load: NULL argument");
+  f = fopen(path, "r");
+  AS_CHECK(f != NULL, AS_ERR_DATA, "%s: cannot read the calibration: %s", path, strerror(errno));
+  char line[1024];
+  int ln = 0, have = 0;
+  double a = 0, b = 0;
+  while (fgets(line, sizeof line, f)) {
+    ln++;
+    size_t len = strcspn(line, "\n");
+    AS_CHECK(line[len] == '\n' || feof(f), AS_ERR_DATA, "%s:%d: line too long", path, ln);
+    line[len] = '\0';
+    if (line[0] == '#' || line[0] == '\0') continue;
+    char *v = strchr(line, ' ');
+    if (v) *v++ = '\0';
+    if (ln > 0 && !(have & 1)) {
+      AS_CHECK(strcmp(line, AS_COST_SAVED_MAGIC) == 0 && v && atoi(v) == AS_COST_SAVED_VERSION,
+               AS_ERR_DATA,
+               "%s:%d: not an attnsweep calibration (version %d; it starts with '%s %d'): run "
+               "`attnsweep plan SPEC --calibrate` again",
+               path, ln, AS_COST_SAVED_VERSION, AS_COST_SAVED_MAGIC, AS_COST_SAVED_VERSION);
+      have |= 1;
+    } else if (strcmp(line, "a") == 0) {
+      AS_CHECK(v && parse_positive(v, 0, &a), AS_ERR_DATA,
+               "%s:%d: a (seconds per unit of work) must be a number > 0", path, ln);
+      have |= 2;
+    } else if (strcmp(line, "b") == 0) {
+      AS_CHECK(v && parse_positive(v, 1, &b), AS_ERR_DATA,
+               "%s:%d: b (seconds per trial) must be a number >= 0", path, ln);
+      have |= 4;
+    } else if (strcmp(line, "trials") == 0) {
+      double k = 0;
+      AS_CHECK(v && parse_positive(v, 0, &k) && k == floor(k) && k <= 1e9, AS_ERR_DATA,
+               "%s:%d: trials must be a whole number > 0", path, ln);
+      s.trials = (int)k;
+    } else if (strcmp(line, "machine") == 0) {
+      snprintf(s.machine, sizeof s.machine, "%s", v ? v : "");
+    } else if (strcmp(line, "spec_sha256") == 0) {
+      snprintf(s.spec_sha256, sizeof s.spec_sha256, "%s", v ? v : "");
+    } else {
+      AS_CHECK(0, AS_ERR_DATA, "%s:%d: unknown entry '%s' (a, b, trials, machine, spec_sha256)",
+               path, ln, line);
+    }
+  }
+  AS_CHECK(!ferror(f), AS_ERR_IO, "%s: read error", path);
+  AS_CHECK(have == 7, AS_ERR_DATA, "%s: %s: run `attnsweep plan SPEC --calibrate` again", path,
+           !(have & 1) ? "empty, not an attnsweep calibration" : "incomplete (it needs a and b)");
+  m->a = a;
+  m->b = b;
+  *info = s;
+cleanup:
+  if (f) fclose(f);
   return st;
 }

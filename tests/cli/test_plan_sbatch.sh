@@ -5,7 +5,10 @@
 # arguments and environment) creates the directory of OUT.h5, as the quick start of
 # docs/slurm.md needs; --ntasks covers ranks_per_trial, values with a newline are refused, the
 # array's merge job has --kill-on-invalid-dep=yes, the memory request comes from the estimate;
-# the template reads run's options by run's rules (a requeued `--sha 01/2` segment resumes).
+# the template reads run's options by run's rules (a requeued `--sha 01/2` segment resumes);
+# --calibrate saves its fit (SPEC.cost or --calibration FILE, with the machine) and later plans,
+# --sbatch and --array included, size the walltime with it; a corrupt calibration file is
+# exit 2 naming the file.
 set -euo pipefail
 : "${ATTNSWEEP:?set ATTNSWEEP to the attnsweep binary}"
 src=${AS_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -139,4 +142,40 @@ for o in "-o" "--setup"; do
   "$ATTNSWEEP" plan "$tmp/g.yaml" --sbatch --array 2 "${args[@]}" >"$tmp/n.sbatch" 2>"$tmp/n.err" && rc=0 || rc=$?
   check "$o with a newline: exit 2 ($rc), no script" '[ $rc -eq 2 ] && [ ! -s "$tmp/n.sbatch" ]'
 done
+# Issue 37 item 3: the calibration is saved beside the spec and used by --sbatch and --array.
+mkdir -p "$tmp/cal"
+cp "$spec" "$tmp/cal/id.yaml"
+(cd "$tmp/cal" && "$ATTNSWEEP" plan id.yaml --calibrate 4 >cal.out 2>&1) && rc=0 || rc=$?
+check "plan --calibrate 4 exits 0 ($rc)" '[ $rc -eq 0 ]'
+check "it saved id.yaml.cost with a, b and the machine" \
+  'grep -q "^attnsweep-cost 1$" "$tmp/cal/id.yaml.cost" && grep -qE "^a [0-9.e+-]+$" "$tmp/cal/id.yaml.cost" && grep -qE "^b [0-9.e+-]+$" "$tmp/cal/id.yaml.cost" && grep -q "^machine $(hostname), " "$tmp/cal/id.yaml.cost"'
+a_saved=$(sed -n 's/^a //p' "$tmp/cal/id.yaml.cost")
+out=$(cd "$tmp/cal" && "$ATTNSWEEP" plan id.yaml 2>&1)
+a_used=$(sed -n 's/^cost model: \([0-9.e+-]*\) s per unit.*/\1/p' <<<"$out")
+check "a later plan reads it (a = $a_used printed to 3 digits, saved $a_saved)" \
+  "grep -q 'read from id.yaml.cost' <<<\"\$out\" && awk -v u=$a_used -v s=$a_saved 'BEGIN { exit !(u > 0 && u / s > 0.995 && u / s < 1.005) }'"
+# A fit 10^4 times slower than the default: the walltime of --sbatch and of --array grows.
+printf 'attnsweep-cost 1\na 2e-5\nb 0\ntrials 4\nmachine slow\nspec_sha256 x\n' >"$tmp/cal/slow.cost"
+for arr in "" "--array 2"; do
+  # shellcheck disable=SC2086
+  t0=$("$ATTNSWEEP" plan "$tmp/cal/id.yaml" --sbatch $arr --cost 2e-9,0 2>/dev/null | sed -n 's/^#SBATCH --time=//p' | head -n 1)
+  # shellcheck disable=SC2086
+  t1=$("$ATTNSWEEP" plan "$tmp/cal/id.yaml" --sbatch $arr --calibration "$tmp/cal/slow.cost" 2>/dev/null | sed -n 's/^#SBATCH --time=//p' | head -n 1)
+  check "--sbatch $arr: the slow calibration's --time ($t1) is longer than the default's ($t0)" \
+    '[ -n "$t0" ] && [ -n "$t1" ] && [[ $t1 > $t0 ]]'
+done
+# Corrupt files: exit 2, the file named (and the line).
+printf 'attnsweep-cost 1\na banana\nb 0\n' >"$tmp/cal/bad.cost"
+printf 'attnsweep-cost 1\nb 0\n' >"$tmp/cal/short.cost"
+printf '\x00\x01garbage\n' >"$tmp/cal/bin.cost"
+for f in bad.cost:2 short.cost bin.cost:1 missing.cost; do
+  file=${f%%:*}
+  out=$("$ATTNSWEEP" plan "$tmp/cal/id.yaml" --calibration "$tmp/cal/$file" 2>&1) && rc=0 || rc=$?
+  check "calibration $file: exit 2 ($rc) naming it ($out)" \
+    "[ $rc -eq 2 ] && grep -q '$tmp/cal/$f' <<<\"\$out\""
+done
+printf 'attnsweep-cost 1\na -1\nb 0\n' >"$tmp/cal/id.yaml.cost"
+out=$(cd "$tmp/cal" && "$ATTNSWEEP" plan id.yaml --sbatch 2>&1 >/dev/null) && rc=0 || rc=$?
+check "a corrupt id.yaml.cost beside the spec: exit 2 ($rc) naming it" \
+  "[ $rc -eq 2 ] && grep -q 'id.yaml.cost:2: a (seconds per unit of work) must be a number > 0' <<<\"\$out\""
 exit $fail

@@ -1,6 +1,7 @@
 /* The cost model (cost.h): the work formula on trials whose steps and stages are known
- * (RK4 4 stages, DOPRI5 6, Euler and layers 1; the step limit; dt <= 0), the bytes of the
- * file layout, the least-squares fit on exact data and its degenerate cases, the estimate of
+ * (RK4 4 stages, DOPRI5 6, Euler 1; the step limit; dt <= 0), the bytes of the
+ * file layout, the steps (dopri5 from T and V), stages, Sinkhorn iterations and heads of
+ * the work, the least-squares fit on exact data and its degenerate cases, the estimate of
  * a sweep against a sum over its trials, and a calibration that counts data failures and
  * stops at a bug. */
 #include <math.h>
@@ -12,6 +13,15 @@
 #include "attnsweep/cost.h"
 #include "attnsweep/record.h"
 
+/* The integration part of a trial's work: work(T = 2 T0) - work(T = T0) is T0 / dt steps of it
+ * (everything else of the trial does not depend on the horizon). */
+static double step_work(as_trial t, double steps) {
+  const double T0 = t.integ.T;
+  as_trial u = t;
+  u.integ.T = T0 + steps * t.integ.dt;
+  return as_cost_work(&u) - as_cost_work(&t);
+}
+
 static void test_work_bytes(void) {
   as_trial t;
   as_trial_defaults(&t);
@@ -20,32 +30,83 @@ static void test_work_bytes(void) {
   t.integ.T = 5;
   t.integ.dt = 0.1;
   t.integ.max_steps = 1000000;
-  /* spectral d^3 = 8; classification n^2 (2 d + 6) + 4/3 n^3 (full SVD of P at n = 20). */
-  const double per_step = 20.0 * 20.0 * 2.0 + 20.0 * 2.0 * 2.0,
-               spectral = 8.0 + 400.0 * 10.0 + 4.0 / 3.0 * 8000.0;
-  AS_EXPECT_CLOSE(as_classify_work(20, 2), 400.0 * 10.0 + 4.0 / 3.0 * 8000.0, 1e-15, 0);
   /* Above the SVD limit classification is quadratic in n (issue 17: n = 10,000 spent 329 s in
    * a full SVD): doubling n multiplies it by 4; at n = 10,000 it costs less than 10 RK4 steps. */
   const int nb = 2 * AS_CLASSIFY_SVD_NMAX;
   AS_EXPECT_CLOSE(as_classify_work(2 * nb, 2), 4.0 * as_classify_work(nb, 2), 1e-12, 0);
   AS_EXPECT(as_classify_work(10000, 2) < 40.0 * (1e8 * 2.0 + 1e4 * 4.0), "classify(1e4, 2) %g",
             as_classify_work(10000, 2));
-  struct {
-    as_method m;
-    double stages;
-  } cases[] = {
-      {AS_METHOD_RK4, 4}, {AS_METHOD_DOPRI5, 6}, {AS_METHOD_EULER, 1}, {AS_METHOD_LAYERS, 1}};
-  for (size_t k = 0; k < 4; k++) {
-    t.integ.method = cases[k].m;
-    AS_EXPECT_CLOSE(as_cost_work(&t), cases[k].stages * 50 * per_step + spectral, 1e-15, 0);
-  }
-  t.integ.method = AS_METHOD_RK4;
+  /* Steps: T / dt; the step limit; one step when dt <= 0; a landing step per snapshot. */
+  AS_EXPECT(as_cost_steps(&t) == 50, "steps %g", as_cost_steps(&t));
+  AS_EXPECT(as_cost_path_of(&t) == AS_COST_PATH_BATCH, "the paper's trial runs in batches");
   t.integ.max_steps = 10;
-  AS_EXPECT_CLOSE(as_cost_work(&t), 4 * 10 * per_step + spectral, 1e-15, 0); /* step limit */
+  AS_EXPECT(as_cost_steps(&t) == 10, "step limit: %g", as_cost_steps(&t));
   t.integ.max_steps = 1000000;
   t.integ.dt = 0;
-  AS_EXPECT_CLOSE(as_cost_work(&t), 4 * 1 * per_step + spectral, 1e-15, 0); /* dt 0: one step */
+  AS_EXPECT(as_cost_steps(&t) == 1, "dt 0: one step (%g)", as_cost_steps(&t));
   t.integ.dt = 0.1;
+  /* Stages: a step is its stages' evaluations and a guard (speeds, radius) per step: DOPRI5
+   * (without step control) 6 evaluations, RK4 4, Euler 1, so the differences are 2 : 3. */
+  const double rk4 = step_work(t, 20);
+  AS_EXPECT(rk4 > 0, "steps cost work (%g)", rk4);
+  as_trial u = t;
+  u.integ.rtol = u.integ.atol = 0; /* fixed steps */
+  u.integ.method = AS_METHOD_DOPRI5;
+  const double dopri5 = step_work(u, 20);
+  u.integ.method = AS_METHOD_EULER;
+  const double euler = step_work(u, 20);
+  AS_EXPECT_CLOSE((dopri5 - rk4) / (rk4 - euler), 2.0 / 3.0, 1e-9, 0);
+  /* The output makes the trial run alone (a slower path): more work for the same steps. */
+  as_trial o = t;
+  o.output.final = true;
+  AS_EXPECT(as_cost_path_of(&o) == AS_COST_PATH_SMALL && step_work(o, 20) > rk4, "alone: path %d",
+            (int)as_cost_path_of(&o));
+  /* Sinkhorn: each iteration adds the same work (a cap without a tolerance); with a
+   * tolerance the expected count, never above the cap. */
+  as_trial sk = t;
+  sk.attn.attention = AS_ATTN_SINKHORN;
+  sk.attn.sinkhorn_tol = 0;
+  double w[3];
+  for (int k = 0; k < 3; k++) {
+    sk.attn.sinkhorn_iters = 1 + 10 * k;
+    w[k] = step_work(sk, 20);
+  }
+  AS_EXPECT(w[1] > w[0], "iterations cost work");
+  AS_EXPECT_CLOSE(w[2] - w[1], w[1] - w[0], 1e-9, 0);
+  sk.attn.sinkhorn_tol = 1e-9;
+  sk.attn.sinkhorn_iters = 10000;
+  AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
+  sk.attn.sinkhorn_iters = 3;
+  AS_EXPECT(as_cost_sinkhorn_iters(&sk) == 3, "capped iterations");
+  /* DOPRI5 with step control: the steps grow linearly with T and the rate of V (identity V
+   * times v_scale: the rate is v_scale), all as rtol^(-1/5). */
+  as_trial dp = t;
+  dp.integ.method = AS_METHOD_DOPRI5;
+  dp.integ.rtol = 1e-6;
+  dp.integ.atol = 1e-9;
+  dp.integ.T = 10;
+  const double s1 = as_cost_steps(&dp);
+  dp.triple.v_scale = 2;
+  const double s2 = as_cost_steps(&dp);
+  dp.triple.v_scale = 1;
+  dp.integ.rtol = 1e-11;
+  const double s3 = as_cost_steps(&dp);
+  AS_EXPECT_CLOSE(s1, AS_COST_DOPRI5_STEPS0 + AS_COST_DOPRI5_PER_RATE * 10.0, 1e-12, 0);
+  AS_EXPECT_CLOSE(s2 - s1, AS_COST_DOPRI5_PER_RATE * 10.0, 1e-12, 0);
+  AS_EXPECT_CLOSE(s3, 10.0 * s1, 1e-12, 0);
+  /* Heads: the attention of every head (the blocks path: 4 heads cost twice 2 heads, less the
+   * step's guard, which does not depend on the heads). */
+  as_trial h = t;
+  h.blocks.heads = 2;
+  AS_EXPECT(as_cost_path_of(&h) == AS_COST_PATH_BLOCKS, "heads: the blocks path");
+  const double h2 = step_work(h, 20);
+  h.blocks.heads = 4;
+  const double h4 = step_work(h, 20);
+  AS_EXPECT(h4 > 1.9 * h2 && h4 < 2.0 * h2, "4 heads %g, 2 heads %g", h4, h2);
+  /* Snapshots: one landing step each. */
+  as_trial sn = t;
+  sn.output.n_snapshots = 3;
+  AS_EXPECT(as_cost_steps(&sn) == 53, "snapshots: %g steps", as_cost_steps(&sn));
   AS_EXPECT(as_cost_bytes(&t) == (double)sizeof(as_record), "no bulk data: the record only");
   t.output.final = true;
   t.output.matrices = true;
