@@ -73,6 +73,14 @@ def specs():
     # cheap enough at full size (340 and 400 trials, about 1 s each)
     out["approximate.h5"] = example("approximate", [(r"^name: ", "name: ")])
     out["perturbed.h5"] = example("perturbed", [(r"^name: ", "name: ")])
+    # past t_decide (issue 30): the same sweeps with T_decide, fewer starts
+    out["perturbed_decided.h5"] = example("perturbed", [(r"^replicates: 20", "replicates: 2"),
+                                                        (r"^  T: 15$", "  T: 15\n  T_decide: 1.05")])
+    out["approximate_decided.h5"] = example("approximate", [
+        (r"^replicates: 20", "replicates: 2"), (r"T: 15, ", "T: 15, T_decide: 1.05, ")])
+    out["horizons.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1")])
+    out["horizons_fixed.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1"),
+                                                    (r"^  T_decide: 1.05", "  T_decide: 0")])
     out["meanfield_seeds.h5"] = example("meanfield_seeds", [
         (r"^replicates: 8", "replicates: 1"), (r"n: \[10000, 1000, 100\]", "n: [200, 100, 50]"),
         (r"reference_n: \[1000, 100, 10\]", "reference_n: [20, 10, 5]")])
