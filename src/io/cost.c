@@ -344,9 +344,15 @@ void as_cost_fit(const double *x, const double *y, int m, as_cost_model *model) 
   if (!(a > 0)) { /* all trials alike, or noisy: a pure proportional model */
     a = sx > 0 ? sy / sx : AS_COST_DEFAULT_A;
     b = 0;
+  } else if (b < 0) {
+    /* A negative time per trial is no model: the least squares fit through the origin, not
+     * the slope of the line with its intercept clipped (which overestimates every trial by
+     * the intercept it dropped; plan --calibrate gave 11 s for a 0.8 s sweep of two shapes) */
+    a = sxx > 0 ? sxy / sxx : AS_COST_DEFAULT_A;
+    b = 0;
   }
   model->a = a;
-  model->b = b < 0 ? 0 : b;
+  model->b = b;
 }
 
 /* CPU time of the process: what a trial costs on a core of its own (a Slurm allocation), not
