@@ -54,7 +54,7 @@ grep -q "tests passed, 0 tests failed" "$asan/ctest.log" || status=1
 echo "== sanitizer build and tests: $(( $(date +%s) - asan_start )) s"
 
 echo "== fuzzing the spec parser (libFuzzer, ASan/UBSan, bounded time)"
-AS_FUZZ_SECONDS=${AS_FUZZ_SECONDS:-40} bash tests/fuzz.sh || status=1
+AS_FUZZ_SECONDS=${AS_FUZZ_SECONDS:-30} bash tests/fuzz.sh || status=1
 
 # One closing line over both ctest runs: "N passed, M failed".
 count() { sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$1" | tail -n 1; }
