@@ -322,6 +322,23 @@ static void set_identity(int d, double *P) {
   for (int i = 0; i < d; i++) P[(size_t)i * d + i] = 1.0;
 }
 
+/* The smallest eigenvalue of (M + M^T)/2 into *out (A: d x d scratch, wr: d). Shared by the
+ * full and the factored analysis, so that both give the same bits. */
+static as_status m_min_sym_eig(const as_triple *tr, double *A, double *wr, double *work, int lwork,
+                               double *out) {
+  as_status st = AS_OK;
+  int d = tr->d, info = 0;
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < d; j++)
+      A[(size_t)i * d + j] = 0.5 * (tr->M[(size_t)i * d + j] + tr->M[(size_t)j * d + i]);
+  dsyev_("N", "U", &d, A, &d, wr, work, &lwork, &info, 1, 1);
+  AS_LAPACK_CHECK("dsyev", info);
+  AS_CHECK(info == 0, AS_ERR_LAPACK, "dsyev: failed to converge (info %d)", info);
+  *out = wr[0];
+cleanup:
+  return st;
+}
+
 as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp) {
   as_status st = AS_OK;
   double *A = NULL, *VL = NULL, *VR = NULL, *work = NULL, *S = NULL, *R = NULL, *wr = NULL,
@@ -401,13 +418,7 @@ as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp) 
   if (sp->eig_cond <= AS_SPECTRAL_DIAG_COND_MAX) sp->flags |= AS_FLAG_V_DIAGONALISABLE;
 
   /* Smallest eigenvalue of the symmetric part of M. */
-  for (int i = 0; i < d; i++)
-    for (int j = 0; j < d; j++)
-      A[(size_t)i * d + j] = 0.5 * (tr->M[(size_t)i * d + j] + tr->M[(size_t)j * d + i]);
-  dsyev_("N", "U", &d, A, &d, wr, work, &lwork, &info, 1, 1);
-  AS_LAPACK_CHECK("dsyev", info);
-  AS_CHECK(info == 0, AS_ERR_LAPACK, "dsyev: failed to converge (info %d)", info);
-  sp->m_min_sym_eig = wr[0];
+  AS_TRY(m_min_sym_eig(tr, A, wr, work, lwork, &sp->m_min_sym_eig));
 
   /* Paranormal structure, else the codimension-k subspace. */
   memset(sp->proj_f, 0, dd * sizeof(double));
@@ -543,14 +554,8 @@ as_status as_spectral_analyze_factored(const as_triple *tr, int r, const double 
   AS_TRY(factored_eigs(tr, r, VL, VR, C, tol, sp, A, EL, ER, wr, wi, work, lwork));
   sp->eig_cond = NAN;
 
-  /* Smallest eigenvalue of the symmetric part of M (as as_spectral_analyze). */
-  for (int i = 0; i < d; i++)
-    for (int j = 0; j < d; j++)
-      A[(size_t)i * d + j] = 0.5 * (tr->M[(size_t)i * d + j] + tr->M[(size_t)j * d + i]);
-  dsyev_("N", "U", &d, A, &d, wr, work, &lwork, &info, 1, 1);
-  AS_LAPACK_CHECK("dsyev", info);
-  AS_CHECK(info == 0, AS_ERR_LAPACK, "dsyev: failed to converge (info %d)", info);
-  sp->m_min_sym_eig = wr[0];
+  /* Smallest eigenvalue of the symmetric part of M. */
+  AS_TRY(m_min_sym_eig(tr, A, wr, work, lwork, &sp->m_min_sym_eig));
 
   /* F: V's zero eigenvalues lie below either shift (c > 0), so P_V = VL C^{-1} P_C VR with P_C
    * C's sign projector at c; C^{-1} P_C = (C P_C + I - P_C)^{-1} P_C (C is invertible on the
