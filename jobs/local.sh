@@ -11,6 +11,10 @@ bash tests/deps.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1
 export OMPI_MCA_mpi_yield_when_idle=1
+# A SIGINT or SIGTERM to mpiexec reaches the ranks as SIGTERM after this many seconds and is
+# followed by SIGKILL as many seconds later (Open MPI's default 1 s can cut the file's close
+# short: docs/scheduling.md).
+export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-10}
 
 build=${AS_BUILD_DIR:-$root/build/release}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAS_BUILD_TESTS=OFF >/dev/null
