@@ -158,7 +158,11 @@ EOF
 ok=0
 for attempt in 1 2; do
   rm -f long.h5*
-  "$mpiexec" -n 2 "$bin" run long.yaml -o long.h5 --progress 0.2 >/dev/null 2>long.err &
+  # mpiexec turns the SIGTERM into SIGTERM to the ranks, then SIGKILL after
+  # odls_base_sigkill_timeout (1 s by default: docs/scheduling.md); 5 s lets the drain finish
+  # under load, so the test sees the drain, not the kill.
+  OMPI_MCA_odls_base_sigkill_timeout=5 \
+    "$mpiexec" -n 2 "$bin" run long.yaml -o long.h5 --progress 0.2 >/dev/null 2>long.err &
   job=$!
   for _ in $(seq 1 200); do grep -q "^attnsweep: " long.err && break; sleep 0.05; done
   sleep 0.3
