@@ -29,15 +29,19 @@ typedef struct bx {
   double seconds; /* in the exchange */
 } bx;
 
-static as_status no_exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
-  (void)H, (void)n, (void)d, (void)lo, (void)hi, (void)vctx;
+static as_status no_exchange(double *H, int n, int d, int lo, int hi, double t, double T,
+                              void *vctx) {
+  (void)H, (void)n, (void)d, (void)lo, (void)hi, (void)t, (void)T, (void)vctx;
   return AS_OK;
 }
 
-static as_status bench_exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
+static as_status bench_exchange(double *H, int n, int d, int lo, int hi, double t_eval,
+                                 double T, void *vctx) {
   bx *x = vctx;
   (void)lo;
   (void)hi;
+  (void)t_eval;
+  (void)T;
   double t = MPI_Wtime();
   int off = 0;
   for (int p = 0; p < x->parts; p++) {

@@ -492,7 +492,7 @@ as_status dyn_rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y, d
     w->n_hot = as_attention_stream_rows(n, d, w->rlo, w->rhi, w->A, w->G, logc, Y, w->H, w->hot,
                                         w->sw, w->swi);
     w->pt_newer = 0;
-    if (w->xchg) AS_TRY(w->xchg(w->H, n, d, w->rlo, w->rhi, w->xctx));
+    if (w->xchg) AS_TRY(w->xchg(w->H, n, d, w->rlo, w->rhi, t, w->run_T, w->xctx));
   } else {
     attention_general(w, Mm, logc, Y);
     if (w->am.norm == AS_NORM_SPHERE && w->am.norm_form == AS_NFORM_USA) dyn_usa_rescale(w, logc);
@@ -909,6 +909,7 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
   stats->settle_time = stats->velocity = stats->radius = NAN;
   AS_CHECK(w->have_triple, AS_ERR_ARG, "as_dyn_run: no triple set");
   w->ran = 0;
+  w->run_T = in->T;
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;
   AS_CHECK(in->method >= 0 && in->method < AS_METHOD_COUNT, AS_ERR_INTERNAL, "unknown method %d",
@@ -978,6 +979,7 @@ cleanup:
 
 /* The end of a run (after its loop): attention, velocity and radius at the final state. */
 as_status dyn_finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats) {
+  w->run_T = 0.0;
   as_status st = AS_OK;
   const int n = w->n, d = w->d;
   const size_t nd = (size_t)n * d;

@@ -134,17 +134,27 @@ typedef struct gx {
   uint64_t trial, evals;
 } gx;
 
-/* Rank 0, while a trial of its group runs: a line every interval. */
-static void running_line(gx *x) {
+/* Rank 0, while a trial of its group runs: a line every interval, with the integration time
+ * t of the evaluation against the horizon T and the wall time left at the rate so far (the
+ * evaluations of a run: its stages; the classification after it has no line). */
+static void running_line(gx *x, double t, double T) {
   x->evals++;
   if (!x->show) return;
   double now = MPI_Wtime();
   if (now - x->last < x->interval) return;
   x->last = now;
+  const double ran = now - x->started;
+  char at[96] = "";
+  if (T > 0 && t >= 0 && t <= T) {
+    char eta[32] = "?";
+    const double left = t > 0 ? ran * (T - t) / t : -1;
+    if (left >= 0) snprintf(eta, sizeof eta, left < 10 ? "%.1f s" : "%.0f s", left);
+    snprintf(at, sizeof at, "t = %.4g of T = %.4g (%.1f%%, ETA %s), ", t, T, 100.0 * t / T, eta);
+  }
   fprintf(x->show,
-          "attnsweep: group trial %" PRIu64 " on %d ranks: running %.1f s, %" PRIu64
+          "attnsweep: group trial %" PRIu64 " on %d ranks: %srunning %.1f s, %" PRIu64
           " attention evaluations\n",
-          x->trial, x->parts, now - x->started, x->evals);
+          x->trial, x->parts, at, ran, x->evals);
   fflush(x->show);
 }
 
@@ -155,7 +165,8 @@ static int local_stop(double t0, double time_limit) {
   return *as_signals_flag() != 0;
 }
 
-static as_status exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
+static as_status exchange(double *H, int n, int d, int lo, int hi, double t, double T,
+                          void *vctx) {
   as_status st = AS_OK;
   gx *x = vctx;
   if (x->n != n || x->d != d) {
@@ -174,7 +185,7 @@ static as_status exchange(double *H, int n, int d, int lo, int hi, void *vctx) {
   }
   (void)lo;
   (void)hi;
-  running_line(x);
+  running_line(x, t, T);
   /* First the state of every part: a part that is gone (failed, or returned early) will not
    * gather; then the rows. */
   int v[5] = {local_stop(x->t0, x->time_limit), 0, 1, 0, 0}, r[5];

@@ -83,8 +83,23 @@ rc=$?
 check "group trials only: exit 0 ($rc)" test $rc -eq 0
 check "progress: each group trial's start" \
   test "$(grep -c 'group trial [01] (. of 2 in the plan) starts on 2 ranks' "$tmp/g.log")" -eq 2
-check "progress: a running line with the attention evaluations" \
-  grep -Eq 'group trial [01] on 2 ranks: running [0-9.]+ s, [0-9]+ attention evaluations' "$tmp/g.log"
+check "progress: a running line with the integration time and the attention evaluations" \
+  grep -Eq 'group trial [01] on 2 ranks: t = [0-9.e+-]+ of T = (0.5|1) \([0-9.]+%, ETA [0-9.?]+( s)?\), running [0-9.]+ s, [0-9]+ attention evaluations' "$tmp/g.log"
+# Within each trial the time shown never goes back and never passes T; its share is t / T.
+check "progress: t within [0, T], non-decreasing per trial, percent = 100 t / T" "$py" - "$tmp/g.log" <<'PY'
+import re, sys
+last = {}
+bad = 0
+for line in open(sys.argv[1]):
+    m = re.search(r"group trial (\d+) on 2 ranks: t = (\S+) of T = (\S+) \(([0-9.]+)%", line)
+    if not m:
+        continue
+    k, t, T, pc = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+    bad += not (0 <= t <= T) or t < last.get(k, 0) or abs(pc - 100 * t / T) > 0.1
+    last[k] = t
+print(f"{len(last)} trial(s) with time lines, {bad} bad")
+sys.exit(1 if bad or not last else 0)
+PY
 check "progress: the totals" grep -q "group trials: 2/2 done (0 failed or non-finite" "$tmp/g.log"
 check "progress: no empty 0/0 line" bash -c "! grep -q ' 0/0 ' '$tmp/g.log'"
 out=$("$bin" status "$tmp/g.h5" 2>&1)

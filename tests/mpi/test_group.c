@@ -61,7 +61,7 @@ static as_status g_run(uint64_t trial, const as_pipeline_group *g,
     for (int i = 0; i < c->n; i++)
       for (int k = 0; k < c->d; k++)
         H[(size_t)i * c->d + k] = i >= lo && i < hi ? value(trial, s, i, k) : NAN;
-    AS_TRY(g->exchange(H, c->n, c->d, lo, hi, g->ctx));
+    AS_TRY(g->exchange(H, c->n, c->d, lo, hi, (double)s, (double)c->stages, g->ctx));
     for (int i = 0; i < c->n; i++)
       for (int k = 0; k < c->d; k++)
         c->bad_rows += H[(size_t)i * c->d + k] != value(trial, s, i, k);
