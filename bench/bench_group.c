@@ -30,13 +30,13 @@ typedef struct bx {
 } bx;
 
 static as_status no_exchange(double *H, int n, int d, int lo, int hi, double t, double T,
-                              void *vctx) {
+                             void *vctx) {
   (void)H, (void)n, (void)d, (void)lo, (void)hi, (void)t, (void)T, (void)vctx;
   return AS_OK;
 }
 
-static as_status bench_exchange(double *H, int n, int d, int lo, int hi, double t_eval,
-                                 double T, void *vctx) {
+static as_status bench_exchange(double *H, int n, int d, int lo, int hi, double t_eval, double T,
+                                void *vctx) {
   bx *x = vctx;
   (void)lo;
   (void)hi;

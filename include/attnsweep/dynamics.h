@@ -136,8 +136,8 @@ as_status as_dyn_set_kernel(as_dyn *w, as_dyn_kernel k);
  * as_dyn_attention_apply always computes every row, without exchange. The callback also gets
  * the time t of the evaluation and the horizon T of the run (0 outside as_dyn_run), for a
  * progress line within a long trial. */
-typedef as_status (*as_dyn_exchange_fn)(double *H, int n, int d, int lo, int hi, double t,
-                                        double T, void *ctx);
+typedef as_status (*as_dyn_exchange_fn)(double *H, int n, int d, int lo, int hi, double t, double T,
+                                        void *ctx);
 as_status as_dyn_set_rows(as_dyn *w, int lo, int hi, as_dyn_exchange_fn fn, void *ctx);
 /* The rows [*lo, *hi) of part `part` (0 <= part < parts) of n rows split into parts blocks of
  * whole tiles (tile t of ceil(n / TILE) goes to the part p with floor(t parts / tiles) <= ...:

@@ -220,6 +220,30 @@ as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint
  * zero-padded to its size). Pure function. */
 uint32_t as_results_row_crc(const as_record *rec);
 
+/* Packed rows, for copying rows between files without converting them (merge): a row in the
+ * file's own layout, as_results_row_bytes() bytes, its fields in record order, each as its
+ * little-endian bytes (the message as its text, zeros after the NUL): the bytes
+ * as_results_row_crc hashes. as_results_row_decode turns one into a record and
+ * as_results_row_key reads only its trial index and outcome. Pure. */
+size_t as_results_row_bytes(void);
+void as_results_row_decode(const void *row, as_record *rec);
+void as_results_row_key(const void *row, uint64_t *trial, int *outcome);
+
+/* The rows src holds for trials [first, first + count), packed in layout's row type (HDF5
+ * converts only where src's type differs), into rows (*n of them), with their trials, their
+ * stored checksums in crcs (computed when src has none: *verified 0) and bad[j] = 1 for a row
+ * that fails its checksum or holds another trial's record (verified files only for the
+ * first). Independent. */
+as_status as_results_read_rows_raw(as_results *src, const as_results *layout, uint64_t first,
+                                   size_t count, void *rows, uint64_t *trials, uint32_t *crcs,
+                                   uint8_t *bad, size_t *n, int *verified);
+/* Packed rows (rf's row type) at trials[i], with their checksums crcs[i] as given (the rows'
+ * own, verified by the caller: never recomputed). */
+as_status as_results_write_rows_raw(as_results *rf, const void *rows, const uint64_t *trials,
+                                    const uint32_t *crcs, size_t count);
+/* 1 when the file has a bulk dataset. */
+int as_results_stores_bulk(const as_results *rf);
+
 /* One row of /segments. */
 typedef struct as_results_segment {
   int32_t segment;      /* 0, 1, ... in order of opening */

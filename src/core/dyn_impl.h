@@ -99,7 +99,7 @@ struct as_dyn {
   as_dyn_exchange_fn xchg;
   void *xctx;
   double run_T; /* the horizon of the run in progress (for the exchange; 0 outside a run) */
-  rk_plan rk;                 /* the Runge-Kutta method of the last continuous run */
+  rk_plan rk;   /* the Runge-Kutta method of the last continuous run */
   const as_tableau *tb_force; /* test hook: run this tableau whatever the method (NULL: none) */
   /* the last run */
   int ran;

@@ -33,6 +33,8 @@ typedef struct merge_input {
   uint64_t own;          /* trials of its shard */
   uint64_t own_done;     /* ... done in it */
   uint64_t taken;        /* rows of the output taken from it */
+  int checked;           /* it has bulk data, so its checksums were checked before the
+                          * streaming pass (rows and slabs) */
 } merge_input;
 
 typedef struct owner_set {
@@ -193,21 +195,21 @@ cleanup:
   return st;
 }
 
-/* Every input's rows and bulk slabs against their checksums; damage is refused before anything
- * is written, naming the file and the first damaged trials. flags: T bytes of scratch. */
-static as_status verify_inputs(const merge_input *in, int n, uint64_t T, uint8_t *flags,
-                               as_merge_report *r) {
+/* One input's rows and bulk slabs against their checksums, refusing damage with a message that
+ * names the file and its first damaged trials. flags: T bytes of scratch. */
+static as_status verify_input(const merge_input *in, uint64_t T, uint8_t *flags,
+                              as_merge_report *r) {
   as_status st = AS_OK;
-  for (int k = 0; k < n; k++) {
+  {
     as_results_verify_counts vc;
-    AS_TRY(as_results_verify(in[k].rf, 0, T, flags, &vc));
+    AS_TRY(as_results_verify(in->rf, 0, T, flags, &vc));
     if (!vc.verified) {
       r->unverified++;
-      continue;
+      goto cleanup;
     }
     r->rows_checked += vc.rows;
     const uint64_t bad = vc.rows_bad + vc.bulk_bad;
-    if (!bad) continue;
+    if (!bad) goto cleanup;
     char list[256] = "";
     size_t used = 0;
     int named = 0;
@@ -223,8 +225,23 @@ static as_status verify_inputs(const merge_input *in, int n, uint64_t T, uint8_t
              "%s is damaged: %llu row(s) fail their checksums (trials %s%s); nothing was merged. "
              "Run `attnsweep repair %s` (or resume it: attnsweep run -o %s --resume, which runs "
              "the damaged trials again), then merge again",
-             in[k].path, (unsigned long long)bad, list, (uint64_t)named < bad ? ", ..." : "",
-             in[k].path, in[k].path);
+             in->path, (unsigned long long)bad, list, (uint64_t)named < bad ? ", ..." : "",
+             in->path, in->path);
+  }
+cleanup:
+  return st;
+}
+
+/* The inputs with bulk data, before anything is written: their slabs are checked here (and
+ * their rows with them). The rows of the others are checked as the streaming pass reads them
+ * (a damaged one stops the merge before its file takes the output's name, so nothing is
+ * merged either way). */
+static as_status verify_inputs(merge_input *in, int n, uint64_t T, uint8_t *flags,
+                               as_merge_report *r) {
+  as_status st = AS_OK;
+  for (int k = 0; k < n; k++) {
+    in[k].checked = as_results_stores_bulk(in[k].rf);
+    if (in[k].checked) AS_TRY(verify_input(&in[k], T, flags, r));
   }
 cleanup:
   return st;
@@ -266,7 +283,9 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   as_outset *claim = NULL;
   as_results *rf = NULL;
   uint64_t *bulk[AS_BULK_COUNT] = {NULL};
-  as_record *blk = NULL, *held = NULL;
+  unsigned char *blk = NULL, *held = NULL, *bad = NULL;
+  uint64_t *run_trials = NULL;
+  uint32_t *held_crcs = NULL, *blk_crcs = NULL;
   double *b1 = NULL, *b2 = NULL;
   uint64_t c1 = 0, c2 = 0;
   char tmp[AS_OUTSET_PATH_MAX] = "";
@@ -421,15 +440,24 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   AS_TRY(as_results_create(MPI_COMM_SELF, tmp, &info, &rf));
   created = 1;
 
-  /* Pass 2, streaming: block by block, every input's held rows of the block in one read; the
-   * done ones taken (bulk data before the record, as a run writes them); a row already taken
-   * must be the same; then the block's rows written in runs. */
+  /* Pass 2, streaming: block by block, every input's held rows of the block in one read, as
+   * packed rows in the output's row type (no conversion when the types agree, which they do
+   * for shards of one build) and checked against their checksums (unless checked in pass 1);
+   * the done ones taken (bulk data before the record, as a run writes them); a row already
+   * taken must be the same; then the block's rows written in runs with the checksums they
+   * came with, never recomputed (the rows are the bytes the checksums were verified on). */
   const size_t B = T < MERGE_BLOCK ? (size_t)(T ? T : 1) : MERGE_BLOCK;
+  const size_t RB = as_results_row_bytes();
   taken = malloc(B * sizeof *taken);
-  blk = malloc(B * sizeof *blk);
-  held = malloc(B * sizeof *held);
+  blk = malloc(B * RB);
+  held = malloc(B * RB);
   held_trials = malloc(B * sizeof *held_trials);
-  AS_CHECK(taken && blk && held && held_trials, AS_ERR_NOMEM, "merge: buffers");
+  run_trials = malloc(B * sizeof *run_trials);
+  held_crcs = malloc(B * sizeof *held_crcs);
+  blk_crcs = malloc(B * sizeof *blk_crcs);
+  bad = malloc(B);
+  AS_CHECK(taken && blk && held && held_trials && run_trials && held_crcs && blk_crcs && bad,
+           AS_ERR_NOMEM, "merge: buffers");
   for (uint64_t b = 0; b < T; b += B) {
     AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
              "merge stopped by a signal at trial %llu of %llu: %s is untouched and the partial "
@@ -439,18 +467,38 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
     memset(taken, 0, len * sizeof *taken);
     for (int k = 0; k < n; k++) {
       size_t m = 0;
-      AS_TRY(as_results_read_held(in[k].rf, b, len, held, held_trials, &m));
+      int verified = 0;
+      AS_TRY(as_results_read_rows_raw(in[k].rf, rf, b, len, held, held_trials, held_crcs, bad, &m,
+                                      &verified));
+      if (!in[k].checked) {
+        if (verified) r.rows_checked += m;
+        for (size_t j = 0; j < m; j++)
+          if (bad[j]) { /* the whole file's damage, named as pass 1 names it */
+            AS_TRY(verify_input(&in[k], T, done, &r));
+            AS_CHECK(0, AS_ERR_IO,
+                     "%s: the row of trial %llu fails its checksum (attnsweep repair %s)",
+                     in[k].path, (unsigned long long)held_trials[j], in[k].path);
+          }
+        if (!verified && b == 0) r.unverified++;
+      }
       for (size_t j = 0; j < m; j++) {
-        const as_record *rec = &held[j];
+        const unsigned char *row = held + j * RB;
         const uint64_t trial = held_trials[j];
-        if (!as_outset_is_result(rec)) continue;
-        AS_CHECK(rec->trial == trial, AS_ERR_DATA,
+        uint64_t rec_trial = 0;
+        int outcome = 0;
+        as_results_row_key(row, &rec_trial, &outcome);
+        if (outcome == AS_OUT_PENDING || outcome == AS_OUT_INTERRUPTED) continue;
+        /* (as_outset_is_result; a verified row holds its own trial's record) */
+        AS_CHECK(rec_trial == trial, AS_ERR_DATA,
                  "%s: the row of trial %llu holds the record of trial %llu (attnsweep repair %s)",
-                 in[k].path, (unsigned long long)trial, (unsigned long long)rec->trial, in[k].path);
+                 in[k].path, (unsigned long long)trial, (unsigned long long)rec_trial, in[k].path);
         const size_t slot = (size_t)(trial - b);
-        const int has_bulk = rec->outcome != AS_OUT_FAILED;
+        const int has_bulk = in[k].checked && outcome != AS_OUT_FAILED;
         if (taken[slot]) {
-          int same = same_result(rec, &blk[slot]);
+          as_record x, y;
+          as_results_row_decode(row, &x);
+          as_results_row_decode(blk + slot * RB, &y);
+          int same = same_result(&x, &y);
           const int rec_same = same;
           if (same && has_bulk)
             AS_TRY(bulk_copy(in[k].rf, rf, trial, 1, &same, &b1, &c1, &b2, &c2));
@@ -467,7 +515,8 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
         taken[slot] = (uint32_t)k + 1;
         in[k].taken++;
         r.done++;
-        memcpy(&blk[slot], rec, sizeof *rec);
+        memcpy(blk + slot * RB, row, RB);
+        blk_crcs[slot] = held_crcs[j];
       }
     }
     /* The block's rows: one write per run of taken slots (a complete merge: one per block). */
@@ -477,8 +526,11 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
         continue;
       }
       size_t j = i;
-      while (j < len && taken[j]) j++;
-      AS_TRY(as_results_write_records(rf, &blk[i], j - i));
+      while (j < len && taken[j]) {
+        run_trials[j - i] = b + j;
+        j++;
+      }
+      AS_TRY(as_results_write_rows_raw(rf, blk + i * RB, run_trials, blk_crcs + i, j - i));
       i = j;
     }
   }
@@ -537,6 +589,10 @@ cleanup:
   free(blk);
   free(held);
   free(held_trials);
+  free(run_trials);
+  free(held_crcs);
+  free(blk_crcs);
+  free(bad);
   free(b1);
   free(b2);
   if (rep) *rep = r;

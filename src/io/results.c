@@ -339,6 +339,80 @@ uint32_t as_results_row_crc(const as_record *rec) {
   return as_crc32(buf, k);
 }
 
+/* The inverse of put_field: 4- and 8-byte fields from their little-endian bytes, anything else
+ * (the message) copied. */
+static size_t get_field(void *p, const unsigned char *o, size_t size) {
+  if (size == 4 || size == 8) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < size; i++) v |= (uint64_t)o[i] << (8 * i);
+    if (size == 4) {
+      const uint32_t w = (uint32_t)v;
+      memcpy(p, &w, 4);
+    } else {
+      memcpy(p, &v, 8);
+    }
+    return size;
+  }
+  memcpy(p, o, size);
+  return size;
+}
+
+size_t as_results_row_bytes(void) {
+  return ROW_CRC_BYTES;
+}
+
+void as_results_row_decode(const void *row, as_record *rec) {
+  const unsigned char *b = row;
+  size_t k = 0;
+  memset(rec, 0, sizeof *rec);
+#define AS_X_GET(kind, name, doc) k += get_field(&rec->name, b + k, sizeof rec->name);
+  AS_RECORD_FIELDS(AS_X_GET)
+#undef AS_X_GET
+}
+
+/* A packed row in the form its checksum covers: a field that is neither 4 nor 8 bytes (the
+ * message) keeps its text up to the first NUL and zeros after it (put_field's rule). */
+static void row_canonical(unsigned char *row) {
+  size_t k = 0;
+#define AS_X_CANON(kind, name, doc)                          \
+  {                                                          \
+    const size_t sz = sizeof(((as_record *)0)->name);        \
+    if (sz != 4 && sz != 8) {                                \
+      const size_t len = strnlen((const char *)row + k, sz); \
+      memset(row + k + len, 0, sz - len);                    \
+    }                                                        \
+    k += sz;                                                 \
+  }
+  AS_RECORD_FIELDS(AS_X_CANON)
+#undef AS_X_CANON
+}
+
+/* Offset of a field in a packed row ((size_t)-1: no such field). */
+static size_t row_offset(const char *want) {
+  size_t k = 0;
+#define AS_X_OFF(kind, name, doc)         \
+  if (strcmp(#name, want) == 0) return k; \
+  k += sizeof(((as_record *)0)->name);
+  AS_RECORD_FIELDS(AS_X_OFF)
+#undef AS_X_OFF
+  return (size_t)-1;
+}
+
+void as_results_row_key(const void *row, uint64_t *trial, int *outcome) {
+  static size_t off_trial = (size_t)-1, off_outcome = (size_t)-1;
+  if (off_trial == (size_t)-1) { /* (the same values from any thread: a benign race) */
+    off_outcome = row_offset("outcome");
+    off_trial = row_offset("trial");
+  }
+  const unsigned char *b = row;
+  uint64_t t = 0;
+  uint32_t o = 0;
+  for (int i = 0; i < 8; i++) t |= (uint64_t)b[off_trial + (size_t)i] << (8 * i);
+  for (int i = 0; i < 4; i++) o |= (uint32_t)b[off_outcome + (size_t)i] << (8 * i);
+  *trial = t;
+  *outcome = (int)(int32_t)o;
+}
+
 /* CRC-32 of n doubles as little-endian bytes, continuing from crc. */
 static uint32_t crc_doubles(uint32_t crc, const double *x, uint64_t n) {
   if (host_is_le()) return as_crc32_update(crc, x, (size_t)n * sizeof *x);
@@ -1455,10 +1529,13 @@ static hid_t records_xfer(size_t count) {
   return p;
 }
 
-as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count) {
+/* Rows at the given trials (trials[i], or recs[i].trial when trials is NULL) from buf in
+ * memory type mtype, and their checksums (crcs[i], or computed from recs[i] when crcs is
+ * NULL). */
+static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const as_record *recs,
+                            const uint64_t *trials, const uint32_t *crcs, size_t count) {
   as_status st = AS_OK;
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-  AS_CHECK(rf && (recs || count == 0), AS_ERR_ARG, "as_results_write_records: NULL argument");
   AS_CHECK(rf->writable, AS_ERR_ARG, "as_results_write_records: file opened read-only");
   if (count == 0) return AS_OK;
   if (rf->coords_cap < count) {
@@ -1469,17 +1546,19 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
   }
   int consecutive = 1;
   for (size_t i = 0; i < count; i++) {
-    AS_CHECK(recs[i].trial < rf->n_trials, AS_ERR_ARG,
+    const uint64_t trial = trials ? trials[i] : recs[i].trial;
+    AS_CHECK(trial < rf->n_trials, AS_ERR_ARG,
              "record %zu has trial index %llu, beyond the %llu trials of the sweep", i,
-             (unsigned long long)recs[i].trial, (unsigned long long)rf->n_trials);
-    const int64_t row = row_of(rf, recs[i].trial);
+             (unsigned long long)trial, (unsigned long long)rf->n_trials);
+    const int64_t row = row_of(rf, trial);
     AS_CHECK(row >= 0, AS_ERR_ARG,
              "trial %llu is not one of the rows of this file (a shard file holds only its own "
              "trials)",
-             (unsigned long long)recs[i].trial);
+             (unsigned long long)trial);
     rf->coords[i] = (hsize_t)row;
     if (i && rf->coords[i] != rf->coords[i - 1] + 1) consecutive = 0;
   }
+  const uint64_t first = trials ? trials[0] : recs[0].trial;
   AS_H5_ID(fs, H5Dget_space(rf->trials));
   hsize_t n = count;
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
@@ -1491,8 +1570,8 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
   }
   AS_H5_ID(dxpl, records_xfer(count));
-  if (H5Dwrite(rf->trials, rf->rec_mem, ms, fs, dxpl, recs) < 0) {
-    st = write_failure(rf, "rows of /trials", recs[0].trial);
+  if (H5Dwrite(rf->trials, mtype, ms, fs, dxpl, buf) < 0) {
+    st = write_failure(rf, "rows of /trials", first);
     goto cleanup;
   }
   if (rf->crc_trials >= 0) {
@@ -1503,7 +1582,7 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
       rf->crcs = c;
       rf->crcs_cap = count;
     }
-    for (size_t i = 0; i < count; i++) rf->crcs[i] = as_results_row_crc(&recs[i]);
+    for (size_t i = 0; i < count; i++) rf->crcs[i] = crcs ? crcs[i] : as_results_row_crc(&recs[i]);
     H5Sclose(fs);
     fs = H5I_INVALID_HID;
     AS_H5_ID(fs, H5Dget_space(rf->crc_trials));
@@ -1514,7 +1593,7 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
       AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
     }
     if (H5Dwrite(rf->crc_trials, H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, rf->crcs) < 0) {
-      st = write_failure(rf, "checksums of /trials", recs[0].trial);
+      st = write_failure(rf, "checksums of /trials", first);
       goto cleanup;
     }
   }
@@ -1522,6 +1601,31 @@ cleanup:
   if (dxpl >= 0) H5Pclose(dxpl);
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
+  return st;
+}
+
+as_status as_results_write_records(as_results *rf, const as_record *recs, size_t count) {
+  as_status st = AS_OK;
+  AS_CHECK(rf && (recs || count == 0), AS_ERR_ARG, "as_results_write_records: NULL argument");
+  AS_TRY(rows_write(rf, rf->rec_mem, recs, recs, NULL, NULL, count));
+cleanup:
+  return st;
+}
+
+as_status as_results_write_rows_raw(as_results *rf, const void *rows, const uint64_t *trials,
+                                    const uint32_t *crcs, size_t count) {
+  as_status st = AS_OK;
+  hid_t ft = H5I_INVALID_HID;
+  AS_CHECK(rf && ((rows && trials && crcs) || count == 0), AS_ERR_ARG,
+           "as_results_write_rows_raw: NULL argument");
+  if (count == 0) return AS_OK;
+  AS_H5_ID(ft, H5Dget_type(rf->trials));
+  AS_CHECK(H5Tget_size(ft) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
+           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
+           (size_t)H5Tget_size(ft));
+  AS_TRY(rows_write(rf, ft, rows, NULL, trials, crcs, count));
+cleanup:
+  if (ft >= 0) H5Tclose(ft);
   return st;
 }
 
@@ -1596,6 +1700,59 @@ as_status as_results_read_held(as_results *rf, uint64_t first, size_t count, as_
   for (size_t j = 0; j < *n; j++) trials[j] = trial_of(rf, lo + j);
 cleanup:
   return st;
+}
+
+static as_status read_crcs(hid_t d, uint64_t first, size_t n, uint32_t *out);
+
+as_status as_results_read_rows_raw(as_results *src, const as_results *layout, uint64_t first,
+                                   size_t count, void *rows, uint64_t *trials, uint32_t *crcs,
+                                   uint8_t *bad, size_t *n, int *verified) {
+  as_status st = AS_OK;
+  hid_t ft = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+  AS_CHECK(src && layout && n && verified && (count == 0 || (rows && trials && crcs && bad)),
+           AS_ERR_ARG, "as_results_read_rows_raw: NULL argument");
+  AS_CHECK(first <= src->n_trials && count <= src->n_trials - first, AS_ERR_ARG,
+           "trials %llu..%llu are beyond the %llu trials of the sweep", (unsigned long long)first,
+           (unsigned long long)(first + count), (unsigned long long)src->n_trials);
+  const uint64_t lo = row_lower(src, first), hi = row_lower(src, first + count);
+  *n = (size_t)(hi - lo);
+  *verified = src->crc_trials >= 0;
+  if (*n == 0) goto cleanup;
+  /* layout's file type as the memory type: no conversion where src's type is the same. */
+  AS_H5_ID(ft, H5Dget_type(layout->trials));
+  AS_CHECK(H5Tget_size(ft) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
+           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
+           (size_t)H5Tget_size(ft));
+  AS_H5_ID(fs, H5Dget_space(src->trials));
+  hsize_t start = lo, cnt = *n;
+  AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+  AS_H5_ID(dxpl, records_xfer(*n));
+  AS_H5_CHECK(H5Dread(src->trials, ft, ms, fs, dxpl, rows));
+  if (*verified) AS_TRY(read_crcs(src->crc_trials, lo, *n, crcs));
+  for (size_t j = 0; j < *n; j++) {
+    unsigned char *row = (unsigned char *)rows + j * ROW_CRC_BYTES;
+    row_canonical(row);
+    const uint32_t c = as_crc32(row, ROW_CRC_BYTES);
+    uint64_t t = 0;
+    int o = 0;
+    as_results_row_key(row, &t, &o);
+    trials[j] = trial_of(src, lo + j);
+    bad[j] = (uint8_t)((*verified && c != crcs[j]) || (o != AS_OUT_PENDING && t != trials[j]));
+    if (!*verified) crcs[j] = c;
+  }
+cleanup:
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (ft >= 0) H5Tclose(ft);
+  return st;
+}
+
+int as_results_stores_bulk(const as_results *rf) {
+  for (int k = 0; rf && k < AS_BULK_COUNT; k++)
+    if (rf->bulk[k] >= 0) return 1;
+  return 0;
 }
 
 uint64_t as_results_n_rows(const as_results *rf) {

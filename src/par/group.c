@@ -165,8 +165,7 @@ static int local_stop(double t0, double time_limit) {
   return *as_signals_flag() != 0;
 }
 
-static as_status exchange(double *H, int n, int d, int lo, int hi, double t, double T,
-                          void *vctx) {
+static as_status exchange(double *H, int n, int d, int lo, int hi, double t, double T, void *vctx) {
   as_status st = AS_OK;
   gx *x = vctx;
   if (x->n != n || x->d != d) {
