@@ -161,7 +161,7 @@ int as_cost_max_ranks_per_trial(const as_spec *spec);
 /* `merge` throughput for the merge job's walltime (`plan --sbatch --array`), measured with
  * the commands in docs/slurm.md ("Merge time"): rows per second (checksums verified, rows
  * read and written) and bulk bytes per second; the walltime allows half these rates. */
-#define AS_COST_MERGE_ROWS_PER_S 20000.0
+#define AS_COST_MERGE_ROWS_PER_S 50000.0
 /* The fixed part of a results file (types, labels, attributes, /spec; docs/slurm.md). */
 #define AS_COST_FILE_FIXED_BYTES 65536.0
 #define AS_COST_MERGE_BYTES_PER_S 17e6

@@ -241,6 +241,10 @@ as_status as_results_read_rows_raw(as_results *src, const as_results *layout, ui
  * own, verified by the caller: never recomputed). */
 as_status as_results_write_rows_raw(as_results *rf, const void *rows, const uint64_t *trials,
                                     const uint32_t *crcs, size_t count);
+/* The end of the longest range of trials from first (first < end <= the trial count) whose
+ * rows this file holds number at most max_rows (>= 1): a sparse file's next max_rows rows.
+ * Pure. */
+uint64_t as_results_span(const as_results *rf, uint64_t first, uint64_t max_rows);
 /* 1 when the file has a bulk dataset. */
 int as_results_stores_bulk(const as_results *rf);
 

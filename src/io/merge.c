@@ -18,7 +18,11 @@
 #include "attnsweep/shard.h"
 #include "attnsweep/spec.h"
 
-/* Trials per block of the streaming pass: each input's rows of a block are read at once. */
+/* Trials per block of the streaming pass: at least this many, and up to 4 times as many for
+ * 64 inputs or more, so that each input's share of a block stays large (every read of a
+ * block's rows costs HDF5 a comparison of the row types: a sixth of merge's time with 64
+ * inputs at 512 rows a read). Each input's rows of a block are read MERGE_BLOCK at a time.
+ * Memory: the block's rows and one read's, at most 5 MERGE_BLOCK rows. */
 #define MERGE_BLOCK 32768
 
 /* Damaged trials named in a refusal. */
@@ -446,16 +450,27 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
    * the done ones taken (bulk data before the record, as a run writes them); a row already
    * taken must be the same; then the block's rows written in runs with the checksums they
    * came with, never recomputed (the rows are the bytes the checksums were verified on). */
-  const size_t B = T < MERGE_BLOCK ? (size_t)(T ? T : 1) : MERGE_BLOCK;
+  const size_t widen = n >= 64 ? 4 : n >= 16 ? (size_t)n / 16 : 1;
+  size_t B = T < MERGE_BLOCK * widen ? (size_t)(T ? T : 1) : MERGE_BLOCK * widen;
+  size_t H = B < MERGE_BLOCK ? B : MERGE_BLOCK; /* rows per read */
+  {
+    /* Test hook (tests/cli/test_shards.sh): "B:H" sets both, so that small sweeps take many
+     * blocks and several reads of one input per block. */
+    const char *hook = getenv("ATTNSWEEP_TEST_MERGE_BLOCK");
+    unsigned long hb = 0, hh = 0;
+    if (hook && sscanf(hook, "%lu:%lu", &hb, &hh) == 2 && hb >= 1 && hh >= 1 && hh <= hb &&
+        hb <= MERGE_BLOCK)
+      B = hb, H = hh;
+  }
   const size_t RB = as_results_row_bytes();
   taken = malloc(B * sizeof *taken);
   blk = malloc(B * RB);
-  held = malloc(B * RB);
-  held_trials = malloc(B * sizeof *held_trials);
+  held = malloc(H * RB);
+  held_trials = malloc(H * sizeof *held_trials);
   run_trials = malloc(B * sizeof *run_trials);
-  held_crcs = malloc(B * sizeof *held_crcs);
+  held_crcs = malloc(H * sizeof *held_crcs);
   blk_crcs = malloc(B * sizeof *blk_crcs);
-  bad = malloc(B);
+  bad = malloc(H);
   AS_CHECK(taken && blk && held && held_trials && run_trials && held_crcs && blk_crcs && bad,
            AS_ERR_NOMEM, "merge: buffers");
   for (uint64_t b = 0; b < T; b += B) {
@@ -465,60 +480,66 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
              (unsigned long long)b, (unsigned long long)T, out, tmp);
     const size_t len = T - b < B ? (size_t)(T - b) : B;
     memset(taken, 0, len * sizeof *taken);
-    for (int k = 0; k < n; k++) {
-      size_t m = 0;
-      int verified = 0;
-      AS_TRY(as_results_read_rows_raw(in[k].rf, rf, b, len, held, held_trials, held_crcs, bad, &m,
-                                      &verified));
-      if (!in[k].checked) {
-        if (verified) r.rows_checked += m;
-        for (size_t j = 0; j < m; j++)
-          if (bad[j]) { /* the whole file's damage, named as pass 1 names it */
-            AS_TRY(verify_input(&in[k], T, done, &r));
-            AS_CHECK(0, AS_ERR_IO,
-                     "%s: the row of trial %llu fails its checksum (attnsweep repair %s)",
-                     in[k].path, (unsigned long long)held_trials[j], in[k].path);
-          }
-        if (!verified && b == 0) r.unverified++;
-      }
-      for (size_t j = 0; j < m; j++) {
-        const unsigned char *row = held + j * RB;
-        const uint64_t trial = held_trials[j];
-        uint64_t rec_trial = 0;
-        int outcome = 0;
-        as_results_row_key(row, &rec_trial, &outcome);
-        if (outcome == AS_OUT_PENDING || outcome == AS_OUT_INTERRUPTED) continue;
-        /* (as_outset_is_result; a verified row holds its own trial's record) */
-        AS_CHECK(rec_trial == trial, AS_ERR_DATA,
-                 "%s: the row of trial %llu holds the record of trial %llu (attnsweep repair %s)",
-                 in[k].path, (unsigned long long)trial, (unsigned long long)rec_trial, in[k].path);
-        const size_t slot = (size_t)(trial - b);
-        const int has_bulk = in[k].checked && outcome != AS_OUT_FAILED;
-        if (taken[slot]) {
-          as_record x, y;
-          as_results_row_decode(row, &x);
-          as_results_row_decode(blk + slot * RB, &y);
-          int same = same_result(&x, &y);
-          const int rec_same = same;
-          if (same && has_bulk)
-            AS_TRY(bulk_copy(in[k].rf, rf, trial, 1, &same, &b1, &c1, &b2, &c2));
-          AS_CHECK(same, AS_ERR_MISMATCH,
-                   "trial %llu differs between %s and %s (%s): overlapping shards disagree, so "
-                   "they were not computed alike (another build or platform?); merge only one "
-                   "of them",
-                   (unsigned long long)trial, in[taken[slot] - 1].path, in[k].path,
-                   rec_same ? "bulk data" : "record");
-          r.overlaps++;
-          continue;
+    for (int k = 0; k < n; k++)
+      for (uint64_t from = b; from < b + len;) { /* at most H rows of input k per read */
+        const uint64_t span = as_results_span(in[k].rf, from, H);
+        const uint64_t to = span < b + len ? span : b + len;
+        size_t m = 0;
+        int verified = 0;
+        AS_TRY(as_results_read_rows_raw(in[k].rf, rf, from, (size_t)(to - from), held, held_trials,
+                                        held_crcs, bad, &m, &verified));
+        const int first_read = b == 0 && from == 0;
+        from = to;
+        if (!in[k].checked) {
+          if (verified) r.rows_checked += m;
+          for (size_t j = 0; j < m; j++)
+            if (bad[j]) { /* the whole file's damage, named as pass 1 names it */
+              AS_TRY(verify_input(&in[k], T, done, &r));
+              AS_CHECK(0, AS_ERR_IO,
+                       "%s: the row of trial %llu fails its checksum (attnsweep repair %s)",
+                       in[k].path, (unsigned long long)held_trials[j], in[k].path);
+            }
+          if (!verified && first_read) r.unverified++;
         }
-        if (has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, trial, 0, NULL, &b1, &c1, &b2, &c2));
-        taken[slot] = (uint32_t)k + 1;
-        in[k].taken++;
-        r.done++;
-        memcpy(blk + slot * RB, row, RB);
-        blk_crcs[slot] = held_crcs[j];
+        for (size_t j = 0; j < m; j++) {
+          const unsigned char *row = held + j * RB;
+          const uint64_t trial = held_trials[j];
+          uint64_t rec_trial = 0;
+          int outcome = 0;
+          as_results_row_key(row, &rec_trial, &outcome);
+          if (outcome == AS_OUT_PENDING || outcome == AS_OUT_INTERRUPTED) continue;
+          /* (as_outset_is_result; a verified row holds its own trial's record) */
+          AS_CHECK(rec_trial == trial, AS_ERR_DATA,
+                   "%s: the row of trial %llu holds the record of trial %llu (attnsweep repair %s)",
+                   in[k].path, (unsigned long long)trial, (unsigned long long)rec_trial,
+                   in[k].path);
+          const size_t slot = (size_t)(trial - b);
+          const int has_bulk = in[k].checked && outcome != AS_OUT_FAILED;
+          if (taken[slot]) {
+            as_record x, y;
+            as_results_row_decode(row, &x);
+            as_results_row_decode(blk + slot * RB, &y);
+            int same = same_result(&x, &y);
+            const int rec_same = same;
+            if (same && has_bulk)
+              AS_TRY(bulk_copy(in[k].rf, rf, trial, 1, &same, &b1, &c1, &b2, &c2));
+            AS_CHECK(same, AS_ERR_MISMATCH,
+                     "trial %llu differs between %s and %s (%s): overlapping shards disagree, so "
+                     "they were not computed alike (another build or platform?); merge only one "
+                     "of them",
+                     (unsigned long long)trial, in[taken[slot] - 1].path, in[k].path,
+                     rec_same ? "bulk data" : "record");
+            r.overlaps++;
+            continue;
+          }
+          if (has_bulk) AS_TRY(bulk_copy(in[k].rf, rf, trial, 0, NULL, &b1, &c1, &b2, &c2));
+          taken[slot] = (uint32_t)k + 1;
+          in[k].taken++;
+          r.done++;
+          memcpy(blk + slot * RB, row, RB);
+          blk_crcs[slot] = held_crcs[j];
+        }
       }
-    }
     /* The block's rows: one write per run of taken slots (a complete merge: one per block). */
     for (size_t i = 0; i < len;) {
       if (!taken[i]) {

@@ -1749,6 +1749,13 @@ cleanup:
   return st;
 }
 
+uint64_t as_results_span(const as_results *rf, uint64_t first, uint64_t max_rows) {
+  if (!rf || first >= rf->n_trials) return rf ? rf->n_trials : 0;
+  if (!rf->rows) return max_rows < rf->n_trials - first ? first + max_rows : rf->n_trials;
+  const uint64_t lo = row_lower(rf, first);
+  return max_rows < rf->n_rows - lo ? rf->rows[lo + max_rows] : rf->n_trials;
+}
+
 int as_results_stores_bulk(const as_results *rf) {
   for (int k = 0; rf && k < AS_BULK_COUNT; k++)
     if (rf->bulk[k] >= 0) return 1;

@@ -178,6 +178,28 @@ rc=$?
 check "a failed merge --force leaves the old file byte for byte, no .merging (exit $rc)" \
   eval '[ $rc -eq 3 ] && command cmp -s x.h5 x.before && [ ! -e x.h5.merging ]'
 
+# Rows without bulk data are checked as merge streams them (issue 36 point 4): a sweep with
+# no bulk output, merged in blocks of 4 trials read 3 rows at a time (the test hook), its
+# shards together with the whole run (every row found twice, a dense input read in pieces),
+# equals the whole run; a damaged row of one shard is refused as pass 1 refuses it.
+sed '/^output:/d' s.yaml >nb.yaml
+run 1 nb.yaml -o nbref.h5
+for I in 1 2 3; do run 1 nb.yaml -o nb.h5 --shard "$I/3"; done
+ATTNSWEEP_TEST_MERGE_BLOCK=4:3 "$bin" merge nbm.h5 nbref.h5 nb.h5.shard-*-of-3 >merge.err 2>&1
+rc=$?
+check "no bulk data, blocks of 4 trials, reads of 3 rows, overlapping inputs: exit 0 ($rc)" \
+  eval '[ $rc -eq 0 ] && grep -q "$total of $total trials from 4 files (rows found twice were identical)" merge.err'
+check "... into the single run's file" cmp nbm.h5 nbref.h5 --require-complete
+check "... whose checksums verify" bash -c "'$bin' status nbm.h5 | grep -q ' 0 damaged row(s)'"
+cp nb.h5.shard-2-of-3 nbd.h5.shard-2-of-3
+trial=$(damage nbd.h5.shard-2-of-3)
+ATTNSWEEP_TEST_MERGE_BLOCK=4:3 "$bin" merge nby.h5 nb.h5.shard-1-of-3 nbd.h5.shard-2-of-3 \
+  nb.h5.shard-3-of-3 >merge.err 2>&1
+rc=$?
+check "no bulk data: a damaged row is refused as read, exit 3 naming the file, trial $trial (exit $rc)" \
+  eval '[ $rc -eq 3 ] && grep -q "nbd.h5.shard-2-of-3 is damaged: 1 row(s) fail their checksums (trials $trial)" merge.err &&
+    [ ! -e nby.h5 ] && [ ! -e nby.h5.merging ]'
+
 # Input hashes: recorded ones compared and carried, never the files at the paths now.
 for i in 1 2 3; do
   cp "m3.h5.shard-$i-of-3" "h.h5.shard-$i-of-3"
