@@ -56,6 +56,15 @@ def doc_base_yaml():
     return "\n".join(l[indent:] for l in lines) + "\n"
 
 
+def doc_yaml(doc, name):
+    """The ```yaml block of docs/DOC whose spec is named NAME."""
+    with open(os.path.join(SRC, "docs", doc)) as fh:
+        text = fh.read()
+    m = re.search(r"```yaml\n(name: %s\n.*?)```" % re.escape(name), text, re.S)
+    assert m, "docs/%s has no spec named %s" % (doc, name)
+    return m.group(1)
+
+
 def specs():
     """File name -> small spec text."""
     base = small(doc_base_yaml(), [(r"replicates: 10", "replicates: 1"), (r"T: 10", "T: 2"),
@@ -81,6 +90,8 @@ def specs():
     out["horizons.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1")])
     out["horizons_fixed.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1"),
                                                     (r"^  T_decide: 1.05", "  T_decide: 0")])
+    out["horizon.h5"] = small(doc_yaml("robustness-of-theorems.md", "horizon"),
+                              [(r"^replicates: 20", "replicates: 2")])
     out["meanfield_seeds.h5"] = example("meanfield_seeds", [
         (r"^replicates: 8", "replicates: 1"), (r"n: \[10000, 1000, 100\]", "n: [200, 100, 50]"),
         (r"reference_n: \[1000, 100, 10\]", "reference_n: [20, 10, 5]")])
@@ -89,7 +100,9 @@ def specs():
 
 #: files whose small version has other values of a grouping column (the number of rows and
 #: the other columns are still compared)
-SCALED = {"meanfield_seeds.h5": ("n",)}
+SCALED = {"meanfield_seeds.h5": ("n",),
+          # two starts per point: the distance bin's bounds and medians are the sample's
+          "horizon.h5": ("near_dist", "x (median)")}
 
 
 def doc_tables():
@@ -148,7 +161,7 @@ def keys(header, rows, scaled=()):
     n = min([header.index(c) for c in VALUE_START if c in header] + [len(header)])
     if "observable" in header:
         n = header.index("observable") + 1
-    if not any(c in header[:n] for c in VALUE_START + ("observable",)):
+    if not any(c in header for c in VALUE_START + ("observable",)):
         n = 1  # a table without a count column (--measure): its first column
     return sorted(tuple("*" if header[k] in scaled else r[k] for k in range(n)) for r in rows)
 
