@@ -9,6 +9,7 @@ runs. Needs the built attnsweep ($ATTNSWEEP) to run the sweeps.
 """
 
 import io
+import math
 import os
 import re
 import shlex
@@ -202,6 +203,47 @@ class DocTablesTest(unittest.TestCase):
             scaled = [c for a in argv for c in SCALED.get(a, ())]
             self.assertEqual(keys(h, r, scaled), keys(header, rows, scaled),
                              "%s: the rows differ" % where)
+
+    def test_projection_table(self):
+        """docs/meanfield.md's projection table is `bench_group --model ...` (the marker): the
+        same columns and (n, R) rows, and every E(R) the formula of the doc's text gives,
+        recomputed here; one of them, E(196) at n = 50,000, derived by hand."""
+        with open(os.path.join(SRC, "docs", "meanfield.md")) as fh:
+            lines = fh.read().split("\n")
+        marks = [i for i, l in enumerate(lines) if l.startswith("<!-- table: bench_group ")]
+        self.assertEqual(len(marks), 1)
+        argv = shlex.split(lines[marks[0]][len("<!-- table: "):-len(" -->")])
+        self.assertIn("build/dev/bench/" + " ".join(argv), lines[marks[0] + 1])
+        j = marks[0] + 1
+        while not lines[j].startswith("|"):
+            j += 1
+        doc = []
+        while lines[j].startswith("|"):
+            doc.append(cells(lines[j]))
+            j += 1
+        self.assertGreaterEqual(len(doc), 3)
+        exe = os.environ.get("ATTNSWEEP")
+        bench = os.path.join(os.path.dirname(exe or ""), "bench", "bench_group")
+        if not exe or not os.access(bench, os.X_OK):
+            self.skipTest("bench_group (next to $ATTNSWEEP) not built")
+        p = subprocess.run([bench] + argv[1:], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = [cells(l) for l in p.stdout.split("\n") if l.startswith("|")]
+        self.assertEqual(out[0], doc[0], "the columns differ")
+        self.assertEqual([r[:2] for r in out[2:]], [r[:2] for r in doc[2:]], "the rows differ")
+        n0, d, t1, trep, B, alpha = (float(a) for a in argv[2:8])
+        ts, tr = t1 / n0 ** 2, trep / n0
+        for r in out[2:]:
+            n, R = float(r[0].replace(",", "")), float(r[1])
+            a = R * alpha + 2 * math.log2(R) * alpha
+            for t, cell in ((ts, r[5]), (ts / 5, r[6])):
+                e = 1 / (1 + R * (tr * n + 8 * n * d / B + a) / (t * n * n))
+                self.assertAlmostEqual(float(cell), e, delta=5e-4, msg=r)
+        # by hand: t_r n = 8.22e-3, 8 n d / B = 8e-5, a(196) = 196 * 2e-6 + 2 * 7.615 * 2e-6
+        # = 4.22e-4; R times their sum = 1.7095 against t_s n^2 = 50.343: E = 1 / 1.03396
+        row = [r for r in out if r[:2] == ["50,000", "196"]]
+        self.assertEqual(len(row), 1)
+        self.assertEqual(row[0][5], "0.967")
 
 
 if __name__ == "__main__":
