@@ -46,12 +46,13 @@ def example(name, subs):
         return small(fh.read(), subs)
 
 
-def doc_base_yaml():
-    """The base.yaml heredoc of docs/variants.md (the Sinkformer and causal-mask sweeps)."""
+def doc_base_yaml(name="base"):
+    """The NAME.yaml heredoc of docs/variants.md (base: the Sinkformer and causal-mask sweeps;
+    sphere_beta: the sphere's metastability)."""
     with open(os.path.join(SRC, "docs", "variants.md")) as fh:
         text = fh.read()
-    m = re.search(r"cat >base\.yaml <<'YAML'\n(.*?)\n\s*YAML\n", text, re.S)
-    assert m, "docs/variants.md has no base.yaml"
+    m = re.search(r"cat >%s\.yaml <<'YAML'\n(.*?)\n\s*YAML\n" % re.escape(name), text, re.S)
+    assert m, "docs/variants.md has no %s.yaml" % name
     lines = m.group(1).split("\n")
     indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
     return "\n".join(l[indent:] for l in lines) + "\n"
@@ -74,6 +75,9 @@ def specs():
             "sinkhorn": "attention: sinkhorn, sinkhorn_iters: 100, sinkhorn_tol: 1.0e-9",
             "nomask": "mask: none", "causal": "mask: causal"}
     out = {n + ".h5": base.replace("NAME", n).replace("KEYS", k) for n, k in keys.items()}
+    # the snapshot times (the --series columns) need T = 3000: one start of 8 tokens per beta
+    out["sphere_beta.h5"] = small(doc_base_yaml("sphere_beta"), [
+        (r"^replicates: 6$", "replicates: 1"), (r"n: 32, T: 3000", "n: 8, T: 3000")])
     out["skip.h5"] = example("skip", [(r"^replicates: 10", "replicates: 1"),
                                       (r"n: 32, d: 8", "n: 8, d: 3")])
     out["multihead.h5"] = example("multihead", [(r"^replicates: 20", "replicates: 1"),
