@@ -97,6 +97,9 @@ def specs():
                                                     (r"^  T_decide: 1.05", "  T_decide: 0")])
     out["horizon.h5"] = small(doc_yaml("robustness-of-theorems.md", "horizon"),
                               [(r"^replicates: 20", "replicates: 2")])
+    out["meanfield.h5"] = example("meanfield", [
+        (r"n: \[100000, 10000, 1000, 100\]", "n: [400, 200, 100, 50]"),
+        (r"reference_n: \[10000, 1000, 100, 10\]", "reference_n: [40, 20, 10, 5]")])
     out["meanfield_seeds.h5"] = example("meanfield_seeds", [
         (r"^replicates: 8", "replicates: 1"), (r"n: \[10000, 1000, 100\]", "n: [200, 100, 50]"),
         (r"reference_n: \[1000, 100, 10\]", "reference_n: [20, 10, 5]")])
@@ -105,7 +108,7 @@ def specs():
 
 #: files whose small version has other values of a grouping column (the number of rows and
 #: the other columns are still compared)
-SCALED = {"meanfield_seeds.h5": ("n",),
+SCALED = {"meanfield_seeds.h5": ("n",), "meanfield.h5": ("n",),
           # two starts per point: the distance bin's bounds and medians are the sample's
           "horizon.h5": ("near_dist", "x (median)")}
 
