@@ -136,6 +136,24 @@ def doc_tables():
     return found
 
 
+#: a table printed by a shipped script (jobs/): `<!-- table: /usr/bin/python3 jobs/... -->`
+SCRIPT_MARK = re.compile(r"^<!-- table: (/usr/bin/python3 jobs/.*) -->$")
+#: the key columns of those tables (the leading ones with these names)
+SCRIPT_KEYS = ("form", "case", "T", "V", "d", "x0")
+
+
+def all_md_tables(text):
+    """Every md table of an output, each as a list of rows of cells."""
+    tables, cur = [], []
+    for line in text.split("\n") + [""]:
+        if line.startswith("|"):
+            cur.append(cells(line))
+        elif cur:
+            tables.append(cur)
+            cur = []
+    return tables
+
+
 def cells(row):
     return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
 
@@ -209,6 +227,60 @@ class DocTablesTest(unittest.TestCase):
             self.assertEqual(columns(h), columns(header), "%s: the columns differ" % where)
             scaled = [c for a in argv for c in SCALED.get(a, ())]
             self.assertEqual(keys(h, r, scaled), keys(header, rows, scaled),
+                             "%s: the rows differ" % where)
+
+    def test_script_tables(self):
+        """docs/variants.md's tables of `jobs/ffn_forms.py summary FILE --markdown` (the Nth
+        such marker shows the Nth table it prints): rerun on a small ffn_authors.yaml (one
+        start of 6 tokens per setting; --rerun 0: its numpy cross-check is not a table), the
+        same columns and the same rows (the leading key columns)."""
+        marked = []
+        with open(os.path.join(SRC, "docs", "variants.md")) as fh:
+            lines = fh.read().split("\n")
+        for i, line in enumerate(lines):
+            m = SCRIPT_MARK.match(line)
+            if m:
+                j = i + 1
+                while not lines[j].startswith("|"):
+                    j += 1
+                table = []
+                while lines[j].startswith("|"):
+                    table.append(cells(lines[j]))
+                    j += 1
+                marked.append((i + 1, shlex.split(m.group(1)), table))
+        self.assertEqual(len(marked), 2)
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        spec = os.path.join(tmp.name, "ffn_authors.yaml")
+        with open(spec, "w") as fh:
+            fh.write(example("ffn_authors", [(r"^replicates: 10", "replicates: 1"),
+                                             (r"n: 20, dt", "n: 6, dt")]))
+        h5 = os.path.join(tmp.name, "ffn_authors.h5")
+        p = subprocess.run([exe, "run", spec, "-o", h5], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        outputs = {}
+        for k, (line, argv, table) in enumerate(marked):
+            where = "docs/variants.md:%d" % line
+            self.assertEqual(argv[:2], ["/usr/bin/python3", "jobs/ffn_forms.py"], where)
+            args = [h5 if a == "ffn_authors.h5" else a for a in argv[2:]]
+            key = tuple(args)
+            if key not in outputs:
+                p = subprocess.run([sys.executable, os.path.join(SRC, "jobs", "ffn_forms.py")] +
+                                   args + ["--rerun", "0"], capture_output=True, text=True,
+                                   timeout=300)
+                self.assertEqual(p.returncode, 0, "%s: %s" % (where, p.stderr[-2000:]))
+                outputs[key] = all_md_tables(p.stdout)
+            nth = sum(1 for m in marked[:k] if m[1] == argv)
+            self.assertGreater(len(outputs[key]), nth, where)
+            got = outputs[key][nth]
+            self.assertEqual(got[0], table[0], "%s: the columns differ" % where)
+            nk = next(c for c, h in enumerate(table[0]) if h not in SCRIPT_KEYS)
+            self.assertGreaterEqual(nk, 3, where)
+            self.assertEqual(sorted(r[:nk] for r in got[2:]), sorted(r[:nk] for r in table[2:]),
                              "%s: the rows differ" % where)
 
     def test_projection_table(self):
