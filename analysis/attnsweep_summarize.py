@@ -2019,12 +2019,16 @@ def pivot_robustness(rf, by, where, bins, key):
             ident = tuple(r[:nb + 2])
             rows.append(r[:nb + 3] + [r[rix["trials"]]] +
                         [cells.get((ident, v), "-") for v in values])
-            trows.append([latex_escape(c) for c in r[:nb + 1]] + [r[rix["x (median)"]]] +
+            # LaTeX: the group (its keys and the nearest theorem) in one text column
+            trows.append([r"\newline ".join([tex_eq(n, k) for n, k in zip(by, r[:nb])] +
+                                             [latex_escape(r[nb])])] + [r[rix["x (median)"]]] +
                          [r[rix["trials"]]] +
                          [_tex_pivot_cell(cells.get((ident, v), "-")) for v in values])
         header = rt.header[:nb + 3] + ["trials"] + ["%s = %s" % (key, v) for v in values]
-        tex_cols = rt.tex_cols[:nb + 2] + [("trials", _tex_num("2.4em"))] + \
-            [(latex_escape("%s = %s" % (key, v)), _tex_num("4.8em")) for v in values]
+        # narrower than the table without --columns: the text columns need the room
+        tex_cols = [("group" if nb else "near theorem", _TEX_TEXT),
+                    (rt.tex_cols[nb + 1][0], _tex_num("5.2em")), ("trials", _tex_num("2.4em"))] + \
+            [(latex_escape("%s = %s" % (key, v)), _tex_num("4.2em")) for v in values]
         notes = ["Columns: the values of %s; a cell is consistent/judged = the fraction "
                  "consistent [Wilson 95%% CI] of the row's trials at that value (near_verdict); "
                  "x (median) and trials are over the whole row. csv: the same cells in long "

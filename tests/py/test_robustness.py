@@ -133,20 +133,6 @@ def test_csv_is_one_table(self, text):
     self.assertEqual(list(df.columns[:3]), ["near_theorem", "distance", "bin"])
 
 
-def md_tables(text):
-    """{title without its ", by KEY" tail: (header, rows)} of the md tables in the output."""
-    out, title, lines = {}, None, []
-    for line in text.split("\n") + ["## end"]:
-        if line.startswith("## "):
-            if title and lines:
-                cells = [[c.strip() for c in l.strip().strip("|").split("|")] for l in lines]
-                out[title.split(" (")[0].split(", by ")[0]] = (cells[0], cells[2:])
-            title, lines = line[3:], []
-        elif line.startswith("|") and title:
-            lines.append(line)
-    return out
-
-
 def in_bin(row, v, last):
     """Whether v (rounded as the program rounds, to 10 digits) lies in the point of a csv row:
     [lo, hi), or [lo, hi] for the last bin of its side and for a single value."""
@@ -261,71 +247,6 @@ class RobustnessTest(unittest.TestCase):
         self.assertTrue(axes[0].get_ylabel())
         scales = {ax.get_title(): ax.get_xscale() for ax in axes}
         self.assertEqual(scales["dist_m_posdef"], "symlog")  # both signs over four decades
-
-    def test_columns_pivot(self):
-        """--columns T: each cell's consistent/judged, recomputed from the rows at that T; the
-        row's trials the sum over T; the csv the long table of --by ...,T. --stat --columns:
-        each cell's k/n of the trials at that T."""
-        a = self.a.copy()
-        ts = np.array([5.0, 15.0, 45.0])
-        a["T"] = ts[np.arange(len(a)) % 3]
-        a["d"] = np.where(np.arange(len(a)) % 7 < 3, 2, 3)
-        p = os.path.join(self.tmp.name, "cols.h5")
-        write(p, a)
-        self.addCleanup(os.remove, p)
-        rc, out, err = run([p, "--robustness", "--by", "d", "--columns", "T", "--bins", "1"])
-        self.assertEqual(rc, 0, err)
-        tabs = md_tables(out)
-        head, rows = tabs["near verdict against near_dist"]
-        self.assertEqual(head, ["d", "near theorem", "near_dist", "x (median)", "trials",
-                                "T = 5", "T = 15", "T = 45"])
-        near = np.array([LABELS["theorem"][c] for c in a["near_theorem"]])
-        nv = np.array([LABELS["verdict"][c] for c in a["near_verdict"]])
-        side = np.sign(a["near_dist"])
-        self.assertEqual(sum(int(r[4]) for r in rows), int(np.isin(near, ["identity",
-                                                                          "good"]).sum()))
-        for r in rows:
-            # --bins 1: a point per side of 0 (its label a value or [lo, hi])
-            sgn = 0.0 if r[2] == "0" else 1.0
-            sel = (a["d"] == int(r[0])) & (near == r[1]) & (side == sgn)
-            self.assertEqual(int(r[4]), int(sel.sum()), r)
-            for t, cell in zip(ts, r[5:]):
-                at = sel & (a["T"] == t)
-                k = int((at & (nv == "consistent")).sum())
-                j = int((at & np.isin(nv, JUDGED)).sum())
-                p_, lo, hi = wilson_ref(k, j)
-                self.assertEqual(cell, "%d/%d = %.3f [%.3f, %.3f]" % (k, j, p_, lo, hi), r)
-        # csv: the long table of --by d,T, which pandas reads as one table
-        rc, out_c, err = run([p, "--robustness", "--by", "d", "--columns", "T", "--bins", "1",
-                              "--format", "csv"])
-        self.assertEqual(rc, 0, err)
-        rc, out_l, err = run([p, "--robustness", "--by", "d,T", "--bins", "1", "--format",
-                              "csv"])
-        self.assertEqual(out_c, out_l)
-        self.assertTrue(out_c.startswith("d,T,near_theorem,distance,bin,"))
-        rc, out_t, err = run([p, "--robustness", "--by", "d", "--columns", "T", "--bins", "1",
-                              "--format", "latex"])
-        self.assertEqual(rc, 0, err)
-        self.assertIn("T = 45", out_t)
-        # --stat --columns: k/n of near_verdict == consistent among the trials at each T
-        rc, out, err = run([p, "--stat", "near_verdict:=consistent", "--by", "d", "--columns",
-                            "T"])
-        self.assertEqual(rc, 0, err)
-        (head, rows), = md_tables(out).values()
-        self.assertEqual(head, ["d", "trials", "T = 5", "T = 15", "T = 45"])
-        for r in rows:
-            sel = a["d"] == int(r[0])
-            self.assertEqual(int(r[1]), int(sel.sum()))
-            for t, cell in zip(ts, r[2:]):
-                at = sel & (a["T"] == t)
-                k = int((at & (nv == "consistent")).sum())
-                self.assertTrue(cell.endswith("(%d/%d)" % (k, int(at.sum()))), (r, cell))
-        for bad in (["--robustness", "--columns", "T", "--by", "d,T"],
-                    ["--columns", "T"], ["--robustness", "--columns", "nosuchkey"],
-                    ["--robustness", "--columns", "T", "--png", "x.png"]):
-            rc, out, err = run([p] + bad)
-            self.assertEqual(rc, 2, bad)
-            self.assertIn("--columns", err, bad)
 
     def test_table1_near_miss_columns(self):
         rc, out, err = run([self.path, "--table1", "--format", "csv"])
