@@ -1970,14 +1970,14 @@ def robustness_tables(rf, by, where, bins=12, columns=None):
 
 def _check_columns(rf, key, by):
     """--columns KEY: one axis of the file, not also a --by axis."""
+    if "," in key:
+        raise UsageError("--columns takes one key, not %s" % key)
     try:
         rf.field_kind(key)
     except schema.SchemaError as e:
         raise UsageError("--columns: %s" % e)
     if key in by:
         raise UsageError("--columns %s: %s is also a --by axis" % (key, key))
-    if "," in key:
-        raise UsageError("--columns takes one key, not %s" % key)
 
 
 def _column_order(labels):

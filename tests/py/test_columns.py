@@ -104,7 +104,9 @@ class ColumnsTest(unittest.TestCase):
                 self.assertTrue(cell.endswith("(%d/%d)" % (k, int(at.sum()))), (r, cell))
         for bad in (["--robustness", "--columns", "T", "--by", "d,T"],
                     ["--columns", "T"], ["--robustness", "--columns", "nosuchkey"],
-                    ["--robustness", "--columns", "T", "--png", "x.png"]):
+                    ["--robustness", "--columns", "T", "--png", "x.png"],
+                    ["--stat", "n_clusters", "--columns", "T,d"],
+                    ["--robustness", "--columns", "T", "--pair"]):
             rc, out, err = tr.run([p] + bad)
             self.assertEqual(rc, 2, bad)
             self.assertIn("--columns", err, bad)
