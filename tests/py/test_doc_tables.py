@@ -75,9 +75,11 @@ def specs():
             "sinkhorn": "attention: sinkhorn, sinkhorn_iters: 100, sinkhorn_tol: 1.0e-9",
             "nomask": "mask: none", "causal": "mask: causal"}
     out = {n + ".h5": base.replace("NAME", n).replace("KEYS", k) for n, k in keys.items()}
-    # the snapshot times (the --series columns) need T = 3000: one start of 8 tokens per beta
+    # the snapshot times (the --series columns) need T = 3000: one start of 6 tokens per beta,
+    # a coarser step
     out["sphere_beta.h5"] = small(doc_base_yaml("sphere_beta"), [
-        (r"^replicates: 6$", "replicates: 1"), (r"n: 32, T: 3000", "n: 8, T: 3000")])
+        (r"^replicates: 6$", "replicates: 1"),
+        (r"n: 32, T: 3000, dt: 0.1", "n: 6, T: 3000, dt: 0.5")])
     out["skip.h5"] = example("skip", [(r"^replicates: 10", "replicates: 1"),
                                       (r"n: 32, d: 8", "n: 8, d: 3")])
     out["multihead.h5"] = example("multihead", [(r"^replicates: 20", "replicates: 1"),
