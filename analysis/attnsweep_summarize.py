@@ -27,6 +27,7 @@ import ast
 import io
 import math
 import os
+import re
 import sys
 import textwrap
 
@@ -1346,9 +1347,15 @@ def _check_axes(rf, names, what):
             raise UsageError("%s: %s" % (what, e))
 
 
-def stat_tables(rfs, by, where, stats):
-    """--stat: the statistics per --by group (and per file when there are several). Returns
-    (preamble lines, [Table])."""
+def stat_tables(rfs, by, where, stats, columns=None):
+    """--stat: the statistics per --by group (and per file when there are several). columns:
+    a key whose values become columns (--columns; pivot_stat_table). Returns (preamble lines,
+    [Table])."""
+    if columns is not None:
+        for rf in rfs:
+            _check_columns(rf, columns, by)
+        pre, tables = stat_tables(rfs, list(by) + [columns], where, stats)
+        return pre, [pivot_stat_table(tables[0], len(rfs) > 1, by, columns, stats)]
     labels = file_labels(rfs)
     multi = len(rfs) > 1
     pre, rows, crows = [], [], []
@@ -1380,6 +1387,40 @@ def stat_tables(rfs, by, where, stats):
     title = ("statistics by " + ", ".join(key_names)) if key_names else "statistics, all trials"
     return pre, [Table(title, header, rows, key_names + ["trials"] + chead, crows, notes,
                        tex_cols, trows)]
+
+
+def pivot_stat_table(t, multi, by, key, stats):
+    """--stat --columns KEY: the long table of --by AXES,KEY with one row per --by group (and
+    file) and, per value of KEY, a column of each statistic (headed "KEY = value", or
+    "STAT, KEY = value" for several statistics); trials: the row's total. The csv stays the
+    long table (tidy: DataFrame.pivot gives this layout back)."""
+    nk = len(by) + (1 if multi else 0)
+    values = _column_order(dict.fromkeys(r[nk] for r in t.rows))
+    ns = len(t.header) - nk - 2
+    order, cells, total = [], {}, {}
+    for r in t.rows:
+        ident = tuple(r[:nk])
+        if ident not in total:
+            order.append(ident)
+            total[ident] = 0
+        total[ident] += int(r[nk + 1])
+        cells[ident, r[nk]] = r[nk + 2:]
+    heads = t.header[nk + 2:]
+    header = t.header[:nk] + ["trials"] + \
+        [("%s = %s" % (key, v)) if ns == 1 else "%s, %s = %s" % (h, key, v)
+         for v in values for h in heads]
+    rows = [list(ident) + [str(total[ident])] +
+            [c for v in values for c in cells.get((ident, v), ["-"] * ns)] for ident in order]
+    notes = ["Columns: %s at each value of %s; trials: the row's total. csv: the same cells in "
+             "long format (the table of --by %s)." % (
+                 ", ".join(st.title for st in stats), key, ",".join(list(by) + [key]))] + \
+        t.notes
+    keys = (["file"] if multi else []) + list(by)
+    title = "statistics%s, a column per %s: %s" % (
+        (" by " + ", ".join(keys)) if keys else "", key, ", ".join(st.title for st in stats))
+    return Table(title, header, rows, t.csv_header, t.csv_rows, notes,
+                 [(latex_escape(h), _TEX_TEXT) for h in header],
+                 [[latex_escape(c) for c in r] for r in rows])
 
 
 def append_stat_columns(table, stats, results):
@@ -1819,11 +1860,14 @@ def series_tables(rf, by, where, names):
     return pre, [Table(title, header, rows, chead, crows, notes, tex_cols, trows)], plot
 
 
-def robustness_tables(rf, by, where, bins=12):
+def robustness_tables(rf, by, where, bins=12, columns=None):
     """--robustness: for each hypothesis distance of hypotheses(rf) the file has, the verdict
     against the nearest theorem (near_verdict) against that distance, over the trials whose
-    nearest theorem has the hypothesis, grouped by the --by axes and near_theorem. Returns
-    (preamble lines, [Table], plot data {'panels': [...], 'where'})."""
+    nearest theorem has the hypothesis, grouped by the --by axes and near_theorem. columns: a
+    key whose values become columns (--columns; pivot_robustness). Returns (preamble lines,
+    [Table], plot data {'panels': [...], 'where'})."""
+    if columns is not None:
+        return pivot_robustness(rf, by, where, bins, columns)
     mask = where_mask(rf, where)
     need = ["near_theorem", "near_verdict"]
     missing = [f for f in need if f not in rf.fields]
@@ -1922,6 +1966,87 @@ def robustness_tables(rf, by, where, bins=12):
     if joined_all:
         pre += baseline_note(joined_all)
     return pre, tables, {"panels": panels, "where": where}
+
+
+def _check_columns(rf, key, by):
+    """--columns KEY: one axis of the file, not also a --by axis."""
+    if "," in key:
+        raise UsageError("--columns takes one key, not %s" % key)
+    try:
+        rf.field_kind(key)
+    except schema.SchemaError as e:
+        raise UsageError("--columns: %s" % e)
+    if key in by:
+        raise UsageError("--columns %s: %s is also a --by axis" % (key, key))
+
+
+def _column_order(labels):
+    """The column values in order: numerically when every one is a number, else as met."""
+    try:
+        return sorted(labels, key=float)
+    except ValueError:
+        return list(labels)
+
+
+def pivot_robustness(rf, by, where, bins, key):
+    """--robustness --columns KEY: the robustness tables with one row per --by group, nearest
+    theorem and distance point, and one column per value of KEY: consistent/judged = fraction
+    [Wilson 95% CI] of the row's trials at that value (e.g. KEY = T: the same curve at each
+    horizon side by side). x (median) and trials are over the whole row (every value of KEY).
+    The distance points are those of the table without --columns (bins over all selected
+    trials). csv: the tidy long form, the table of --by AXES,KEY (one row per row and value;
+    pandas' DataFrame.pivot gives this layout back). Returns robustness_tables' triple."""
+    _check_columns(rf, key, by)
+    pre, long_tables, robust = robustness_tables(rf, list(by) + [key], where, bins)
+    _, row_tables, _ = robustness_tables(rf, list(by), where, bins)
+    nb = len(by)
+    tables = []
+    for lt, rt in zip(long_tables, row_tables):
+        # the long table's rows: by..., KEY, near theorem, point, x, trials, judged, counts
+        head = lt.header
+        ix = {h: j for j, h in enumerate(head)}
+        values = _column_order(dict.fromkeys(r[nb] for r in lt.rows))
+        cells = {}
+        for r in lt.rows:
+            ident = tuple(r[:nb] + r[nb + 1:nb + 3])
+            k, j = int(r[ix["consistent"]]), int(r[ix["judged"]])
+            frac = r[ix["consistent [95% CI]"]]
+            cells[ident, r[nb]] = "%d/%d = %s" % (k, j, frac) if j else \
+                "- (%s trials, none judged)" % r[ix["trials"]]
+        rows, trows = [], []
+        rix = {h: j for j, h in enumerate(rt.header)}
+        for r in rt.rows:
+            ident = tuple(r[:nb + 2])
+            rows.append(r[:nb + 3] + [r[rix["trials"]]] +
+                        [cells.get((ident, v), "-") for v in values])
+            # LaTeX: the group (its keys and the nearest theorem) in one text column
+            trows.append([r"\newline ".join([tex_eq(n, k) for n, k in zip(by, r[:nb])] +
+                                             [latex_escape(r[nb])])] + [r[rix["x (median)"]]] +
+                         [r[rix["trials"]]] +
+                         [_tex_pivot_cell(cells.get((ident, v), "-")) for v in values])
+        header = rt.header[:nb + 3] + ["trials"] + ["%s = %s" % (key, v) for v in values]
+        # narrower than the table without --columns: the text columns need the room
+        tex_cols = [("group" if nb else "near theorem", _TEX_TEXT),
+                    (rt.tex_cols[nb + 1][0], _tex_num("5.2em")), ("trials", _tex_num("2.4em"))] + \
+            [(latex_escape("%s = %s" % (key, v)), _tex_num("4.2em")) for v in values]
+        notes = ["Columns: the values of %s; a cell is consistent/judged = the fraction "
+                 "consistent [Wilson 95%% CI] of the row's trials at that value (near_verdict); "
+                 "x (median) and trials are over the whole row. csv: the same cells in long "
+                 "format (the table of --by %s)." % (key, ",".join(list(by) + [key]))] + \
+            rt.notes
+        tables.append(Table(rt.title + ", by " + key, header, rows, lt.csv_header,
+                            lt.csv_rows, notes, tex_cols, trows))
+    return pre, tables, robust
+
+
+def _tex_pivot_cell(cell):
+    """LaTeX of a pivot cell "k/n = f [lo, hi]": the fraction over its interval and counts."""
+    m = re.match(r"^(\d+)/(\d+) = ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]$", cell)
+    if not m:
+        return "--"
+    k, n, f, lo, hi = m.groups()
+    return r"%s\newline%s--%s\newline(%s/%s)" % (_tex_p(float(f)), _tex_p(float(lo)),
+                                                  _tex_p(float(hi)), k, n)
 
 
 def near_miss_stats(rf, cols, mask, outer):
@@ -2136,6 +2261,9 @@ def main(argv=None):
     ap.add_argument("--robustness", action="store_true",
                     help="verdict against the nearest theorem (near_verdict) against each "
                     "hypothesis distance (dist_*, near_dist): a table each, --png a figure")
+    ap.add_argument("--columns", metavar="KEY",
+                    help="--robustness or --stat: one column per value of KEY (e.g. T), the "
+                    "rows the --by groups (csv: long format)")
     ap.add_argument("--measure", action="store_true",
                     help="the empirical measure (cluster masses, hull vertices, ref_w1) per "
                          "--by group (default n)")
@@ -2195,6 +2323,12 @@ def _run(args):
         raise UsageError("--robustness goes without --phase and --table1")
     if args.measure and (args.phase or args.table1 or args.robustness or args.png):
         raise UsageError("--measure goes without --phase, --table1, --robustness and --png")
+    if args.columns is not None and not (args.robustness or args.stat) or \
+            args.columns is not None and args.pair is not None:
+        raise UsageError("--columns goes with --robustness or --stat, without --pair")
+    if args.columns is not None and args.png:
+        raise UsageError("--columns goes without --png (the figure of --by ...,%s draws the "
+                         "same curves)" % args.columns)
     if args.verdict and not args.phase:
         raise UsageError("--verdict goes with --phase")
     if args.drop_empty and not args.table1:
@@ -2240,7 +2374,8 @@ def _run(args):
                                                 parse_by(args.series) or [])
             phase = None
         elif args.robustness:
-            pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins)
+            pre, tables, robust = robustness_tables(rf, by or [], args.where, bins=args.bins,
+                                                     columns=args.columns)
             phase = None
         elif args.measure:
             pre, tables = measure_tables(rf, ["n"] if by is None else by, args.where)
@@ -2384,7 +2519,8 @@ def many_tables(rfs, args):
             default_pair_stats(rfs, masks)
         return pair_tables(rfs, keys, by, args.where, stats)
     if args.stat:
-        return stat_tables(rfs, by, args.where, parse_stat_tokens(rfs, args.stat))
+        return stat_tables(rfs, by, args.where, parse_stat_tokens(rfs, args.stat),
+                           columns=args.columns)
     # several files, the default table: one table, the file as the first key
     labels = file_labels(rfs)
     if args.by is None:

@@ -12,8 +12,22 @@
  * gathered per rank and stage (8 n d), and whether the R-rank stage gave the 1-rank bits; and
  * the replicated part of a stage (everything every part does besides its own rows: the
  * transformed tokens, A = G M, F from H; timed with no attention rows at all), the serial
- * fraction of the projection. */
+ * fraction of the projection.
+ *
+ *   bench_group --model N0 D T1 TREP [B ALPHA]
+ *
+ * prints, without MPI, the projection of docs/meanfield.md ("Projection to thousands of
+ * ranks") from a measurement of the above at n = N0, d = D: T1 seconds per stage on one rank,
+ * TREP seconds of its replicated part; B bytes/s and ALPHA s latency of the interconnect
+ * (default 10 GB/s, 2 us). Per stage and rank, t_s = T1 / N0^2 and t_r = TREP / N0:
+ *   compute t_s n^2 / R, replicated t_r n, exchange (R - 1) / R 8 n d / B + a(R),
+ *   a(R) = R alpha + 2 log2(R) alpha (a ring all-gather and an all-reduce),
+ *   E(R) = 1 / (1 + R (t_r n + 8 n d / B + a(R)) / (t_s n^2)),
+ * and E again with t_s / 5 (a core 5 times faster), as a markdown table with a row per (n, R)
+ * of model_rows[], R = 0 standing for ceil(n / AS_ATTENTION_STREAM_TILE) (one tile per rank,
+ * the most ranks a trial can use). */
 #include <inttypes.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +116,67 @@ static int time_stages(MPI_Comm comm, int n, int d, int stages, int none, const 
   return 0;
 }
 
+/* The (n, R) rows of the projection table; R = 0: one tile per rank. */
+static const struct {
+  double n;
+  int R;
+} model_rows[] = {{5e4, 2}, {5e4, 16},  {5e4, 64},   {5e4, 0},    {1e5, 128},
+                  {1e5, 0}, {1e6, 512}, {1e6, 1024}, {1e6, 2048}, {1e6, 0}};
+
+/* n with thousands separators (50,000). */
+static void thousands(double n, char *buf, size_t len) {
+  char digits[32];
+  snprintf(digits, sizeof digits, "%.0f", n);
+  size_t k = strlen(digits), o = 0;
+  for (size_t i = 0; i < k && o + 2 < len; i++) {
+    if (i && (k - i) % 3 == 0) buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
+}
+
+static double model_efficiency(double ts, double tr, double n, double d, double R, double B,
+                               double alpha) {
+  double a = R * alpha + 2.0 * log2(R) * alpha;
+  return 1.0 / (1.0 + R * (tr * n + 8.0 * n * d / B + a) / (ts * n * n));
+}
+
+static int model(int argc, char **argv) {
+  if (argc != 6 && argc != 8) {
+    fprintf(stderr, "usage: bench_group --model N0 D T1 TREP [B ALPHA]\n");
+    return 2;
+  }
+  char *end = NULL;
+  double v[6] = {0, 0, 0, 0, 1e10, 2e-6};
+  for (int i = 2; i < argc; i++) {
+    v[i - 2] = strtod(argv[i], &end);
+    if (end == argv[i] || *end || !(v[i - 2] > 0) || !isfinite(v[i - 2])) {
+      fprintf(stderr, "bench_group --model: argument %d (%s) is not a positive number\n", i,
+              argv[i]);
+      return 2;
+    }
+  }
+  const double n0 = v[0], d = v[1], ts = v[2] / (n0 * n0), tr = v[3] / n0, B = v[4], alpha = v[5];
+  printf("bench_group --model: t_s = %.3g s per score (T1 %g s / n0^2, n0 = %g), t_r = %.3g s "
+         "per token (%g s / n0), d = %g, B = %g bytes/s, alpha = %g s\n\n",
+         ts, v[2], n0, tr, v[3], d, B, alpha);
+  printf("| n | R | compute [s] | replicated [ms] | exchange [ms] | E(R) | E(R), t_s / 5 |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < sizeof model_rows / sizeof model_rows[0]; i++) {
+    const double n = model_rows[i].n;
+    const double R = model_rows[i].R ? model_rows[i].R : ceil(n / AS_ATTENTION_STREAM_TILE);
+    const double xchg = (R - 1.0) / R * 8.0 * n * d / B + R * alpha + 2.0 * log2(R) * alpha;
+    char nb[32];
+    thousands(n, nb, sizeof nb);
+    printf("| %s | %.0f | %.3g | %.3g | %.2g | %.3f | %.3f |\n", nb, R, ts * n * n / R,
+           1e3 * tr * n, 1e3 * xchg, model_efficiency(ts, tr, n, d, R, B, alpha),
+           model_efficiency(ts / 5.0, tr, n, d, R, B, alpha));
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--model") == 0) return model(argc, argv);
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -9,6 +9,7 @@ runs. Needs the built attnsweep ($ATTNSWEEP) to run the sweeps.
 """
 
 import io
+import math
 import os
 import re
 import shlex
@@ -45,15 +46,25 @@ def example(name, subs):
         return small(fh.read(), subs)
 
 
-def doc_base_yaml():
-    """The base.yaml heredoc of docs/variants.md (the Sinkformer and causal-mask sweeps)."""
+def doc_base_yaml(name="base"):
+    """The NAME.yaml heredoc of docs/variants.md (base: the Sinkformer and causal-mask sweeps;
+    sphere_beta: the sphere's metastability)."""
     with open(os.path.join(SRC, "docs", "variants.md")) as fh:
         text = fh.read()
-    m = re.search(r"cat >base\.yaml <<'YAML'\n(.*?)\n\s*YAML\n", text, re.S)
-    assert m, "docs/variants.md has no base.yaml"
+    m = re.search(r"cat >%s\.yaml <<'YAML'\n(.*?)\n\s*YAML\n" % re.escape(name), text, re.S)
+    assert m, "docs/variants.md has no %s.yaml" % name
     lines = m.group(1).split("\n")
     indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
     return "\n".join(l[indent:] for l in lines) + "\n"
+
+
+def doc_yaml(doc, name):
+    """The ```yaml block of docs/DOC whose spec is named NAME."""
+    with open(os.path.join(SRC, "docs", doc)) as fh:
+        text = fh.read()
+    m = re.search(r"```yaml\n(name: %s\n.*?)```" % re.escape(name), text, re.S)
+    assert m, "docs/%s has no spec named %s" % (doc, name)
+    return m.group(1)
 
 
 def specs():
@@ -64,6 +75,11 @@ def specs():
             "sinkhorn": "attention: sinkhorn, sinkhorn_iters: 100, sinkhorn_tol: 1.0e-9",
             "nomask": "mask: none", "causal": "mask: causal"}
     out = {n + ".h5": base.replace("NAME", n).replace("KEYS", k) for n, k in keys.items()}
+    # the snapshot times (the --series columns) need T = 3000: one start of 6 tokens per beta,
+    # a coarser step
+    out["sphere_beta.h5"] = small(doc_base_yaml("sphere_beta"), [
+        (r"^replicates: 6$", "replicates: 1"),
+        (r"n: 32, T: 3000, dt: 0.1", "n: 6, T: 3000, dt: 0.5")])
     out["skip.h5"] = example("skip", [(r"^replicates: 10", "replicates: 1"),
                                       (r"n: 32, d: 8", "n: 8, d: 3")])
     out["multihead.h5"] = example("multihead", [(r"^replicates: 20", "replicates: 1"),
@@ -81,6 +97,11 @@ def specs():
     out["horizons.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1")])
     out["horizons_fixed.h5"] = example("horizons", [(r"^replicates: 10", "replicates: 1"),
                                                     (r"^  T_decide: 1.05", "  T_decide: 0")])
+    out["horizon.h5"] = small(doc_yaml("robustness-of-theorems.md", "horizon"),
+                              [(r"^replicates: 20", "replicates: 2")])
+    out["meanfield.h5"] = example("meanfield", [
+        (r"n: \[100000, 10000, 1000, 100\]", "n: [400, 200, 100, 50]"),
+        (r"reference_n: \[10000, 1000, 100, 10\]", "reference_n: [40, 20, 10, 5]")])
     out["meanfield_seeds.h5"] = example("meanfield_seeds", [
         (r"^replicates: 8", "replicates: 1"), (r"n: \[10000, 1000, 100\]", "n: [200, 100, 50]"),
         (r"reference_n: \[1000, 100, 10\]", "reference_n: [20, 10, 5]")])
@@ -89,7 +110,9 @@ def specs():
 
 #: files whose small version has other values of a grouping column (the number of rows and
 #: the other columns are still compared)
-SCALED = {"meanfield_seeds.h5": ("n",)}
+SCALED = {"meanfield_seeds.h5": ("n",), "meanfield.h5": ("n",),
+          # two starts per point: the distance bin's bounds and medians are the sample's
+          "horizon.h5": ("near_dist", "x (median)")}
 
 
 def doc_tables():
@@ -113,6 +136,24 @@ def doc_tables():
             found.append((doc, i + 1, shlex.split(m.group(1)), cells(table[0]),
                           [cells(r) for r in table[2:]]))
     return found
+
+
+#: a table printed by a shipped script (jobs/): `<!-- table: /usr/bin/python3 jobs/... -->`
+SCRIPT_MARK = re.compile(r"^<!-- table: (/usr/bin/python3 jobs/.*) -->$")
+#: the key columns of those tables (the leading ones with these names)
+SCRIPT_KEYS = ("form", "case", "T", "V", "d", "x0")
+
+
+def all_md_tables(text):
+    """Every md table of an output, each as a list of rows of cells."""
+    tables, cur = [], []
+    for line in text.split("\n") + [""]:
+        if line.startswith("|"):
+            cur.append(cells(line))
+        elif cur:
+            tables.append(cur)
+            cur = []
+    return tables
 
 
 def cells(row):
@@ -148,7 +189,7 @@ def keys(header, rows, scaled=()):
     n = min([header.index(c) for c in VALUE_START if c in header] + [len(header)])
     if "observable" in header:
         n = header.index("observable") + 1
-    if not any(c in header[:n] for c in VALUE_START + ("observable",)):
+    if not any(c in header for c in VALUE_START + ("observable",)):
         n = 1  # a table without a count column (--measure): its first column
     return sorted(tuple("*" if header[k] in scaled else r[k] for k in range(n)) for r in rows)
 
@@ -189,6 +230,101 @@ class DocTablesTest(unittest.TestCase):
             scaled = [c for a in argv for c in SCALED.get(a, ())]
             self.assertEqual(keys(h, r, scaled), keys(header, rows, scaled),
                              "%s: the rows differ" % where)
+
+    def test_script_tables(self):
+        """docs/variants.md's tables of `jobs/ffn_forms.py summary FILE --markdown` (the Nth
+        such marker shows the Nth table it prints): rerun on a small ffn_authors.yaml (one
+        start of 6 tokens per setting; --rerun 0: its numpy cross-check is not a table), the
+        same columns and the same rows (the leading key columns)."""
+        marked = []
+        with open(os.path.join(SRC, "docs", "variants.md")) as fh:
+            lines = fh.read().split("\n")
+        for i, line in enumerate(lines):
+            m = SCRIPT_MARK.match(line)
+            if m:
+                j = i + 1
+                while not lines[j].startswith("|"):
+                    j += 1
+                table = []
+                while lines[j].startswith("|"):
+                    table.append(cells(lines[j]))
+                    j += 1
+                marked.append((i + 1, shlex.split(m.group(1)), table))
+        self.assertEqual(len(marked), 2)
+        exe = os.environ.get("ATTNSWEEP")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("ATTNSWEEP (the built executable) not given")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        spec = os.path.join(tmp.name, "ffn_authors.yaml")
+        with open(spec, "w") as fh:
+            fh.write(example("ffn_authors", [(r"^replicates: 10", "replicates: 1"),
+                                             (r"n: 20, dt", "n: 6, dt")]))
+        h5 = os.path.join(tmp.name, "ffn_authors.h5")
+        p = subprocess.run([exe, "run", spec, "-o", h5], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        outputs = {}
+        for k, (line, argv, table) in enumerate(marked):
+            where = "docs/variants.md:%d" % line
+            self.assertEqual(argv[:2], ["/usr/bin/python3", "jobs/ffn_forms.py"], where)
+            args = [h5 if a == "ffn_authors.h5" else a for a in argv[2:]]
+            key = tuple(args)
+            if key not in outputs:
+                p = subprocess.run([sys.executable, os.path.join(SRC, "jobs", "ffn_forms.py")] +
+                                   args + ["--rerun", "0"], capture_output=True, text=True,
+                                   timeout=300)
+                self.assertEqual(p.returncode, 0, "%s: %s" % (where, p.stderr[-2000:]))
+                outputs[key] = all_md_tables(p.stdout)
+            nth = sum(1 for m in marked[:k] if m[1] == argv)
+            self.assertGreater(len(outputs[key]), nth, where)
+            got = outputs[key][nth]
+            self.assertEqual(got[0], table[0], "%s: the columns differ" % where)
+            nk = next(c for c, h in enumerate(table[0]) if h not in SCRIPT_KEYS)
+            self.assertGreaterEqual(nk, 3, where)
+            self.assertEqual(sorted(r[:nk] for r in got[2:]), sorted(r[:nk] for r in table[2:]),
+                             "%s: the rows differ" % where)
+
+    def test_projection_table(self):
+        """docs/meanfield.md's projection table is `bench_group --model ...` (the marker): the
+        same columns and (n, R) rows, and every E(R) the formula of the doc's text gives,
+        recomputed here; one of them, E(196) at n = 50,000, derived by hand."""
+        with open(os.path.join(SRC, "docs", "meanfield.md")) as fh:
+            lines = fh.read().split("\n")
+        marks = [i for i, l in enumerate(lines) if l.startswith("<!-- table: bench_group ")]
+        self.assertEqual(len(marks), 1)
+        argv = shlex.split(lines[marks[0]][len("<!-- table: "):-len(" -->")])
+        self.assertIn("build/dev/bench/" + " ".join(argv), lines[marks[0] + 1])
+        j = marks[0] + 1
+        while not lines[j].startswith("|"):
+            j += 1
+        doc = []
+        while lines[j].startswith("|"):
+            doc.append(cells(lines[j]))
+            j += 1
+        self.assertGreaterEqual(len(doc), 3)
+        exe = os.environ.get("ATTNSWEEP")
+        bench = os.path.join(os.path.dirname(exe or ""), "bench", "bench_group")
+        if not exe or not os.access(bench, os.X_OK):
+            self.skipTest("bench_group (next to $ATTNSWEEP) not built")
+        p = subprocess.run([bench] + argv[1:], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = [cells(l) for l in p.stdout.split("\n") if l.startswith("|")]
+        self.assertEqual(out[0], doc[0], "the columns differ")
+        self.assertEqual([r[:2] for r in out[2:]], [r[:2] for r in doc[2:]], "the rows differ")
+        n0, d, t1, trep, B, alpha = (float(a) for a in argv[2:8])
+        ts, tr = t1 / n0 ** 2, trep / n0
+        for r in out[2:]:
+            n, R = float(r[0].replace(",", "")), float(r[1])
+            a = R * alpha + 2 * math.log2(R) * alpha
+            for t, cell in ((ts, r[5]), (ts / 5, r[6])):
+                e = 1 / (1 + R * (tr * n + 8 * n * d / B + a) / (t * n * n))
+                self.assertAlmostEqual(float(cell), e, delta=5e-4, msg=r)
+        # by hand: t_r n = 8.22e-3, 8 n d / B = 8e-5, a(196) = 196 * 2e-6 + 2 * 7.615 * 2e-6
+        # = 4.22e-4; R times their sum = 1.7095 against t_s n^2 = 50.343: E = 1 / 1.03396
+        row = [r for r in out if r[:2] == ["50,000", "196"]]
+        self.assertEqual(len(row), 1)
+        self.assertEqual(row[0][5], "0.967")
 
 
 if __name__ == "__main__":
