@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """attnsweep summarize: summary tables (and figures) from an attnsweep results file.
 
-usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format md|csv|latex]
+usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR]
+                           [--format md|csv|latex|netcdf|parquet]
                            [--width column|page] [--table1 [--drop-empty]]
                            [--phase PARAM [--verdict near|exact] [--bins N] [--png FILE]]
                            [--robustness [--bins N] [--png FILE]] [--measure]
@@ -15,7 +16,7 @@ usage: attnsweep summarize OUT.h5 [--by AXIS[,AXIS...]] [--where EXPR] [--format
 Reads the file through schema.py only (docs/analysis.md describes every column). Runs with
 Debian's /usr/bin/python3 (python3-numpy, python3-h5py; python3-matplotlib for figures;
 python3-scipy for the bootstrap intervals of means). Without --format, -o FILE's extension
-(.csv, .tex, .md) chooses the format.
+(.csv, .tex, .md; .nc and .parquet: the csv's table as netCDF or Parquet) chooses the format.
 Exit codes: 0 done; 2 bad arguments, an unknown field or label, or not a results file; 3 the
 file cannot be read, an output (-o, --png) cannot be written, a needed Python module is
 missing, or an internal error (ATTNSWEEP_DEBUG=1 shows its traceback); 130 interrupted. Every
@@ -2237,7 +2238,7 @@ def main(argv=None):
     ap.add_argument("--by", help="group by these axes, comma separated: any /trials field "
                     "(theorem, d, n, eps, vfamily, ...) or flag_<name>; default theorem")
     ap.add_argument("--where", help="filter rows, e.g. \"d == 2 and theorem == 'good'\"")
-    ap.add_argument("--format", choices=("md", "csv", "latex"),
+    ap.add_argument("--format", choices=("md", "csv", "latex", "parquet", "netcdf"),
                     help="md (default), csv or latex; without it, -o FILE's extension "
                     "(.csv, .tex, .md) chooses")
     ap.add_argument("--width", choices=("column", "page"), default="column",
@@ -2388,11 +2389,19 @@ def _run(args):
                                                 defaults=not args.table1 and not args.phase,
                                                 verdict=args.verdict,
                                                 drop_empty=args.drop_empty)
-        text = render(tables, args.format, pre, args.width)
+        if args.format in BINARY_FORMATS:
+            write_table_file(tables, args.format, pre, args.output)
+            for line in pre:
+                print(line, file=sys.stderr)
+            text = None
+        else:
+            text = render(tables, args.format, pre, args.width)
         if args.format == "csv":
             for line in pre:
                 print(line, file=sys.stderr)
-        if args.output:
+        if text is None:
+            pass
+        elif args.output:
             try:
                 with open(args.output, "w") as fh:
                     fh.write(text)
@@ -2500,13 +2509,54 @@ def paired_curves(args):
 
 
 def output_format(args):
-    """The output format: --format, else the extension of -o (.csv, .tex, .md), else md."""
+    """The output format: --format, else the extension of -o (.csv, .tex, .md, .parquet,
+    .nc), else md."""
     if args.format:
-        return args.format
-    if args.output:
+        fmt = args.format
+    elif args.output:
         ext = os.path.splitext(args.output)[1].lower()
-        return {".csv": "csv", ".tex": "latex", ".md": "md"}.get(ext, "md")
-    return "md"
+        fmt = {".csv": "csv", ".tex": "latex", ".md": "md", ".parquet": "parquet",
+               ".nc": "netcdf"}.get(ext, "md")
+    else:
+        fmt = "md"
+    if fmt in BINARY_FORMATS and not args.output:
+        raise UsageError("--format %s writes a file: give -o FILE" % fmt)
+    return fmt
+
+
+BINARY_FORMATS = ("parquet", "netcdf")
+
+
+def write_table_file(tables, fmt, pre, path):
+    """The csv of the tables (one table: the tidy csv) as a pandas frame, written as Parquet
+    (pandas' to_parquet: needs pyarrow or fastparquet) or netCDF (xarray, one dimension `row`;
+    netCDF 4 with python3-netcdf4, else netCDF 3 through scipy). Strings stay strings, empty
+    cells of a text column become "", numbers keep NaN."""
+    import io
+    import pandas as pd
+    df = pd.read_csv(io.StringIO(render(tables, "csv", pre)))
+    for c in df.columns:
+        if df[c].dtype == object:
+            df[c] = df[c].fillna("").astype(str)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    try:
+        if fmt == "parquet":
+            try:
+                df.to_parquet(tmp)
+            except ImportError as e:
+                raise schema.FileAccessError(
+                    "cannot write %s: Parquet needs pyarrow or fastparquet (%s), which Debian 12 "
+                    "does not package; write -o FILE.csv (or .nc) and convert it where pyarrow "
+                    "is installed" % (path, str(e).split("\n")[0]))
+        else:
+            ds = df.rename_axis("row").to_xarray()
+            ds.to_netcdf(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise schema.FileAccessError("cannot write %s: %s" % (path, e))
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def many_tables(rfs, args):
@@ -2568,6 +2618,11 @@ def many_tables(rfs, args):
 
 
 def _emit(args, fmt, pre, tables):
+    if fmt in BINARY_FORMATS:
+        write_table_file(tables, fmt, pre, args.output)
+        for line in pre + [n for t in tables for n in t.notes]:
+            print(line, file=sys.stderr)
+        return 0
     text = render(tables, fmt, pre, args.width)
     if fmt == "csv":  # the csv is the table alone; what explains it goes to stderr
         for line in pre + [n for t in tables for n in t.notes]:
