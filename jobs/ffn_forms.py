@@ -602,8 +602,9 @@ def hyperplanes(path, markdown):
     trials = read_trials(path)
     for t in trials:
         if "final_tokens" not in t or "V" not in t:
-            sys.exit("%s: trial %d: no stored final tokens or V (output: {final: true, "
-                     "matrices: true})" % (path, t["trial"]))
+            print("%s: trial %d: no stored final tokens or V (output: {final: true, "
+                  "matrices: true})" % (path, t["trial"]), file=sys.stderr)
+            return 2
     scales = sorted({float(t["init_scale"]) for t in trials})
     rows = []
     for key, ts in groups_in_order(trials, lambda t: (
@@ -631,13 +632,14 @@ def paper2d(path, markdown):
     """docs/variants.md, "The authors' feed-forward experiment, in their setting" (the spec
     ffn_paper2d written out there): per V, sigma, W and T, the levels of l_1^T z(T) and the
     greedy line cover of z(T) at 1e-3 and 1e-2, max_i |z_i(T)| / max_i |z_i(0)| (Euclidean
-    norms of the tokens) and the tokens that never moved (abs(z_i(T) - z_i(0)) <= 1e-6 of the diameter of z(T)). Needs initial and final
-    tokens and matrices in the file."""
+    norms of the tokens) and the tokens that never moved (abs(z_i(T) - z_i(0)) <= 1e-6 of the
+    diameter of z(T)). Needs initial and final tokens and matrices in the file."""
     trials = read_trials(path)
     for t in trials:
         if any(k not in t for k in ("initial_tokens", "final_tokens", "V")):
-            sys.exit("%s: trial %d: no stored initial or final tokens or V (output: {initial: "
-                     "true, final: true, matrices: true})" % (path, t["trial"]))
+            print("%s: trial %d: no stored initial or final tokens or V (output: {initial: "
+                  "true, final: true, matrices: true})" % (path, t["trial"]), file=sys.stderr)
+            return 2
     rows = []
     for key, ts in groups_in_order(trials, lambda t: (
             "paper V" if v_label(t) == "paperV" else "%s V" % v_label(t).capitalize(),
