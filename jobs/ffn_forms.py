@@ -19,6 +19,11 @@ Usage:
                      [--inits box5,box05,pos5,sphere,gauss] [--Vs paper,perron,good] [--markdown]
                                both forms integrated here from draws of its own
   ffn_forms.py summary FILE.h5 [--rerun K] [--markdown]
+  ffn_forms.py hyperplanes FILE.h5 [--markdown]
+                               jobs/examples/ffn.yaml's file: the "Feed-forward parts" table
+  ffn_forms.py paper2d FILE.h5 [--markdown]
+                               the ffn_paper2d file (spec in docs/variants.md): the table of
+                               "The authors' feed-forward experiment, in their setting"
   ffn_forms.py check FILE.h5 [--rerun K] [--markdown]
                                an attnsweep results file (rk4; bulk initial, final, matrices;
                                vars z: the printed form, vars x: the x form): the tables of
@@ -119,6 +124,37 @@ def levels(c, tol):
     if scale == 0.0:
         return 1
     return 1 + int(np.sum(np.diff(c) > tol * scale))
+
+
+def lines(Z, tol):
+    """A greedy cover of the tokens Z (n x d) by lines: each step takes, among the lines
+    through two tokens not yet covered, the one that holds the most tokens not yet covered (the
+    first such pair in index order), a token being on a line when its distance to it is at most
+    tol * the diameter of Z; tokens left that no such line holds (one token, or tokens closer
+    than that to each other) take one more line. The number of lines."""
+    Z = np.asarray(Z, dtype=float)
+    diam = np.max(np.linalg.norm(Z[:, None] - Z[None], axis=2)) if len(Z) > 1 else 0.0
+    eps = tol * diam
+    left = np.ones(len(Z), dtype=bool)
+    count = 0
+    while left.any():
+        idx = np.flatnonzero(left)
+        I, J = np.triu_indices(len(idx), 1)
+        I, J = idx[I], idx[J]
+        U = Z[J] - Z[I]
+        nu = np.linalg.norm(U, axis=1)
+        keep = nu > eps  # coincident tokens give no direction
+        if not keep.any():
+            return count + 1
+        I, U = I[keep], U[keep] / nu[keep, None]
+        R = Z[None, :, :] - Z[I][:, None, :]  # pairs x tokens x d
+        dist = np.linalg.norm(R - np.einsum("pn,pd->pnd", np.einsum("pnd,pd->pn", R, U), U),
+                              axis=2)
+        on = dist <= eps
+        best = int(np.argmax((on & left).sum(axis=1)))
+        left &= ~on[best]
+        count += 1
+    return count
 
 
 def init_tokens(rng, kind, n, d):
@@ -296,35 +332,67 @@ def selftest():
     return 0 if ok else 1
 
 
+def read_trials(path):
+    """The trials of an attnsweep results file, one dict each: every field of /trials (enum
+    fields as their labels), and the bulk arrays the file stores ("initial_tokens",
+    "final_tokens" as n x d, "V", "M" as d x d; absent ones left out)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        tr = f["/trials"][...]
+        enums = {}
+        for k in tr.dtype.names:
+            e = h5py.check_enum_dtype(tr.dtype[k])
+            if e is not None:
+                enums[k] = {v: n for n, v in e.items()}
+        shapes = {"initial_tokens": "nd", "final_tokens": "nd", "V": "dd", "M": "dd"}
+        bulk = {}
+        for k in shapes:
+            if "/bulk/" + k in f and "/bulk/%s_offset" % k in f:
+                bulk[k] = (f["/bulk/" + k][...], f["/bulk/%s_offset" % k][...])
+    out = []
+    for i, r in enumerate(tr):
+        t = {k: enums[k][r[k]] if k in enums else r[k].item() for k in tr.dtype.names}
+        dims = {"n": int(r["n"]), "d": int(r["d"])}
+        for k, (data, off) in bulk.items():
+            t[k] = data[off[i]:off[i + 1]].reshape(dims[shapes[k][0]], dims[shapes[k][1]])
+        out.append(t)
+    return out
+
+
+def v_label(t):
+    """The V of a trial as the spec named it: its family, "paperV" for the paper's matrix."""
+    fam = t["vfamily"]
+    if fam == "explicit" and "V" in t and t["V"].shape == PAPER_V.shape \
+            and np.allclose(t["V"], PAPER_V, rtol=0, atol=1e-12):
+        return "paperV"
+    return fam
+
+
+def ffn_case(t):
+    """base, or sigma_I / sigma_W (the feed-forward nonlinearity and W = I or random)."""
+    if t["ffn"] == "none":
+        return "base"
+    return "%s_%s" % (t["ffn"], "I" if t["ffn_w"] == "identity" else "W")
+
+
 def load(path, rerun_replicates):
     """One dict per trial of an attnsweep results file (rk4, z or x variables, base model or
     the inside form; bulk initial and final tokens and matrices): the coordinates, measure()'s
     numbers, and for W = I trials of replicate < rerun_replicates the relative difference to a
     rerun here (of l_1^T z at every T, of the tokens for T <= 20)."""
-    import h5py
-
-    with h5py.File(path, "r") as f:
-        tr = f["/trials"][...]
-        enums = {k: {v: n for n, v in h5py.check_enum_dtype(tr.dtype[k]).items()}
-                 for k in ("case_name", "ffn", "ffn_w", "init", "vars", "method", "outcome")}
-        off = {k: f["/bulk/%s_offset" % k][...] for k in
-               ("initial_tokens", "final_tokens", "V", "M")}
-        data = {k: f["/bulk/" + k][...] for k in off}
+    trials = read_trials(path)
     out = []
-    for i, r in enumerate(tr):
+    for i, r in enumerate(trials):
         n, d = int(r["n"]), int(r["d"])
-        form = enums["vars"][r["vars"]]  # z: the printed equation; x: the x form
-        method = enums["method"][r["method"]]
+        form = r["vars"]  # z: the printed equation; x: the x form
+        method = r["method"]
         assert method in ("rk4", "euler"), method
-        assert enums["outcome"][r["outcome"]] in ("reached_T", "settled"), (i, r["outcome"])
-        sl = lambda k: data[k][off[k][i]:off[k][i + 1]]
-        X0 = sl("initial_tokens").reshape(n, d)
-        F = sl("final_tokens").reshape(n, d)
-        V = sl("V").reshape(d, d)
-        M = sl("M").reshape(d, d)
+        assert r["outcome"] in ("reached_T", "settled"), (i, r["outcome"])
+        X0, F, V, M = r["initial_tokens"], r["final_tokens"], r["V"], r["M"]
         T, dt = float(r["t_final"]), float(r["dt"])
-        sigma = enums["ffn"][r["ffn"]]
-        wk = enums["ffn_w"][r["ffn_w"]]
+        sigma = r["ffn"]
+        wk = r["ffn_w"]
         if form == "z":
             Z, X = F, F @ expm_eig(V)(T).T
         else:
@@ -354,10 +422,11 @@ def load(path, rerun_replicates):
                                     np.max(np.abs((Fp - Fr) @ l1)) / np.max(np.abs(Fr @ l1)),
                                     np.max(np.abs(Fp - Fr)) / np.max(np.abs(Fr)) if T <= 20
                                     else 0.0)
-        parts = enums["case_name"][r["case_name"]].split("/")
-        m.update(form=form, vfam=parts[1], d=d, n=n, init="%s %g" % (enums["init"][r["init"]],
-                                                              float(r["init_scale"])),
-                 T=T, sigma=sigma, W=wk, case=parts[-1],
+        # the V and the case from the trial's own coordinates (not from positions in the case
+        # label, which differ between specs)
+        m.update(form=form, vfam=v_label(r), d=d, n=n,
+                 init="%s %g" % (r["init"], float(r["init_scale"])),
+                 T=T, sigma=sigma, W=wk, case=ffn_case(r),
                  phi_orthant=bool(np.all(phi > 0) or np.all(phi < 0)),
                  up=bool(np.all(Z >= X0)) if form == "z" else False)
         out.append(m)
@@ -508,6 +577,107 @@ def summary(path, markdown, rerun):
     return rerun_verdict(ts)
 
 
+def groups_in_order(trials, key):
+    """[(key, trials)] in the order the keys first appear (the sweep's order)."""
+    out = {}
+    for t in trials:
+        out.setdefault(key(t), []).append(t)
+    return list(out.items())
+
+
+def z_final(t):
+    """The final tokens in the rescaled variables z (vars x: z = e^{-TV} x)."""
+    F = t["final_tokens"]
+    if t["vars"] == "x":
+        return F @ expm_eig(t["V"])(-float(t["t_final"])).T
+    return F
+
+
+def hyperplanes(path, markdown):
+    """docs/variants.md, "Feed-forward parts" (jobs/examples/ffn.yaml): per case, sigma, form,
+    W and method of the file, the hyperplanes (levels of l_1^T z(T), l_1 the left leading
+    eigenvector of the stored V, levels closer than 1e-3 max abs(l_1^T z) merged), how many
+    trials end on at most three, and max_i abs(z_i(T)) (largest entry) over the initial box's
+    scale. Needs final tokens and matrices in the file."""
+    trials = read_trials(path)
+    for t in trials:
+        if "final_tokens" not in t or "V" not in t:
+            print("%s: trial %d: no stored final tokens or V (output: {final: true, "
+                  "matrices: true})" % (path, t["trial"]), file=sys.stderr)
+            return 2
+    scales = sorted({float(t["init_scale"]) for t in trials})
+    rows = []
+    for key, ts in groups_in_order(trials, lambda t: (
+            t["case_name"].split("/")[0], t["ffn"],
+            "-" if t["ffn"] == "none" else t["ffn_form"],
+            "-" if t["ffn"] == "none" else t["ffn_w"], t["method"])):
+        hp, big = [], []
+        for t in ts:
+            Z = z_final(t)
+            if not np.all(np.isfinite(Z)):
+                continue
+            hp.append(levels(Z @ leading(t["V"])[2], 1e-3))
+            big.append(np.max(np.abs(Z)) / float(t["init_scale"]))
+        rows.append(list(key) + [
+            "%g [%g]" % (np.median(hp), np.max(hp)) if hp else "-",
+            "%d/%d" % (sum(1 for h in hp if h <= 3), len(ts)),
+            "%.2g" % np.median(big) if big else "-"])
+    head = ["case", "sigma", "form", "W", "method", "hyperplanes l_1^T z med [max]",
+            "<= 3 hyperplanes", "max_i abs(z_i) / %s med" % "/".join("%g" % s for s in scales)]
+    print_table(head, rows, markdown)
+    return 0
+
+
+def paper2d(path, markdown):
+    """docs/variants.md, "The authors' feed-forward experiment, in their setting" (the spec
+    ffn_paper2d written out there): per V, sigma, W and T, the levels of l_1^T z(T) and the
+    greedy line cover of z(T) at 1e-3 and 1e-2, max_i |z_i(T)| / max_i |z_i(0)| (Euclidean
+    norms of the tokens) and the tokens that never moved (abs(z_i(T) - z_i(0)) <= 1e-6 of the
+    diameter of z(T)). Needs initial and final tokens and matrices in the file."""
+    trials = read_trials(path)
+    for t in trials:
+        if any(k not in t for k in ("initial_tokens", "final_tokens", "V")):
+            print("%s: trial %d: no stored initial or final tokens or V (output: {initial: "
+                  "true, final: true, matrices: true})" % (path, t["trial"]), file=sys.stderr)
+            return 2
+    rows = []
+    for key, ts in groups_in_order(trials, lambda t: (
+            "paper V" if v_label(t) == "paperV" else "%s V" % v_label(t).capitalize(),
+            "base" if t["ffn"] == "none" else "%s, %s" % (
+                t["ffn"], "I" if t["ffn_w"] == "identity" else t["ffn_w"]),
+            float(t["t_final"]))):
+        ms = []
+        for t in ts:
+            Z, X0 = z_final(t), t["initial_tokens"]
+            c = Z @ leading(t["V"])[2]
+            diam = np.max(np.linalg.norm(Z[:, None] - Z[None], axis=2))
+            ms.append({"lev3": levels(c, 1e-3), "lev2": levels(c, 1e-2),
+                       "lin3": lines(Z, 1e-3), "lin2": lines(Z, 1e-2),
+                       "zratio": np.max(np.linalg.norm(Z, axis=1)) /
+                       np.max(np.linalg.norm(X0, axis=1)),
+                       "still": int(np.sum(np.linalg.norm(Z - X0, axis=1) <= 1e-6 * diam))})
+        med = lambda k: agg(ms, k, np.median)
+        mx = lambda k: agg(ms, k, np.max)
+        le3 = lambda k: sum(1 for m in ms if m[k] <= 3)
+        rows.append(["%s, %s" % key[:2], "%g" % key[2],
+                     "%g [%g] / %g [%g]" % (med("lev3"), mx("lev3"), med("lev2"), mx("lev2")),
+                     "%d / %d" % (le3("lev3"), le3("lev2")),
+                     "%g [%g] / %g [%g]" % (med("lin3"), mx("lin3"), med("lin2"), mx("lin2")),
+                     "%d / %d" % (le3("lin3"), le3("lin2")),
+                     "%s [%s, %s]" % (fmt(med("zratio")), fmt(agg(ms, "zratio", np.min)),
+                                      fmt(mx("zratio"))),
+                     "%g [%g]" % (med("still"), mx("still"))])
+    # by (V, sigma, W) in the order the sweep first has them, then by T
+    first = list(dict.fromkeys(r[0] for r in rows))
+    rows.sort(key=lambda r: (first.index(r[0]), float(r[1])))
+    head = ["V, sigma, W", "T", "levels l_1^T z med [max] (1e-3 / 1e-2)",
+            "<= 3 levels (1e-3 / 1e-2)", "lines med [max] (1e-3 / 1e-2)",
+            "<= 3 lines (1e-3 / 1e-2)", "max abs(z(T)) / max abs(z(0)) med [min, max]",
+            "tokens that never moved med [max]"]
+    print_table(head, rows, markdown)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", nargs="?", default="table")
@@ -531,6 +701,10 @@ def main():
         return check(args.file, args.markdown, args.rerun)
     if args.what == "summary":
         return summary(args.file, args.markdown, args.rerun)
+    if args.what == "hyperplanes":
+        return hyperplanes(args.file, args.markdown)
+    if args.what == "paper2d":
+        return paper2d(args.file, args.markdown)
     table(args)
     return 0
 
