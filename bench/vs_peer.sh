@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# vs_peer.sh: `attnsweep bench trials` against the compiled one-trial-at-a-time peer
+# (bench/peer_numba.py, python3-numba) in alternating pairs on one core (issue 37).
+#
+# usage: bench/vs_peer.sh ATTNSWEEP [PAIRS]   (default 3 pairs)
+#
+# Each pair: the whole batched trials of `attnsweep bench trials` (the worker's path: triple,
+# spectral analysis, tokens, integration, classifier, record), then the peer's trials/s on
+# the same core; prints both figures and their ratio per pair, and the CPU and ISA line of
+# the bench. Both pinned to the same core (taskset) with one BLAS thread.
+set -euo pipefail
+bin=$1
+pairs=${2:-3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1
+core=$(($(nproc) - 1))
+/usr/bin/python3 -c "import numba" 2>/dev/null || {
+  echo "vs_peer.sh: python3-numba is not installed (apt-get install python3-numba)" >&2
+  exit 77
+}
+grep -m1 "model name" /proc/cpuinfo
+for p in $(seq 1 "$pairs"); do
+  out=$(taskset -c "$core" "$bin" bench trials)
+  [ "$p" = 1 ] && head -n 1 <<<"$out"
+  ours=$(sed -n 's/.* \([0-9][0-9]*\) trials\/s batched.*/\1/p' <<<"$out")
+  peer_line=$(taskset -c "$core" /usr/bin/python3 "$here/peer_numba.py" 2000 3)
+  peer=$(sed -n 's/.*, \([0-9][0-9]*\) trials\/s (fastest.*/\1/p' <<<"$peer_line")
+  awk -v p="$p" -v a="$ours" -v b="$peer" 'BEGIN {
+    printf "pair %d: attnsweep whole trials batched %d /s, peer %d /s, ratio %.1fx\n", p, a, b, a / b }'
+done
