@@ -110,41 +110,50 @@ static ssize_t read_at(int fd, unsigned char *p, size_t len, off_t off) {
   return (ssize_t)got;
 }
 
-/* Scans an open journal file descriptor (header already validated by the caller). */
+/* Entries read per pread by scan_fd: one system call per entry was most of the close-time check
+ * of a run's journals (`perf`: 7% of a 4,000-trial paper-setting run). */
+#define AS_JOURNAL_SCAN_CHUNK 64
+
+/* Scans an open journal file descriptor (header already validated by the caller): whole
+ * entries, AS_JOURNAL_SCAN_CHUNK at a time; bytes after the last whole entry are a torn tail. */
 static as_status scan_fd(int fd, const char *path, as_journal_visit_fn visit, void *ctx,
                          as_journal_scan *scan) {
   as_status st = AS_OK;
-  unsigned char *e = malloc(AS_JOURNAL_ENTRY_BYTES);
+  const size_t E = AS_JOURNAL_ENTRY_BYTES;
+  unsigned char *buf = malloc(AS_JOURNAL_SCAN_CHUNK * E);
   as_record *rec = malloc(sizeof *rec);
-  AS_CHECK_ALLOC(e);
+  AS_CHECK_ALLOC(buf);
   AS_CHECK_ALLOC(rec);
   off_t off = AS_JOURNAL_HEADER_BYTES;
   scan->valid_bytes = (uint64_t)off;
   for (;;) {
-    ssize_t k = read_at(fd, e, AS_JOURNAL_ENTRY_BYTES, off);
+    ssize_t k = read_at(fd, buf, AS_JOURNAL_SCAN_CHUNK * E, off);
     AS_CHECK(k >= 0, AS_ERR_IO, "%s: read failed: %s", path, strerror(errno));
-    if (k == 0) break;
-    if ((size_t)k < AS_JOURNAL_ENTRY_BYTES) {
-      scan->torn_bytes = (uint64_t)k;
+    const size_t whole = (size_t)k / E;
+    for (size_t i = 0; i < whole; i++) {
+      const unsigned char *e = buf + i * E;
+      uint32_t magic, crc;
+      memcpy(&magic, e, 4);
+      memcpy(&crc, e + 16 + sizeof(as_record), 4);
+      if (magic != entry_magic || crc != as_crc32(e, 16 + sizeof(as_record))) {
+        scan->entries_bad++;
+      } else {
+        scan->entries_ok++;
+        if (visit) {
+          memcpy(rec, e + 16, sizeof *rec);
+          AS_TRY(visit(rec, ctx));
+        }
+      }
+      off += (off_t)E;
+      scan->valid_bytes = (uint64_t)off;
+    }
+    if ((size_t)k < AS_JOURNAL_SCAN_CHUNK * E) { /* the end of the file */
+      if ((size_t)k % E) scan->torn_bytes = (uint64_t)((size_t)k % E);
       break;
     }
-    uint32_t magic, crc;
-    memcpy(&magic, e, 4);
-    memcpy(&crc, e + 16 + sizeof(as_record), 4);
-    if (magic != entry_magic || crc != as_crc32(e, 16 + sizeof(as_record))) {
-      scan->entries_bad++;
-    } else {
-      scan->entries_ok++;
-      if (visit) {
-        memcpy(rec, e + 16, sizeof *rec);
-        AS_TRY(visit(rec, ctx));
-      }
-    }
-    off += (off_t)AS_JOURNAL_ENTRY_BYTES;
-    scan->valid_bytes = (uint64_t)off;
   }
 cleanup:
-  free(e);
+  free(buf);
   free(rec);
   return st;
 }
