@@ -115,6 +115,18 @@ SCALED = {"meanfield_seeds.h5": ("n",), "meanfield.h5": ("n",),
           "horizon.h5": ("near_dist", "x (median)")}
 
 
+def table_after(lines, i):
+    """The lines of the first markdown table after line i (0-based; [] when none follows)."""
+    j = i + 1
+    while j < len(lines) and not lines[j].startswith("|"):
+        j += 1
+    table = []
+    while j < len(lines) and lines[j].startswith("|"):
+        table.append(lines[j])
+        j += 1
+    return table
+
+
 def doc_tables():
     """[(doc, line, argv, header, rows)] of every marked table."""
     found = []
@@ -125,13 +137,7 @@ def doc_tables():
             m = MARK.match(line)
             if not m:
                 continue
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("|"):
-                j += 1
-            table = []
-            while j < len(lines) and lines[j].startswith("|"):
-                table.append(lines[j])
-                j += 1
+            table = table_after(lines, i)
             assert len(table) >= 3, "%s:%d: no table after the marker" % (doc, i + 1)
             found.append((doc, i + 1, shlex.split(m.group(1)), cells(table[0]),
                           [cells(r) for r in table[2:]]))
@@ -257,13 +263,7 @@ class DocTablesTest(unittest.TestCase):
         for i, line in enumerate(lines):
             m = SCRIPT_MARK.match(line)
             if m:
-                j = i + 1
-                while not lines[j].startswith("|"):
-                    j += 1
-                table = []
-                while lines[j].startswith("|"):
-                    table.append(cells(lines[j]))
-                    j += 1
+                table = [cells(r) for r in table_after(lines, i)]
                 marked.append((i + 1, shlex.split(m.group(1)), table))
         self.assertEqual(len(marked), 4)
         exe = os.environ.get("ATTNSWEEP")
@@ -316,13 +316,7 @@ class DocTablesTest(unittest.TestCase):
         self.assertEqual(len(marks), 1)
         argv = shlex.split(lines[marks[0]][len("<!-- table: "):-len(" -->")])
         self.assertIn("build/dev/bench/" + " ".join(argv), lines[marks[0] + 1])
-        j = marks[0] + 1
-        while not lines[j].startswith("|"):
-            j += 1
-        doc = []
-        while lines[j].startswith("|"):
-            doc.append(cells(lines[j]))
-            j += 1
+        doc = [cells(r) for r in table_after(lines, marks[0])]
         self.assertGreaterEqual(len(doc), 3)
         exe = os.environ.get("ATTNSWEEP")
         bench = os.path.join(os.path.dirname(exe or ""), "bench", "bench_group")
