@@ -238,6 +238,12 @@ double as_cost_memory(const as_trial *t) {
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
   double b = as_pipeline_bytes(t->n, t->d, m);
   if (t->reference_n > 0) b += as_pipeline_bytes(t->reference_n, t->d, m); /* ref_w1's run */
+  /* Sinkhorn's scratch (3 n^2 + 8 n doubles, dyn_model.c), which the pipeline's estimate of a
+   * softmax trial leaves out: 1.5 times its S and P. */
+  if (t->attn.attention == AS_ATTN_SINKHORN) {
+    b += 8.0 * (double)as_attention_sinkhorn_doubles(t->n);
+    if (t->reference_n > 0) b += 8.0 * (double)as_attention_sinkhorn_doubles(t->reference_n);
+  }
   for (int k = 0; k < AS_BULK_COUNT; k++) b += 8.0 * (double)counts[k];
   return b;
 }

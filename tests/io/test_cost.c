@@ -78,6 +78,9 @@ static void test_work_bytes(void) {
   AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
   sk.attn.sinkhorn_iters = 3;
   AS_EXPECT(as_cost_sinkhorn_iters(&sk) == 3, "capped iterations");
+  /* ... and its scratch in the memory estimate: 3 n^2 + 8 n doubles more than softmax. */
+  AS_EXPECT_CLOSE(as_cost_memory(&sk) - as_cost_memory(&t),
+                  8.0 * (3.0 * t.n * (double)t.n + 8.0 * t.n), 1e-12, 0);
   /* DOPRI5 with step control: the steps grow linearly with T and the rate of V (identity V
    * times v_scale: the rate is v_scale), all as rtol^(-1/5). */
   as_trial dp = t;
