@@ -223,9 +223,11 @@ uint32_t as_results_row_crc(const as_record *rec);
 /* Packed rows, for copying rows between files without converting them (merge): a row in the
  * file's own layout, as_results_row_bytes() bytes, its fields in record order, each as its
  * little-endian bytes (the message as its text, zeros after the NUL): the bytes
- * as_results_row_crc hashes. as_results_row_decode turns one into a record and
- * as_results_row_key reads only its trial index and outcome. Pure. */
+ * as_results_row_crc hashes. as_results_row_pack makes one of a record,
+ * as_results_row_decode turns one into a record and as_results_row_key reads only its trial
+ * index and outcome. Pure. */
 size_t as_results_row_bytes(void);
+void as_results_row_pack(const as_record *rec, void *row);
 void as_results_row_decode(const void *row, as_record *rec);
 void as_results_row_key(const void *row, uint64_t *trial, int *outcome);
 

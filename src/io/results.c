@@ -113,6 +113,8 @@ struct as_results {
   unsigned char *pack;              /* scratch: the records being written as packed rows */
   uint32_t *pack_crcs;              /* ... and their checksums */
   size_t pack_cap;                  /* rows of pack */
+  hid_t row_type; /* /trials' file type, the packed rows' memory type (H5I_INVALID_HID: not
+                     yet asked for; one H5Dget_type per write was 0.5% of a run) */
   int64_t segment;                  /* row of /segments this open began, -1 none */
   as_results_segment seg;           /* its content */
 };
@@ -312,6 +314,10 @@ static void row_pack(const as_record *rec, unsigned char *buf) {
 #define AS_X_PUT(kind, name, doc) k += put_field(buf + k, &rec->name, sizeof rec->name);
   AS_RECORD_FIELDS(AS_X_PUT)
 #undef AS_X_PUT
+}
+
+void as_results_row_pack(const as_record *rec, void *row) {
+  row_pack(rec, row);
 }
 
 uint32_t as_results_row_crc(const as_record *rec) {
@@ -563,6 +569,7 @@ static as_status results_alloc(MPI_Comm comm, as_results **out) {
   rf->comm = MPI_COMM_NULL;
   rf->size = 1;
   rf->file = rf->trials = rf->rec_mem = rf->col_mem = rf->segs = rf->seg_mem = H5I_INVALID_HID;
+  rf->row_type = H5I_INVALID_HID;
   for (int k = 0; k < AS_BULK_COUNT; k++) rf->bulk[k] = rf->crc_bulk[k] = H5I_INVALID_HID;
   rf->crc_trials = H5I_INVALID_HID;
   rf->segment = -1;
@@ -591,6 +598,7 @@ static void results_free(as_results *rf) {
   free(rf->crcs);
   free(rf->pack);
   free(rf->pack_crcs);
+  if (rf->row_type >= 0) H5Tclose(rf->row_type);
   if (rf->trials >= 0) H5Dclose(rf->trials);
   if (rf->segs >= 0) H5Dclose(rf->segs);
   if (rf->rec_mem >= 0) H5Tclose(rf->rec_mem);
@@ -1590,6 +1598,18 @@ cleanup:
   return st;
 }
 
+/* /trials' file type, asked of HDF5 once per open file: the memory type of packed rows. */
+static as_status packed_type(as_results *rf, hid_t *out) {
+  as_status st = AS_OK;
+  if (rf->row_type < 0) AS_H5_ID(rf->row_type, H5Dget_type(rf->trials));
+  AS_CHECK(H5Tget_size(rf->row_type) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
+           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
+           (size_t)H5Tget_size(rf->row_type));
+  *out = rf->row_type;
+cleanup:
+  return st;
+}
+
 /* The records are packed here (the bytes their checksums cover, in the file's row type) and
  * written without an HDF5 conversion: finding the conversion path of the large compound type on
  * every write was 4.5% of a paper-setting run (strcmp and H5T_cmp under H5Dwrite). */
@@ -1612,13 +1632,9 @@ as_status as_results_write_records(as_results *rf, const as_record *recs, size_t
     row_pack(&recs[i], row);
     rf->pack_crcs[i] = as_crc32(row, ROW_CRC_BYTES);
   }
-  AS_H5_ID(ft, H5Dget_type(rf->trials));
-  AS_CHECK(H5Tget_size(ft) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
-           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
-           (size_t)H5Tget_size(ft));
+  AS_TRY(packed_type(rf, &ft));
   AS_TRY(rows_write(rf, ft, rf->pack, recs, NULL, rf->pack_crcs, count));
 cleanup:
-  if (ft >= 0) H5Tclose(ft);
   return st;
 }
 
@@ -1629,13 +1645,9 @@ as_status as_results_write_rows_raw(as_results *rf, const void *rows, const uint
   AS_CHECK(rf && ((rows && trials && crcs) || count == 0), AS_ERR_ARG,
            "as_results_write_rows_raw: NULL argument");
   if (count == 0) return AS_OK;
-  AS_H5_ID(ft, H5Dget_type(rf->trials));
-  AS_CHECK(H5Tget_size(ft) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
-           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
-           (size_t)H5Tget_size(ft));
+  AS_TRY(packed_type(rf, &ft));
   AS_TRY(rows_write(rf, ft, rows, NULL, trials, crcs, count));
 cleanup:
-  if (ft >= 0) H5Tclose(ft);
   return st;
 }
 
