@@ -47,20 +47,24 @@
 #define AK_W 8
 #define AK(name) name##_avx512
 #define AK_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define AK_TAB8(t, i) _mm512_permutexvar_pd((__m512i)(i), _mm512_load_pd(t))
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
+#undef AK_TAB8
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #define AK_W 4
 #define AK(name) name##_avx2
 #define AK_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define AK_TAB8(t, i) _mm256_i64gather_pd(t, (__m256i)(i), 8)
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
+#undef AK_TAB8
 #pragma GCC pop_options
 #endif
 
@@ -71,13 +75,19 @@ static inline __attribute__((always_inline)) as_v2 as_fma2(as_v2 a, as_v2 b, as_
   for (int l = 0; l < 2; l++) r[l] = fma(a[l], b[l], c[l]);
   return r;
 }
+typedef int64_t as_v2i __attribute__((vector_size(16)));
+static inline __attribute__((always_inline)) as_v2 as_tab2(const double *t, as_v2i i) {
+  return (as_v2){t[i[0]], t[i[1]]};
+}
 #define AK_W 2
 #define AK(name) name##_plain
 #define AK_FMA(a, b, c) as_fma2(a, b, c)
+#define AK_TAB8(t, i) as_tab2(t, i)
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
+#undef AK_TAB8
 
 /* The instruction set of the kernels: 2 AVX-512F, 1 AVX2, 0 the baseline; the CPU's (with
  * FMA), capped by ATTNSWEEP_ISA (attention.h), read once. */

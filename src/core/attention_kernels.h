@@ -3,6 +3,7 @@
  *   AK_W            the vector width in doubles (8 AVX-512F, 4 AVX2, 2 the baseline),
  *   AK(name)        the name of this set's version of `name`,
  *   AK_FMA(a, b, c) a * b + c rounded once, lane by lane,
+ *   AK_TAB8(t, i)   the doubles t[i] lane by lane, t a table of 8, i a vector of indices 0..7,
  * and selecting the target (#pragma GCC target). Every version performs the same operations on
  * every entry, only W entries at a time, and rounds each of them exactly as C does (an FMA is
  * one correctly rounded operation on every machine; nothing is contracted otherwise: ISO C,
@@ -35,12 +36,15 @@ static inline __attribute__((always_inline)) AK(v) AK(max)(AK(v) s, AK(v) b) {
 /* e^a in place for the U vectors a[0..U) of entries a <= 0 (-inf allowed; NaN gives 0):
  * exactly 0 below -AS_EXP_CUT, where e^a is below the smallest normal number (so no subnormal
  * ever enters the arithmetic), exactly 1 at 0.
- * a = k ln2 + r with k = round(a / ln2) and |r| <= ln2 / 2 (Cody and Waite's two-part ln2,
- * both parts by FMA), e^r by a polynomial of degree 11 by Horner's rule in FMAs (AS_EXP_POLY:
- * within 3.4e-17 relative), then the exact product with 2^k, k in [-1021, 0], built in
- * the exponent bits. Accuracy: a few ulp. U is a constant after inlining; when every entry is
- * 0 or below the cut (the hardmax regime of long runs) the polynomial is skipped, giving what
- * it would give. */
+ * a = (8 m + j) ln2 / 8 + r with k = 8 m + j = round(8 a / ln2), j in 0..7 and |r| <= ln2 / 16
+ * (Cody and Waite's two-part ln2 / 8, both parts by FMA); e^a = (e^r 2^(j/8)) 2^m with e^r by a
+ * polynomial of degree 7 by Horner's rule in FMAs (AS_EXP_POLY: within 2.0e-17 relative),
+ * 2^(j/8) from a table of eight doubles (AS_EXP_TABLE, each rounded to nearest; one permute
+ * on AVX-512F) and the exact product with 2^m, m in [-1022, 0], built in the exponent bits.
+ * The table costs one rounding and buys four FMAs of the degree-11 polynomial on |r| <= ln2 / 2
+ * it replaced. Accuracy: a few ulp. U is a constant after inlining; when every entry is 0 or
+ * below the cut (the hardmax regime of long runs) the polynomial is skipped, giving what it
+ * would give. */
 static inline __attribute__((always_inline)) void AK(exp)(AK(v) * a, const int U) {
   const AK(v) zero = {0.0}, one = zero + 1.0, cut = zero - AS_EXP_CUT;
   AK(vi) need = {0}, nz[4];
@@ -54,28 +58,34 @@ static inline __attribute__((always_inline)) void AK(exp)(AK(v) * a, const int U
     for (int u = 0; u < U; u++) a[u] = AK(sel)(nz[u], zero, one);
     return;
   }
-  /* e^r ~ 1 + r + r^2 / 2 + r^3 g(r): g of degree 8 interpolates (e^r - 1 - r - r^2 / 2) / r^3
-   * at the 9 Chebyshev nodes of [-ln2 / 2, ln2 / 2], coefficients rounded to double (computed
-   * with 60 digits; tests/py/test_exp_poly.py recomputes them): the polynomial is within 3.4e-17
-   * of e^r relative, against 4e-18 for the Taylor polynomial of degree 13, with 11 FMAs, not 13.
-   * Highest degree first (Horner). */
-  static const double co[11] = {AS_EXP_POLY};
+  /* e^r ~ 1 + r + r^2 / 2 + r^3 g(r): g of degree 4 interpolates (e^r - 1 - r - r^2 / 2) / r^3
+   * at the 5 Chebyshev nodes of [-ln2 / 16, ln2 / 16], coefficients rounded to double
+   * (computed with 60 digits; tests/py/test_exp_poly.py recomputes them): the polynomial is
+   * within 2.0e-17 of e^r relative with 7 FMAs. Highest degree first (Horner). */
+  static const double co[7] = {AS_EXP_POLY};
+  static const double tab[8] __attribute__((aligned(64))) = {AS_EXP_TABLE};
   AK(v) x[4], kf[4], r[4], q[4];
   AK(vu) kb[4];
   for (int u = 0; u < U; u++) x[u] = AK(max)(a[u], cut);
-  for (int u = 0; u < U; u++) kf[u] = AK_FMA(x[u], zero + 1.4426950408889634, zero + 0x1.8p52);
+  for (int u = 0; u < U; u++) kf[u] = AK_FMA(x[u], zero + 11.541560327111707, zero + 0x1.8p52);
   for (int u = 0; u < U; u++) {
     kb[u] = (AK(vu))kf[u]; /* round to nearest: k sits in the low mantissa bits */
     kf[u] -= 0x1.8p52;
   }
+  /* ln2 / 8 as 0.08664339754614048 (the high part of ln2 over 8: its low 21 mantissa bits
+   * zero) plus 2.3852686615882346e-11 */
   for (int u = 0; u < U; u++)
-    r[u] = AK_FMA(-kf[u], zero + 1.90821492927058770002e-10,
-                  AK_FMA(-kf[u], zero + 6.93147180369123816490e-01, x[u]));
+    r[u] = AK_FMA(-kf[u], zero + 2.3852686615882346e-11,
+                  AK_FMA(-kf[u], zero + 0.08664339754614048, x[u]));
   for (int u = 0; u < U; u++) q[u] = zero + AS_EXP_POLY_TOP;
-  for (int h = 0; h < 11; h++)
+  for (int h = 0; h < 7; h++)
     for (int u = 0; u < U; u++) q[u] = AK_FMA(q[u], r[u], zero + co[h]);
+  /* j = k mod 8 in the low three bits of kb; m = floor(k / 8) in its bits 3..14 (two's
+   * complement: the bits above 2^50 are shifted out) */
   for (int u = 0; u < U; u++)
-    a[u] = AK(sel)((AK(vi))(a[u] >= -AS_EXP_CUT), q[u] * (AK(v))((kb[u] + (uint64_t)1023) << 52),
+    a[u] = AK(sel)((AK(vi))(a[u] >= -AS_EXP_CUT),
+                   (q[u] * AK_TAB8(tab, (AK(vi))(kb[u] & 7))) *
+                       (AK(v))(((kb[u] >> 3) + (uint64_t)1023) << 52),
                    zero);
 }
 

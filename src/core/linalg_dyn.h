@@ -27,14 +27,17 @@ int as_attention_softmax_hot(int n, int m, const double *S, double logc, double 
  * between its two largest scores times c exceeds AS_EXP_CUT is exactly one-hot. */
 #define AS_EXP_CUT 708.0
 
-/* The exponential's polynomial for e^r, |r| <= ln2 / 2, of degree 11: its leading coefficient
- * AS_EXP_POLY_TOP, then the others from degree 10 down to 0 (attention_kernels.h says how they
- * were made; tests/py/test_exp_poly.py recomputes them from that recipe). */
-#define AS_EXP_POLY_TOP 2.509554598170022e-08
-#define AS_EXP_POLY                                                                                \
-  2.761379555451986e-07, 2.7557280082684685e-06, 2.4801536409064087e-05, 0.0001984126985433077,    \
-      0.0013888888905871347, 0.008333333333332157, 0.041666666666651364, 0.16666666666666666, 0.5, \
+/* The exponential's polynomial for e^r, |r| <= ln2 / 16, of degree 7: its leading coefficient
+ * AS_EXP_POLY_TOP, then the others from degree 6 down to 0 (attention_kernels.h says how they
+ * were made; tests/py/test_exp_poly.py recomputes them from that recipe), and the table of
+ * 2^(j/8), j = 0..7, each the double nearest to it (the same test checks them). */
+#define AS_EXP_POLY_TOP 0.00019841916336532244
+#define AS_EXP_POLY                                                                        \
+  0.0013889470736831104, 0.008333333330300013, 0.04166666663936666, 0.16666666666666666, 0.5, \
       1.0, 1.0
+#define AS_EXP_TABLE                                                                     \
+  1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,     \
+      1.5422108254079407, 1.681792830507429, 1.8340080864093424
 
 /* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -AS_EXP_CUT; -inf allowed): attention.c's
  * own exponential, the one of as_attention_softmax, so the streaming path uses the same. */

@@ -1,8 +1,10 @@
 /* The attention kernels' exponential and the small-shape kernels on every instruction set.
  *
- * Accuracy: e^a = 2^k e^r with |r| <= ln2 / 2, a polynomial of degree 11 (AS_EXP_POLY, within
- * 3.4e-17 relative: tests/py/test_exp_poly.py) by Horner's rule in FMAs; each FMA rounds once and
- * the polynomial's terms after the first two are below 0.35 of the running value, so the result
+ * Accuracy: e^a = (e^r 2^(j/8)) 2^m with |r| <= ln2 / 16, a polynomial of degree 7 (AS_EXP_POLY,
+ * within 2.0e-17 relative: tests/py/test_exp_poly.py) by Horner's rule in FMAs and 2^(j/8) from
+ * a table of doubles rounded to nearest (AS_EXP_TABLE); each FMA rounds once, the polynomial's
+ * terms after the first two are below 0.03 of the running value, and the table entry and the
+ * product with it add one rounding each, so the result
  * is within a small multiple of the unit roundoff u = 2^-53 of e^a. Checked: at most 4u (2 ulp)
  * against expl on random exponents over the whole range, exact 1 at 0, exact 0 below the cut, no
  * subnormal result above it. Bits: the AVX-512F, AVX2 and baseline versions (those the CPU has)
