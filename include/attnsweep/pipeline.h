@@ -55,6 +55,10 @@ typedef struct as_pipeline as_pipeline;
 /* Create a pipeline; spectral may be NULL (LAPACK everywhere; spectral_ctx is passed to it,
  * borrowed). Reads the test hook (above). *out set on success. AS_ERR_ARG, AS_ERR_NOMEM. */
 as_status as_pipeline_create(as_spectral_fn spectral, void *spectral_ctx, as_pipeline **out);
+/* Triples with d < d_below are analysed by the pipeline itself (as_spectral_analyze, the last
+ * analysis reused while the triple keeps its bits), the others by the hook. Default 0: the
+ * hook analyses every triple (a pipeline without a hook analyses every triple itself). */
+void as_pipeline_set_spectral_below(as_pipeline *pl, int d_below);
 /* Free the pipeline and its workspaces; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_pipeline_destroy(as_pipeline **p);
 /* Bytes of the workspaces of one trial of shape (n, d, m rows of Q and K): the dynamics, the

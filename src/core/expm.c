@@ -206,18 +206,12 @@ static double norm1(int d, const double *A) { /* max column sum, row-major A */
 
 /* ---------------------------------------------------------------- set */
 
-as_status as_expm_set(as_expm_plan *p, const double *V, as_expm force, as_expm *path) {
+/* The eigen-decomposition of V into p (wr, wi, W, Winv, cond, w_ident, mu), or the Gershgorin
+ * bound on mu when dgeev fails. */
+static as_status decompose(as_expm_plan *p, const double *V) {
   as_status st = AS_OK;
   const int d = p->d;
-  const size_t dd = (size_t)d * (size_t)d;
-  AS_CHECK(force == AS_EXPM_NONE || force == AS_EXPM_EIGEN || force == AS_EXPM_PADE, AS_ERR_ARG,
-           "as_expm_set: unknown path %d", (int)force);
-  for (size_t i = 0; i < dd; i++)
-    AS_CHECK(isfinite(V[i]), AS_ERR_DATA, "V[%zu][%zu] = %g is not finite", i / (size_t)d,
-             i % (size_t)d, V[i]);
-  memcpy(p->V, V, dd * sizeof(double));
-  p->path = AS_EXPM_NONE;
-
+  memcpy(p->V, V, (size_t)d * (size_t)d * sizeof(double));
   /* dgeev on the column-major copy of V (the transpose of the row-major buffer). */
   double *A = p->pa[0], *VR = p->pa[1];
   for (int i = 0; i < d; i++)
@@ -267,6 +261,24 @@ as_status as_expm_set(as_expm_plan *p, const double *V, as_expm force, as_expm *
       p->mu = fmax(p->mu, r);
     }
   }
+cleanup:
+  return st;
+}
+
+as_status as_expm_set(as_expm_plan *p, const double *V, as_expm force, as_expm *path) {
+  as_status st = AS_OK;
+  const int d = p->d;
+  const size_t dd = (size_t)d * (size_t)d;
+  AS_CHECK(force == AS_EXPM_NONE || force == AS_EXPM_EIGEN || force == AS_EXPM_PADE, AS_ERR_ARG,
+           "as_expm_set: unknown path %d", (int)force);
+  for (size_t i = 0; i < dd; i++)
+    AS_CHECK(isfinite(V[i]), AS_ERR_DATA, "V[%zu][%zu] = %g is not finite", i / (size_t)d,
+             i % (size_t)d, V[i]);
+  /* The same V as the last successful set (a family with one V: every trial of identity or
+   * minus_identity): its decomposition is still here, and would come out with the same bits. */
+  const int same = p->path != AS_EXPM_NONE && memcmp(p->V, V, dd * sizeof(double)) == 0;
+  p->path = AS_EXPM_NONE;
+  if (!same) AS_TRY(decompose(p, V));
   if (force == AS_EXPM_EIGEN) {
     AS_CHECK(p->eig_ok && p->cond <= 1e12, AS_ERR_DATA,
              "eigenbasis path forced but V has no invertible eigenvector matrix (kappa = %g)",

@@ -33,10 +33,14 @@
 struct as_pipeline {
   as_spectral_fn spectral; /* analysis hook, NULL: as_spectral_analyze */
   void *spectral_ctx;
+  int spectral_below; /* triples with d below this are analysed here (spectral_of) */
   int n, d, m; /* shape of the workspaces below (0: none yet) */
   as_triple *tr;
   as_spectral *sp;
   as_spectral *sp_near; /* sp with the nearest theorem in place of sp->theorem */
+  as_spectral *sp_memo; /* the last analysis (d <= AS_PIPELINE_MEMO_DMAX), of the triple ... */
+  double *memo_vm;      /* ... whose V and M are these (2 d x d); memo_ok: it is valid */
+  int memo_ok;
   as_dyn *dyn;
   as_classify_ws *cws;
   as_expm_plan *expm; /* z from x when the x variables were integrated */
@@ -113,10 +117,40 @@ cleanup:
 /* Relative tolerance of the spectral tests (symmetry, simplicity, identity). */
 #define AS_PIPELINE_SPECTRAL_TOL 1e-10
 
+/* Up to this d the last spectral analysis is kept for the next trial with the same triple
+ * (spectral_of); above it the analysis costs far more than the comparison saves anyway. */
+#define AS_PIPELINE_MEMO_DMAX 16
+
+/* as_spectral_analyze of pl->tr into pl->sp. The analysis is a function of V and M alone: the
+ * last one is copied when this triple has the same bits (a family with one triple, identity or
+ * minus_identity, analyses it once per worker: dgeev, dgesvd and the projector tests were 2.5%
+ * of a paper-setting run). */
+static as_status spectral_of(as_pipeline *pl) {
+  as_status st = AS_OK;
+  const size_t dd = (size_t)pl->d * (size_t)pl->d;
+  if (pl->memo_ok && memcmp(pl->memo_vm, pl->tr->V, dd * sizeof(double)) == 0 &&
+      memcmp(pl->memo_vm + dd, pl->tr->M, dd * sizeof(double)) == 0)
+    return as_spectral_copy(pl->sp_memo, pl->sp);
+  pl->memo_ok = 0;
+  AS_TRY(as_spectral_analyze(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp));
+  if (pl->sp_memo) {
+    AS_TRY(as_spectral_copy(pl->sp, pl->sp_memo));
+    memcpy(pl->memo_vm, pl->tr->V, dd * sizeof(double));
+    memcpy(pl->memo_vm + dd, pl->tr->M, dd * sizeof(double));
+    pl->memo_ok = 1;
+  }
+cleanup:
+  return st;
+}
+
 static void free_shape(as_pipeline *pl) {
   as_triple_destroy(&pl->tr);
   as_spectral_destroy(&pl->sp);
   as_spectral_destroy(&pl->sp_near);
+  as_spectral_destroy(&pl->sp_memo);
+  free(pl->memo_vm);
+  pl->memo_vm = NULL;
+  pl->memo_ok = 0;
   as_dyn_destroy(&pl->dyn);
   as_classify_ws_destroy(&pl->cws);
   as_expm_destroy(&pl->expm);
@@ -159,6 +193,10 @@ cleanup:
   return st;
 }
 
+void as_pipeline_set_spectral_below(as_pipeline *pl, int d_below) {
+  if (pl) pl->spectral_below = d_below;
+}
+
 void as_pipeline_destroy(as_pipeline **p) {
   if (!p || !*p) return;
   free_shape(*p);
@@ -175,6 +213,11 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   AS_TRY(as_triple_create(d, m, &pl->tr));
   AS_TRY(as_spectral_create(d, &pl->sp));
   AS_TRY(as_spectral_create(d, &pl->sp_near));
+  if (d <= AS_PIPELINE_MEMO_DMAX) {
+    AS_TRY(as_spectral_create(d, &pl->sp_memo));
+    pl->memo_vm = malloc(2 * (size_t)d * (size_t)d * sizeof *pl->memo_vm);
+    AS_CHECK_ALLOC(pl->memo_vm);
+  }
   AS_TRY(as_dyn_create(n, d, &pl->dyn));
   AS_TRY(as_classify_ws_create(n, d, &pl->cws));
   AS_TRY(as_expm_create(d, &pl->expm));
@@ -411,7 +454,10 @@ static as_status reference_distance(as_pipeline *pl, const as_trial *t,
                       (unsigned long long)t->index, t->reference_n, t->n);
     goto cleanup;
   }
-  if (!pl->ref) AS_TRY(as_pipeline_create(pl->spectral, pl->spectral_ctx, &pl->ref));
+  if (!pl->ref) {
+    AS_TRY(as_pipeline_create(pl->spectral, pl->spectral_ctx, &pl->ref));
+    pl->ref->spectral_below = pl->spectral_below;
+  }
   as_trial rt = *t;
   rt.n = t->reference_n;
   rt.reference_n = 0;
@@ -508,8 +554,9 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   }
   if (bulk && bulk->V) memcpy(bulk->V, pl->tr->V, dd * sizeof(double));
   if (bulk && bulk->M) memcpy(bulk->M, pl->tr->M, dd * sizeof(double));
-  ts = pl->spectral ? pl->spectral(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp, pl->spectral_ctx)
-                    : as_spectral_analyze(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp);
+  ts = pl->spectral && d >= pl->spectral_below
+           ? pl->spectral(pl->tr, AS_PIPELINE_SPECTRAL_TOL, pl->sp, pl->spectral_ctx)
+           : spectral_of(pl);
   if (ts != AS_OK) goto trial_failed;
 
   /* Initial tokens and the integration. */

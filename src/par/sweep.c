@@ -82,8 +82,9 @@ static void big_free(big_cache *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* The pipeline's spectral hook: large triples from the collective pre-pass, small ones with
- * LAPACK here. */
+/* The pipeline's spectral hook: large triples from the collective pre-pass. The pipeline
+ * analyses those below the threshold itself (as_pipeline_set_spectral_below); should one reach
+ * the hook, it is analysed with LAPACK here. */
 static as_status spectral_hook(const as_triple *tr, double tol, as_spectral *sp, void *vctx) {
   as_status st = AS_OK;
   sweep_ctx *c = vctx;
@@ -781,6 +782,7 @@ static as_status phase_workers(sweep_run *w) {
   ctx->rank = rank;
   ctx->threshold = as_spec_spectral_threshold(w->spec);
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
+  as_pipeline_set_spectral_below(w->pl, ctx->threshold);
   AS_TRY(big_prepass(comm, ctx, w->todo, w->n_todo, w->opts.progress, w->opts.progress_interval));
   ctx->job_ranks = w->size;
 cleanup:
@@ -969,6 +971,7 @@ as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_
   ctx->threshold = as_spec_spectral_threshold(spec);
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   AS_TRY(as_pipeline_create(spectral_hook, ctx, &pl));
+  as_pipeline_set_spectral_below(pl, ctx->threshold);
   ctx->pl = pl;
   /* Exactly what a worker does: the collective analysis of a large triple first, then the
    * trial with the same pipeline and hook (ctx->rf NULL: nothing is written). */

@@ -55,6 +55,31 @@ int main(void) {
   as_pipeline_destroy(&pl2);
   AS_EXPECT(pl2 == NULL, "destroy clears");
 
+  /* The pipeline keeps its last spectral analysis and e^{tV} decomposition for a triple with
+   * the same bits: a second V = I trial (kept), a trial of the same shape with another triple
+   * (replaced), then V = I again (replaced back), each bitwise what a fresh pipeline gives. */
+  {
+    as_trial same = paper_trial(8, 2), perron = paper_trial(7, 2);
+    perron.triple.vfamily = AS_V_PERRON;
+    const as_trial *seq[3] = {&same, &perron, &t};
+    as_record got[3], want;
+    for (int k = 0; k < 3; k++)
+      AS_EXPECT(as_trial_run(pl, seq[k], NULL, &got[k], NULL) == AS_OK, "sequence run %d", k);
+    for (int k = 0; k < 3; k++) {
+      as_pipeline *fresh = NULL;
+      AS_EXPECT(as_pipeline_create(NULL, NULL, &fresh) == AS_OK, "create fresh %d", k);
+      AS_EXPECT(as_trial_run(fresh, seq[k], NULL, &want, NULL) == AS_OK, "fresh run %d", k);
+      as_pipeline_destroy(&fresh);
+      as_record_strip_timing(&got[k]);
+      as_record_strip_timing(&want);
+      AS_EXPECT(memcmp(&got[k], &want, sizeof want) == 0,
+                "trial %d after the others is bitwise what a fresh pipeline gives", k);
+    }
+    AS_EXPECT(got[1].theorem != got[0].theorem || got[1].lambda1_re != got[0].lambda1_re,
+              "the Perron trial has another triple (theorem %d, lambda1 %g)", got[1].theorem,
+              got[1].lambda1_re);
+  }
+
   /* Bulk outputs: initial tokens in the box, final P row-stochastic, V = I. */
   int n = t.n, d = t.d;
   double *init = malloc((size_t)n * d * sizeof *init), *fin = malloc((size_t)n * d * sizeof *fin);
