@@ -23,6 +23,9 @@
  * it by sorting and the monotone chain (O(n log n)). */
 #define AS_HULL_WRAP_MAX 64
 
+/* The most terms sum_sign adds (box_beyond_edge: 24). */
+#define AS_HULL_TERMS_MAX 32
+
 struct as_hull {
   int kmax, mmax;
   glp_prob *lp;
@@ -426,17 +429,20 @@ static double two_diff(double a, double b, double *e) {
   return s;
 }
 
-/* Add b to the expansion e[0..m-1] (nonoverlapping, increasing magnitude; Shewchuk 1997,
- * Grow-Expansion): stays nonoverlapping and increasing, the sum exact. Returns m + 1. */
+/* Add b to the expansion e[0..m-1] (nonoverlapping, increasing magnitude, no zero component;
+ * Shewchuk 1997, Grow-Expansion with zero elimination): the result is again such an expansion,
+ * of the exact sum, so its last component (the largest) has the sign of the sum; empty when the
+ * sum is 0. Returns its length, at most m + 1. */
 static int grow_expansion(double *e, int m, double b) {
   double q = b;
+  int len = 0;
   for (int i = 0; i < m; i++) {
-    double s = q + e[i], bv = s - q, av = s - bv;
-    e[i] = (q - av) + (e[i] - bv);
+    double s = q + e[i], bv = s - q, av = s - bv, err = (q - av) + (e[i] - bv);
     q = s;
+    if (err != 0.0) e[len++] = err; /* len <= i: e[i] is read before */
   }
-  e[m] = q;
-  return m + 1;
+  if (q != 0.0) e[len++] = q;
+  return len;
 }
 
 /* Sign of the orientation det [b - a, c - a] (> 0: counter-clockwise). A floating-point
@@ -674,14 +680,14 @@ int as_hull_planar_exact(const double *x, size_t len) {
   return 1;
 }
 
-/* The sign of the exact sum of the terms (doubles) t[0..m-1]. */
+/* The sign of the exact sum of the terms (doubles) t[0..m-1], m <= AS_HULL_TERMS_MAX. */
 static int sum_sign(const double *t, int m) {
-  double ex[32];
+  double ex[AS_HULL_TERMS_MAX];
   int len = 0;
-  for (int i = 0; i < m; i++) len = grow_expansion(ex, len, t[i]);
-  for (int i = len - 1; i >= 0; i--)
-    if (ex[i] != 0.0) return ex[i] > 0.0 ? 1 : -1;
-  return 0;
+  AS_ASSERT(m <= AS_HULL_TERMS_MAX);
+  for (int i = 0; i < m; i++)
+    if (t[i] != 0.0) len = grow_expansion(ex, len, t[i]);
+  return len == 0 ? 0 : ex[len - 1] > 0.0 ? 1 : -1;
 }
 
 /* The box p + [-tol, tol]^2 lies strictly beyond the line through the hull edge u -> v
