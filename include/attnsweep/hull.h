@@ -2,7 +2,9 @@
  *
  * Each predicate is one small linear program built from the given doubles (which are exact
  * rationals) and solved by glp_simplex followed by glp_exact (rational arithmetic), so the
- * answer is exact for the data given; only the returned optimum is rounded to double. The
+ * answer is exact for the data given; only the returned optimum is rounded to double (the
+ * vertex test in 2-D and 3-D and the 2-D hulls decide without LP where the data allow: exact
+ * signs of polynomials in the coordinates, see as_hull_is_vertex). The
  * data are scaled by one power of two into integers first, which glp_exact converts exactly
  * (hull.c says why and where that stops holding: coordinates below 2^-1000 or more than
  * about 2^970 apart).
@@ -54,7 +56,12 @@ as_status as_hull_depth_l1(as_hull *h, int k, int m, const double *Q, const doub
  * k = 2 with dist NULL and every coordinate and tol 0 or of magnitude in [2^-450, 2^450]: no
  * LP, an exact planar test (the hull of the other rows by the monotone chain with exact
  * orientations, then the separating axes of that polygon and the box row i +- tol, each sign
- * from an exact expansion; hull.c, planar_separated). Otherwise a separating direction found
+ * from an exact expansion; hull.c, planar_separated). k = 3 with dist NULL, at most 32 other
+ * distinct rows and every coordinate and tol 0 or of magnitude in [2^-280, 2^280]: no LP either,
+ * the certified direction below, else an exact spatial test (the box against the axes, the
+ * planar test of the three axis projections, and the normals of the planes through three other
+ * rows, each sign by a floating-point filter with a proven bound, else an exact expansion;
+ * hull.c, spatial_separated). Otherwise a separating direction found
  * in floating point and checked with a rigorous bound on its rounding errors proves "vertex"
  * without the rational solver; anything it cannot prove goes to the exact LP. *dist receives the
  * exact distance when the LP decided, the certified lower bound (> tol) when the fast path did,

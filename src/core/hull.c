@@ -1,4 +1,16 @@
-/* hull.c: exact convex-hull predicates by linear programming (GLPK, rational simplex).
+/* hull.c: exact convex-hull predicates by linear programming (GLPK, rational simplex), and
+ * without LP where the dimension allows.
+ *
+ * What is exact by which method:
+ * - as_hull_dist_inf, as_hull_ray, as_hull_depth_l1: the LP below, decided by glp_exact.
+ * - as_hull_count_2d, as_hull_vertices_2d: exact orientations (orient2d: a floating-point
+ *   filter, else an expansion), exact unless a product of coordinate differences underflows.
+ * - as_hull_is_vertex: "vertex" proved by a floating-point direction whose rounding errors are
+ *   bounded rigorously (certify_vertex); else, with dist NULL, k = 2 by planar_separated
+ *   (range as_hull_planar_exact) and k = 3 by spatial_separated (range spatial_exact, at most
+ *   AS_HULL_SPATIAL_MAX other points): separating-axis tests whose signs come from a filter with
+ *   a proven error bound, else from exact expansions (Shewchuk 1997); everything else by the
+ *   exact LP (as_hull_dist_inf > tol). Each decides dist_inf > tol for exactly the given numbers.
  *
  * Every predicate is "is some point a convex combination of the given points", phrased as a
  * small LP over the convex weights w (columns 1..m) plus one scalar (column m+1). The data are
@@ -22,6 +34,16 @@
 /* Up to this many points the planar hulls are found by gift wrapping (O(n h), no sort), above
  * it by sorting and the monotone chain (O(n log n)). */
 #define AS_HULL_WRAP_MAX 64
+
+/* Up to this many other points the 3-D vertex test (spatial_separated) enumerates the planes
+ * through three of them, O(mo^3) planes each tested against up to mo points; above it the LP
+ * decides. It uses h->qs for its 2-D projections, which planar_separated leaves alone up to
+ * AS_HULL_WRAP_MAX points. */
+#define AS_HULL_SPATIAL_MAX 32
+_Static_assert(AS_HULL_SPATIAL_MAX <= AS_HULL_WRAP_MAX, "planar_separated must not use h->qs");
+
+/* The most terms sum_sign adds: the exact 3-D plane test, 3 components of 16 each times 6. */
+#define AS_HULL_TERMS_MAX 288
 
 struct as_hull {
   int kmax, mmax;
@@ -327,11 +349,11 @@ static int propose_direction(int k, int mo, const double *O, const double *p, do
 }
 
 /* A floating-point separating direction, then a rigorous check of it (certified_bound): first
- * the cheap candidate of propose_direction, else the LP
+ * the cheap candidate of propose_direction, else (use_lp = 1) the LP
  *   max s  s.t.  (q_j - p)^T a + s <= 0 for every other point j,  -1 <= a <= 1.
  * Returns 1 and the certified lower bound in *lb when it proves dist_inf > tol, else 0. */
 static int certify_vertex(as_hull *h, int k, int mo, const double *O, const double *p, double tol,
-                          double *lb) {
+                          int use_lp, double *lb) {
   for (size_t e = 0; e < (size_t)mo * k; e++)
     if (!isfinite(O[e] - p[e % k])) return 0;
   double *dir = h->ps; /* free here: the exact path reuses it later */
@@ -341,6 +363,7 @@ static int certify_vertex(as_hull *h, int k, int mo, const double *O, const doub
     *lb = bound;
     return 1;
   }
+  if (!use_lp) return 0;
   /* The LP sees the differences scaled by a power of two to at most 1 in magnitude: the
    * direction does not depend on it, and GLPK's floating-point simplex fails an internal
    * assertion (aborting the process) on coefficients near the bottom of the double range. */
@@ -381,6 +404,8 @@ static int certify_vertex(as_hull *h, int k, int mo, const double *O, const doub
 }
 
 static int planar_separated(as_hull *h, int mo, const double *O, const double *p, double tol);
+static int spatial_exact(const double *x, size_t len);
+static int spatial_separated(as_hull *h, int mo, const double *O, const double *p, double tol);
 
 as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, double tol,
                             int *is_vertex, double *dist) {
@@ -408,7 +433,14 @@ as_status as_hull_is_vertex(as_hull *h, int k, int m, const double *Q, int i, do
     goto cleanup;
   }
   double dd = INFINITY;
-  if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, &dd))
+  if (k == 3 && !dist && mo > 0 && mo <= AS_HULL_SPATIAL_MAX && spatial_exact(Q, 3 * (size_t)m) &&
+      spatial_exact(&tol, 1)) {
+    /* the cheap certified direction first (most vertices), then the exact test; no LP */
+    *is_vertex = certify_vertex(h, k, mo, h->other, p, tol, 0, &dd) ||
+                 spatial_separated(h, mo, h->other, p, tol);
+    goto cleanup;
+  }
+  if (mo > 0 && !certify_vertex(h, k, mo, h->other, p, tol, 1, &dd))
     AS_TRY(as_hull_dist_inf(h, k, mo, h->other, p, &dd));
   *is_vertex = dd > tol;
   if (dist) *dist = dd;
@@ -426,17 +458,20 @@ static double two_diff(double a, double b, double *e) {
   return s;
 }
 
-/* Add b to the expansion e[0..m-1] (nonoverlapping, increasing magnitude; Shewchuk 1997,
- * Grow-Expansion): stays nonoverlapping and increasing, the sum exact. Returns m + 1. */
+/* Add b to the expansion e[0..m-1] (nonoverlapping, increasing magnitude, no zero component;
+ * Shewchuk 1997, Grow-Expansion with zero elimination): the result is again such an expansion,
+ * of the exact sum, so its last component (the largest) has the sign of the sum; empty when the
+ * sum is 0. Returns its length, at most m + 1. */
 static int grow_expansion(double *e, int m, double b) {
   double q = b;
+  int len = 0;
   for (int i = 0; i < m; i++) {
-    double s = q + e[i], bv = s - q, av = s - bv;
-    e[i] = (q - av) + (e[i] - bv);
+    double s = q + e[i], bv = s - q, av = s - bv, err = (q - av) + (e[i] - bv);
     q = s;
+    if (err != 0.0) e[len++] = err; /* len <= i: e[i] is read before */
   }
-  e[m] = q;
-  return m + 1;
+  if (q != 0.0) e[len++] = q;
+  return len;
 }
 
 /* Sign of the orientation det [b - a, c - a] (> 0: counter-clockwise). A floating-point
@@ -674,14 +709,14 @@ int as_hull_planar_exact(const double *x, size_t len) {
   return 1;
 }
 
-/* The sign of the exact sum of the terms (doubles) t[0..m-1]. */
+/* The sign of the exact sum of the terms (doubles) t[0..m-1], m <= AS_HULL_TERMS_MAX. */
 static int sum_sign(const double *t, int m) {
-  double ex[32];
+  double ex[AS_HULL_TERMS_MAX];
   int len = 0;
-  for (int i = 0; i < m; i++) len = grow_expansion(ex, len, t[i]);
-  for (int i = len - 1; i >= 0; i--)
-    if (ex[i] != 0.0) return ex[i] > 0.0 ? 1 : -1;
-  return 0;
+  AS_ASSERT(m <= AS_HULL_TERMS_MAX);
+  for (int i = 0; i < m; i++)
+    if (t[i] != 0.0) len = grow_expansion(ex, len, t[i]);
+  return len == 0 ? 0 : ex[len - 1] > 0.0 ? 1 : -1;
 }
 
 /* The box p + [-tol, tol]^2 lies strictly beyond the line through the hull edge u -> v
@@ -753,5 +788,224 @@ static int planar_separated(as_hull *h, int mo, const double *O, const double *p
     const double *a = h->at[h->stack[e]], *b = h->at[h->stack[(e + 1) % nh]];
     if (box_beyond_edge(a, b, p, tol)) return 1;
   }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ spatial vertex test */
+
+/* 1 when every value is 0 or of magnitude in [2^-280, 2^280]: then the 3-D vertex test below is
+ * exact. Why: such a value is a multiple of 2^-332 (its last mantissa bit is at least
+ * 2^(-280 - 52)), and so are the difference of two, its rounding and its two_diff error term.
+ * A product of two such factors, rounded or exact, and its fma error term are multiples of
+ * 2^-664; a product of three (a plane normal times a difference, or times tol) and its error
+ * term multiples of 2^-996; a rounded or exact sum of multiples of 2^-K is one too. So every
+ * quantity formed below, in floating point or in an expansion, is 0 or at least 2^-996 > 2^-1022
+ * in magnitude: nothing is subnormal, every operation errs by at most u = 2^-53 relative (the
+ * filters' bounds hold) and every error term is a double (the expansions are exact). The
+ * largest: differences below 2^281, products of three below 2^843, sums of at most 288 of them
+ * below 2^852, far from overflow. The same holds for the certified direction of
+ * certify_vertex: p minus the mean of at most AS_HULL_SPATIAL_MAX points is 0 or above 2^-389. */
+static int spatial_exact(const double *x, size_t len) {
+  const double lo = 0x1p-280, hi = 0x1p280;
+  for (size_t e = 0; e < len; e++) {
+    double a = fabs(x[e]);
+    if (a != 0.0 && !(a >= lo && a <= hi)) return 0;
+  }
+  return 1;
+}
+
+/* The exact sign of  sigma n.(p - q) - tol |n|_1,  n = (b - a) x (c - a): every difference as
+ * value plus error (two_diff), each component of n as an exact expansion (its 16 products split
+ * by fma), its sign read off the expansion (so |n_x| = sign * n_x exactly), then the sign of the
+ * exact sum of the products of those components with the differences p - q and with tol, each
+ * split by fma (at most 3 x 16 x 6 = AS_HULL_TERMS_MAX terms). Exact when spatial_exact holds. */
+static __attribute__((noinline)) int plane_sign_exact(const double *a, const double *b,
+                                                      const double *c, const double *p,
+                                                      const double *q, double tol, int sigma) {
+  double B[3][2], C[3][2], D[3][2], t[AS_HULL_TERMS_MAX];
+  int nt = 0;
+  for (int x = 0; x < 3; x++) {
+    B[x][0] = two_diff(b[x], a[x], &B[x][1]);
+    C[x][0] = two_diff(c[x], a[x], &C[x][1]);
+    D[x][0] = two_diff(p[x], q[x], &D[x][1]);
+  }
+  for (int x = 0; x < 3; x++) {
+    const int y = (x + 1) % 3, z = (x + 2) % 3;
+    double nx[16];
+    int len = 0;
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 2; j++) {
+        const double f[2][2] = {{B[y][i], C[z][j]}, {-B[z][i], C[y][j]}};
+        for (int s = 0; s < 2; s++) {
+          double pr = f[s][0] * f[s][1], er = fma(f[s][0], f[s][1], -pr);
+          if (pr != 0.0) len = grow_expansion(nx, len, pr);
+          if (er != 0.0) len = grow_expansion(nx, len, er);
+        }
+      }
+    const double sx = len > 0 && nx[len - 1] < 0.0 ? -1.0 : 1.0;
+    for (int e = 0; e < len; e++) {
+      const double g[3][2] = {
+          {sigma * nx[e], D[x][0]}, {sigma * nx[e], D[x][1]}, {-sx * nx[e], tol}};
+      for (int s = 0; s < 3; s++) {
+        double pr = g[s][0] * g[s][1];
+        t[nt++] = pr;
+        t[nt++] = fma(g[s][0], g[s][1], -pr);
+      }
+    }
+  }
+  return sum_sign(t, nt);
+}
+
+/* The sign of  sigma n.(p - q) - tol |n|_1  for the plane through a, b, c (n, m as computed in
+ * spatial_separated, n the rounded normal, m_x = |B_y C_z| + |B_z C_y| rounded, N = |n|_1 and
+ * M = sum m_x rounded). The floating-point value errs by less than 16 u S, S = sum_x m_x |D_x| +
+ * tol M (D = p - q rounded): each difference has relative error <= u, each n_x errs by at most
+ * (4 u + O(u^2)) m_x, so the dot product n.D by <= (8 u + O(u^2)) sum_x m_x |D_x|, tol N by <=
+ * (7 u + O(u^2)) tol M, and the last subtraction adds u of their sum; S itself is computed with
+ * relative error below 6 u. Nothing underflows (spatial_exact), and the test |F| 2^49 > S scales
+ * up, so the bound is never rounded to a subnormal. Otherwise the exact sign. */
+static int plane_sign(const double *n, const double *m, double N, double M, const double *a,
+                      const double *b, const double *c, const double *p, const double *q,
+                      double tol, int sigma) {
+  const double d0 = p[0] - q[0], d1 = p[1] - q[1], d2 = p[2] - q[2];
+  const double dot = (n[0] * d0 + n[1] * d1) + n[2] * d2;
+  const double F = (sigma > 0 ? dot : -dot) - tol * N;
+  const double S = ((m[0] * fabs(d0) + m[1] * fabs(d1)) + m[2] * fabs(d2)) + tol * M;
+  const double Fs = F * 0x1p49; /* 16 u = 2^-49 */
+  if (Fs > S) return 1;
+  if (-Fs > S) return -1;
+  return plane_sign_exact(a, b, c, p, q, tol, sigma);
+}
+
+/* The normal n = (b - a) x (c - a) rounded, m_x = |B_y C_z| + |B_z C_y| rounded (B = b - a,
+ * C = c - a rounded), *N = |n|_1 and *M = sum m_x rounded, for plane_sign. Returns 0 when every
+ * product is 0, i.e. n = 0 exactly (nothing underflows, spatial_exact). */
+static int plane_normal(const double *a, const double *b, const double *c, double *n, double *m,
+                        double *N, double *M) {
+  for (int x = 0; x < 3; x++) {
+    const int y = (x + 1) % 3, z = (x + 2) % 3;
+    double l = (b[y] - a[y]) * (c[z] - a[z]), r = (b[z] - a[z]) * (c[y] - a[y]);
+    n[x] = l - r;
+    m[x] = fabs(l) + fabs(r);
+  }
+  *N = (fabs(n[0]) + fabs(n[1])) + fabs(n[2]);
+  *M = (m[0] + m[1]) + m[2];
+  return *M != 0.0;
+}
+
+/* The exact sign of det [b - a, c - a, d - a] = n.(d - a) (positive: d on the side n points
+ * to). */
+static int orient3d(const double *a, const double *b, const double *c, const double *d) {
+  double n[3], m[3], N, M;
+  if (!plane_normal(a, b, c, n, m, &N, &M)) return 0;
+  return plane_sign(n, m, N, M, a, b, c, d, a, 0.0, 1);
+}
+
+/* A shortcut for the points that are no vertex: is p in a (closed) tetrahedron of 4 of the mo
+ * points O? Then p lies in their hull and the box about it meets the hull. A walk: from a
+ * non-degenerate tetrahedron, while p lies strictly beyond one of its faces, the vertex
+ * opposite that face is replaced by the point farthest beyond it (chosen in floating point,
+ * checked exactly to lie strictly beyond, so the tetrahedron stays non-degenerate), at most
+ * 4 mo steps. Returns 1 only with that exact proof; 0 says nothing (degenerate points, p
+ * outside, or no proof found in time). */
+static int inside_tetrahedron(int mo, const double *O, const double *p) {
+  if (mo < 4) return 0;
+#define PT(j) (O + 3 * (size_t)(j))
+  int t[4] = {0, 0, 0, 0};
+  double best = 0.0, u[3], n[3], m[3], N, M;
+  for (int j = 1; j < mo; j++) { /* the farthest from the first point */
+    double s = 0.0;
+    for (int a = 0; a < 3; a++) s += (PT(j)[a] - O[a]) * (PT(j)[a] - O[a]);
+    if (s > best) best = s, t[1] = j;
+  }
+  for (int a = 0; a < 3; a++) u[a] = PT(t[1])[a] - O[a];
+  best = 0.0;
+  for (int j = 1; j < mo; j++) { /* the farthest from that line */
+    double v[3], s = 0.0;
+    for (int a = 0; a < 3; a++) v[a] = PT(j)[a] - O[a];
+    for (int a = 0; a < 3; a++) {
+      double c = u[(a + 1) % 3] * v[(a + 2) % 3] - u[(a + 2) % 3] * v[(a + 1) % 3];
+      s += c * c;
+    }
+    if (s > best) best = s, t[2] = j;
+  }
+  if (!plane_normal(O, PT(t[1]), PT(t[2]), n, m, &N, &M)) return 0;
+  best = 0.0;
+  for (int j = 1; j < mo; j++) { /* the farthest from that plane */
+    double s = fabs(n[0] * (PT(j)[0] - O[0]) + n[1] * (PT(j)[1] - O[1]) + n[2] * (PT(j)[2] - O[2]));
+    if (s > best) best = s, t[3] = j;
+  }
+  if (orient3d(O, PT(t[1]), PT(t[2]), PT(t[3])) == 0) return 0;
+  for (int step = 0; step < 4 * mo; step++) {
+    int out = -1, so = 0;
+    const double *f0 = NULL, *f1 = NULL, *f2 = NULL;
+    for (int k = 0; k < 4 && out < 0; k++) { /* a face that p lies strictly beyond */
+      f0 = PT(t[(k + 1) % 4]), f1 = PT(t[(k + 2) % 4]), f2 = PT(t[(k + 3) % 4]);
+      so = orient3d(f0, f1, f2, PT(t[k]));
+      int sp = orient3d(f0, f1, f2, p);
+      if (sp != 0 && sp != so) out = k;
+    }
+    if (out < 0) return 1; /* p on the inner side of (or on) every face */
+    if (!plane_normal(f0, f1, f2, n, m, &N, &M)) return 0;
+    int next = -1;
+    best = 0.0;
+    for (int j = 0; j < mo; j++) { /* the farthest beyond that face, on p's side */
+      double s =
+          -so * (n[0] * (PT(j)[0] - f0[0]) + n[1] * (PT(j)[1] - f0[1]) + n[2] * (PT(j)[2] - f0[2]));
+      if (s > best) best = s, next = j;
+    }
+    if (next < 0 || orient3d(f0, f1, f2, PT(next)) != -so) return 0;
+    t[out] = next;
+  }
+#undef PT
+  return 0;
+}
+
+/* Is p at L-infinity distance > tol from the hull H of the mo points O (3-D, 1 <= mo <=
+ * AS_HULL_SPATIAL_MAX, none equal to p)? Iff the box B = p + [-tol, tol]^3 and H are disjoint, iff
+ * some w has  w.p - tol |w|_1 > max_j w.q_j. Both are polytopes, so B - H is one (full-
+ * dimensional when tol > 0), and B, H are disjoint iff 0 lies outside B - H, iff some facet
+ * normal of B - H separates. A facet of a Minkowski sum is a face of B plus a face of H, the
+ * sum 2-dimensional, so its normal is a facet normal of B (an axis), the normal of a
+ * 2-dimensional face of H (a plane through three of the points), or orthogonal to an edge of B
+ * (an axis e_a) and an edge of H (q_j - q_i): e_a x (q_j - q_i). This holds for a degenerate H
+ * (a polygon, a segment, a point) too. For tol = 0 (B a point): p is at distance > tol' from H
+ * for some tol' > 0, and the same finite set of candidates, which does not depend on tol,
+ * separates the larger box. Candidates:
+ * - the axes and the products e_a x (q_j - q_i): a w orthogonal to e_a separates iff it
+ *   separates the projections along e_a (a square and a polygon), which planar_separated
+ *   decides exactly (its axes and its hull's edge normals), three times;
+ * - the planes through three of the points, both signs of their normal n: for every point,
+ *   sigma n.(p - q_j) - tol |n|_1 > 0 (plane_sign; q_a, q_b, q_c give the same value, and a
+ *   zero normal, found exactly by its rounded products being 0, separates nothing).
+ * Every candidate found separates, so the answer is exact: the same as dist_inf > tol by the
+ * exact LP. Exact when spatial_exact holds (checked by the caller). Scratch: h->qs (2 mo doubles,
+ * see AS_HULL_SPATIAL_MAX) and what planar_separated uses. */
+static int spatial_separated(as_hull *h, int mo, const double *O, const double *p, double tol) {
+  double *pr = h->qs;
+  for (int a = 0; a < 3; a++) {
+    const int y = (a + 1) % 3, z = (a + 2) % 3;
+    for (int j = 0; j < mo; j++) pr[2 * j] = O[3 * j + y], pr[2 * j + 1] = O[3 * j + z];
+    const double p2[2] = {p[y], p[z]};
+    if (planar_separated(h, mo, pr, p2, tol)) return 1;
+  }
+  if (inside_tetrahedron(mo, O, p)) return 0; /* p in H: no candidate separates */
+  for (int ia = 0; ia < mo; ia++)
+    for (int ib = ia + 1; ib < mo; ib++)
+      for (int ic = ib + 1; ic < mo; ic++) {
+        const double *qa = O + 3 * ia, *qb = O + 3 * ib, *qc = O + 3 * ic;
+        double n[3], m[3], N, M;
+        if (!plane_normal(qa, qb, qc, n, m, &N, &M)) continue; /* n = 0 separates nothing */
+        int sigma = 1; /* the side of the plane's own points decides the sign */
+        if (plane_sign(n, m, N, M, qa, qb, qc, p, qa, tol, 1) <= 0) {
+          sigma = -1;
+          if (plane_sign(n, m, N, M, qa, qb, qc, p, qa, tol, -1) <= 0) continue;
+        }
+        int all = 1;
+        for (int j = 0; j < mo && all; j++)
+          if (j != ia && j != ib && j != ic)
+            all = plane_sign(n, m, N, M, qa, qb, qc, p, O + 3 * j, tol, sigma) > 0;
+        if (all) return 1;
+      }
   return 0;
 }

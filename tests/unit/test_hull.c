@@ -31,6 +31,51 @@ static int brute_vertex(const double *Q, int m, int i) {
   return 1;
 }
 
+/* The 3-D vertex test without LP (k = 3, dist NULL) against the exact LP on the same numbers
+ * (as_hull_dist_inf on the rows different from row i, > tol), for every row of Q (m x 3).
+ * Returns the number of disagreements; counts the rows the LP calls non-vertices in *nonv and
+ * the rows tested in *tested. Where the LP's distance d of a row is positive and an exact
+ * multiple of 2^-20 scale (the unit of the data, so d is the exact distance, not a rounding of
+ * a non-dyadic rational), the boundary is checked too: tol = d is "not a vertex" and the double
+ * below d is "vertex" (*edge counts those rows). */
+static int spatial_vs_lp(as_hull *h, int m, const double *Q, double tol, double scale, int *nonv,
+                         int *tested, int *edge) {
+  double O[3 * 64];
+  int bad = 0;
+  for (int i = 0; i < m; i++) {
+    const double *p = Q + 3 * i;
+    int v = -1, mo = 0;
+    AS_EXPECT(as_hull_is_vertex(h, 3, m, Q, i, tol, &v, NULL) == AS_OK, "spatial vertex");
+    for (int j = 0; j < m; j++)
+      if (Q[3 * j] != p[0] || Q[3 * j + 1] != p[1] || Q[3 * j + 2] != p[2])
+        memcpy(O + 3 * mo++, Q + 3 * j, 3 * sizeof *O);
+    int ref = 1;
+    double d = INFINITY;
+    if (mo > 0) {
+      AS_EXPECT(as_hull_dist_inf(h, 3, mo, O, p, &d) == AS_OK, "LP distance");
+      ref = d > tol;
+    }
+    bad += v != ref;
+    if (v != ref)
+      fprintf(stderr, "spatial: m = %d row %d tol %.17g: test %d, LP %d (distance %.17g)\n", m, i,
+              tol, v, ref, d);
+    *nonv += !ref;
+    (*tested)++;
+    double du = d / scale * 0x1p20;
+    if (mo > 0 && d > 0.0 && du == floor(du) && du < 0x1p40) {
+      int vb = -1, vu = -1;
+      AS_EXPECT(as_hull_is_vertex(h, 3, m, Q, i, d, &vb, NULL) == AS_OK, "at the distance");
+      AS_EXPECT(as_hull_is_vertex(h, 3, m, Q, i, nextafter(d, 0.0), &vu, NULL) == AS_OK, "below");
+      bad += vb != 0 || vu != 1;
+      if (vb != 0 || vu != 1)
+        fprintf(stderr, "spatial: m = %d row %d at distance %.17g: %d, just below: %d\n", m, i, d,
+                vb, vu);
+      (*edge)++;
+    }
+  }
+  return bad;
+}
+
 int main(void) {
   as_hull *h = NULL;
   AS_EXPECT(as_hull_create(0, 4, &h) == AS_ERR_ARG && h == NULL, "k = 0 rejected");
@@ -249,6 +294,106 @@ int main(void) {
     AS_EXPECT(as_hull_is_vertex(h, 2, 4, tiny, 3, 0.4e-200, &v, NULL) == AS_OK && v == 1, "tiny");
     AS_EXPECT(as_hull_planar_exact(tiny + 2, 1) == 0 && as_hull_planar_exact(tri, 8) == 1,
               "planar range");
+  }
+
+  /* ---- d = 3 without LP (k = 3, dist NULL: the exact spatial test) against the exact LP:
+   * integer and dyadic points, coplanar, collinear, with repeated rows, points on faces and
+   * edges (midpoints), at 2^-200, 1 and 2^200, 2 to 31 rows (1 to 30 others), several tol. */
+  {
+    double q[3 * 40];
+    int bad = 0, nonv = 0, tested = 0, edge = 0;
+    for (int rep = 0; rep < 320; rep++) {
+      int m = 2 + rep % 30, kind = rep % 8;
+      double o[3], u[3], w[3];
+      for (int a = 0; a < 3; a++) {
+        o[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+        u[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+        w[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+      }
+      for (int j = 0; j < m; j++) {
+        double s = floor(as_rng_uniform(&g) * 7.0) - 3.0, t = floor(as_rng_uniform(&g) * 7.0) - 3.0;
+        for (int a = 0; a < 3; a++) {
+          double x = floor(as_rng_uniform(&g) * 9.0) - 4.0;
+          switch (kind) {
+          case 0:
+            break; /* integers in [-4, 4] */
+          case 1:
+            x = o[a] + s * u[a] + t * w[a];
+            break; /* coplanar */
+          case 2:
+            x = o[a] + s * u[a];
+            break; /* collinear */
+          case 3:
+            x = floor(as_rng_uniform(&g) * 64.0) / 8.0 - 4.0;
+            break; /* dyadic */
+          case 4:
+            x = a == j % 3 ? (j % 2 ? 4.0 : -4.0) : x;
+            break; /* on the faces of a cube */
+          case 5:
+            x = as_rng_uniform(&g) < 0.5 ? -4.0 : 4.0;
+            break; /* cube corners, repeated */
+          case 6:
+            x = 8.0 * as_rng_uniform(&g) - 4.0;
+            break; /* 53-bit doubles */
+          default:
+            x = 1e6 * o[a] + as_rng_uniform(&g);
+            break; /* far from the origin */
+          }
+          q[3 * j + a] = x;
+        }
+      }
+      /* midpoints of two rows (on an edge or a face, or inside) and exact copies */
+      for (int j = 0; j + 2 < m && kind >= 3; j += 5)
+        for (int a = 0; a < 3; a++) q[3 * j + a] = 0.5 * (q[3 * (j + 1) + a] + q[3 * (j + 2) + a]);
+      /* rows rounded from the centroid of three others: on or within a few ulps of their plane */
+      for (int j = 1; j + 3 < m && kind >= 6; j += 4)
+        for (int a = 0; a < 3; a++)
+          q[3 * j + a] = (q[3 * (j + 1) + a] + q[3 * (j + 2) + a] + q[3 * (j + 3) + a]) / 3.0;
+      if (m > 4 && rep % 4 == 1) memcpy(q + 3 * (m - 1), q + 3, 3 * sizeof *q);
+      const double scale = rep % 5 == 3 ? 0x1p-200 : rep % 5 == 4 ? 0x1p200 : 1.0;
+      for (int e = 0; e < 3 * m; e++) q[e] *= scale;
+      const double tols[] = {0.0, 0.5, 1.0, 2.5};
+      for (int ti = 0; ti < 4; ti++)
+        bad += spatial_vs_lp(h, m, q, tols[ti] * scale, scale, &nonv, &tested, &edge);
+    }
+    AS_EXPECT(bad == 0 && nonv > tested / 10 && nonv < tested - tested / 10 && edge > 100,
+              "spatial vs LP: %d disagreements in %d rows (%d not vertices, %d boundaries)", bad,
+              tested, nonv, edge);
+    /* known distances: the tetrahedron 4 conv(0, e_1, e_2, e_3); (2, 2, 3) is at distance 1
+     * from its face x + y + z = 4 (the box corner (1, 1, 2) touches it), (3, 3, -1) at distance 1
+     * from its edge (4, 0, 0)-(0, 4, 0), (1, 1, 2) on the face, an ulp above it outside */
+    double tet[] = {0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 2, 2, 3};
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, 1.0, &v, NULL) == AS_OK && v == 0, "face tol");
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, nextafter(1.0, 0.0), &v, NULL) == AS_OK && v == 1,
+              "face tol just below");
+    tet[12] = 3, tet[13] = 3, tet[14] = -1;
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, 1.0, &v, NULL) == AS_OK && v == 0, "edge tol");
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, nextafter(1.0, 0.0), &v, NULL) == AS_OK && v == 1,
+              "edge tol just below");
+    tet[12] = 1, tet[13] = 1, tet[14] = 2;
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, 0.0, &v, NULL) == AS_OK && v == 0, "on the face");
+    tet[14] = nextafter(2.0, 3.0);
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, 0.0, &v, NULL) == AS_OK && v == 1, "an ulp out");
+    tet[14] = nextafter(2.0, 0.0);
+    AS_EXPECT(as_hull_is_vertex(h, 3, 5, tet, 4, 0.0, &v, NULL) == AS_OK && v == 0, "an ulp in");
+    /* an ulp off a slanted face far from the origin: the plane's degree-3 sign in expansions */
+    double sl[] = {1e6, 3e6, 7, 5e6 + 1, 2, 9, 3, 7e6 - 5, 11, 0, 0, 0};
+    for (int a = 0; a < 3; a++) sl[9 + a] = (sl[a] + sl[3 + a]) / 2.0; /* an edge midpoint */
+    AS_EXPECT(as_hull_is_vertex(h, 3, 4, sl, 3, 0.0, &v, NULL) == AS_OK && v == 0, "on an edge");
+    sl[11] = nextafter(sl[11], 100.0);
+    int vl = -1;
+    double dd = 0.0;
+    AS_EXPECT(as_hull_is_vertex(h, 3, 4, sl, 3, 0.0, &v, NULL) == AS_OK &&
+                  as_hull_is_vertex(h, 3, 4, sl, 3, 0.0, &vl, &dd) == AS_OK && v == 1 && vl == 1,
+              "an ulp off the edge: %d, LP %d", v, vl);
+    /* beyond the exact range (2^-300) and beyond 32 other rows: the LP answers, alike */
+    int lbad = 0, ltested = 0, lnonv = 0, ledge = 0;
+    for (int e = 0; e < 15; e++) tet[e] = ldexp(tet[e], -300);
+    lbad += spatial_vs_lp(h, 5, tet, 0.0, 0x1p-300, &lnonv, &ltested, &ledge);
+    as_rng_fill_uniform(&g, q, 3 * 40, -4.0, 4.0);
+    for (int e = 0; e < 3 * 40; e++) q[e] = floor(q[e]);
+    lbad += spatial_vs_lp(h, 40, q, 0.5, 1.0, &lnonv, &ltested, &ledge);
+    AS_EXPECT(lbad == 0 && lnonv > 0, "LP range: %d of %d disagree", lbad, ltested);
   }
 
   /* ---- bad input is refused before GLPK sees it */
