@@ -789,17 +789,16 @@ typedef struct tidy_ctx {
   int have;    /* a block is held */
 } tidy_ctx;
 
-/* The index among the rows held of trial t, or -1 when the file holds no row for it. */
+static int cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The index among the rows held of trial t (their trials increase), or -1 when the file holds
+ * no row for it. */
 static long tidy_find(const tidy_ctx *c, uint64_t t) {
-  size_t lo = 0, hi = c->held;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (c->trials[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < c->held && c->trials[lo] == t ? (long)lo : -1;
+  const uint64_t *at = c->held ? bsearch(&t, c->trials, c->held, sizeof t, cmp_u64) : NULL;
+  return at ? (long)(at - c->trials) : -1;
 }
 
 static as_status tidy_visit(const as_record *rec, void *vctx) {
