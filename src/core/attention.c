@@ -48,11 +48,15 @@
 #define AK(name) name##_avx512
 #define AK_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define AK_TAB8(t, i) _mm512_permutexvar_pd((__m512i)(i), _mm512_load_pd(t))
+#define AK_MAX(s, b) _mm512_max_pd(s, b)
+#define AK_ANY(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
 #undef AK_TAB8
+#undef AK_MAX
+#undef AK_ANY
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
@@ -60,11 +64,15 @@
 #define AK(name) name##_avx2
 #define AK_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define AK_TAB8(t, i) _mm256_i64gather_pd(t, (__m256i)(i), 8)
+#define AK_MAX(s, b) _mm256_max_pd(s, b)
+#define AK_ANY(m) (!_mm256_testz_si256((__m256i)(m), (__m256i)(m)))
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
 #undef AK_TAB8
+#undef AK_MAX
+#undef AK_ANY
 #pragma GCC pop_options
 #endif
 
@@ -79,15 +87,22 @@ typedef int64_t as_v2i __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) as_v2 as_tab2(const double *t, as_v2i i) {
   return (as_v2){t[i[0]], t[i[1]]};
 }
+static inline __attribute__((always_inline)) as_v2 as_max2(as_v2 s, as_v2 b) {
+  return (as_v2){s[0] > b[0] ? s[0] : b[0], s[1] > b[1] ? s[1] : b[1]};
+}
 #define AK_W 2
 #define AK(name) name##_plain
 #define AK_FMA(a, b, c) as_fma2(a, b, c)
 #define AK_TAB8(t, i) as_tab2(t, i)
+#define AK_MAX(s, b) as_max2(s, b)
+#define AK_ANY(m) (((m)[0] | (m)[1]) != 0)
 #include "attention_kernels.h"
 #undef AK_W
 #undef AK
 #undef AK_FMA
 #undef AK_TAB8
+#undef AK_MAX
+#undef AK_ANY
 
 /* The instruction set of the kernels: 2 AVX-512F, 1 AVX2, 0 the baseline; the CPU's (with
  * FMA), capped by ATTNSWEEP_ISA (attention.h), read once. */

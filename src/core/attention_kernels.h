@@ -4,6 +4,8 @@
  *   AK(name)        the name of this set's version of `name`,
  *   AK_FMA(a, b, c) a * b + c rounded once, lane by lane,
  *   AK_TAB8(t, i)   the doubles t[i] lane by lane, t a table of 8, i a vector of indices 0..7,
+ *   AK_MAX(s, b)    s > b ? s : b lane by lane,
+ *   AK_ANY(m)       nonzero when some lane of the integer vector m is nonzero,
  * and selecting the target (#pragma GCC target). Every version performs the same operations on
  * every entry, only W entries at a time, and rounds each of them exactly as C does (an FMA is
  * one correctly rounded operation on every machine; nothing is contracted otherwise: ISO C,
@@ -28,9 +30,10 @@ static inline __attribute__((always_inline)) void AK(st)(double *p, AK(v) v) {
 static inline __attribute__((always_inline)) AK(v) AK(sel)(AK(vi) m, AK(v) a, AK(v) b) {
   return (AK(v))(((AK(vi))a & m) | ((AK(vi))b & ~m));
 }
-/* max(s, b) lane by lane as s > b ? s : b (a NaN s leaves b). */
+/* max(s, b) lane by lane as s > b ? s : b (a NaN s leaves b): AK_MAX, the instruction where
+ * the set has one with exactly this rule (x86's maxpd: "if s > b then s else b"). */
 static inline __attribute__((always_inline)) AK(v) AK(max)(AK(v) s, AK(v) b) {
-  return AK(sel)((AK(vi))(s > b), s, b);
+  return AK_MAX(s, b);
 }
 
 /* e^a in place for the U vectors a[0..U) of entries a <= 0 (-inf allowed; NaN gives 0):
@@ -52,9 +55,7 @@ static inline __attribute__((always_inline)) void AK(exp)(AK(v) * a, const int U
     nz[u] = (AK(vi))(a[u] != 0.0);
     need |= (AK(vi))(a[u] >= -AS_EXP_CUT) & nz[u];
   }
-  int64_t any = 0;
-  for (int l = 0; l < AK_W; l++) any |= need[l];
-  if (!any) {
+  if (!AK_ANY(need)) {
     for (int u = 0; u < U; u++) a[u] = AK(sel)(nz[u], zero, one);
     return;
   }
