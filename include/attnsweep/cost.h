@@ -12,7 +12,9 @@
  *                  E = AS_COST_EXP_OPS; z variables d^3) at AS_COST_NS_DENSE; Sinkhorn
  *                  H I n^2 entries at AS_COST_NS_SINKHORN (I = as_cost_sinkhorn_iters:
  *                  AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol, at most the cap)
- *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps)
+ *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps),
+ *                  T the horizon the trial runs to: with T_decide > 0 the one as_trial_run
+ *                  raises it to (pipeline.h as_trial_horizon, from the trial's own triple)
  *     stages       of the tableau (RK4 4, DOPRI5 6, Euler and layers 1; +1 on the sphere with
  *                  FSAL), dopri5 with AS_COST_DOPRI5_REJECTED more for rejected steps
  *     set-up       AS_COST_NS_SPECTRAL d^3 per triple (every head of every per-layer block)
@@ -32,7 +34,9 @@
  *
  * Nothing here is collective or uses MPI. as_cost_calibrate runs trials (it reads matrix and
  * token files like `run`); as_cost_model_save / _load write and read the calibration file;
- * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V;
+ * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V, and
+ * a T_decide trial's triple and its spectral analysis (d <= AS_COST_HORIZON_DMAX) for its
+ * horizon;
  * everything else is arithmetic on the spec.
  */
 #ifndef ATTNSWEEP_COST_H
@@ -88,7 +92,12 @@ typedef enum as_cost_path {
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
-/* Expected integration steps of t (accepted + landing; the step limit applies). Pure. */
+/* Expected integration steps of t (accepted + landing; the step limit applies) up to its
+ * horizon: T, or for T_decide > 0 pipeline.h as_trial_horizon of t (what as_trial_run
+ * integrates to) where d <= AS_COST_HORIZON_DMAX and the triple can be built without files;
+ * T otherwise (a file family, or a d whose O(d^3) analysis would cost the plan about what the
+ * trial's own set-up costs: `--calibrate` prices those). Pure. */
+#define AS_COST_HORIZON_DMAX 64
 double as_cost_steps(const as_trial *t);
 /* Expected Sinkhorn iterations per attention evaluation (0 for softmax). Pure. */
 double as_cost_sinkhorn_iters(const as_trial *t);

@@ -71,8 +71,19 @@ static double dynamics_rate(const as_trial *t) {
   return rate > 0.0 && isfinite(rate) ? rate : 1.0;
 }
 
+/* The horizon t integrates to: pipeline.h as_trial_horizon (T raised by T_decide from the
+ * trial's own triple, the function the pipeline decides it with); T where the triple cannot be
+ * built here (file families: plan does not read the files) or d > AS_COST_HORIZON_DMAX. */
+static double horizon_of(const as_trial *t) {
+  double T = t->integ.T;
+  if (t->integ.T_decide > 0.0 && t->d <= AS_COST_HORIZON_DMAX && as_trial_horizon(t, &T) != AS_OK)
+    T = t->integ.T;
+  as_error_clear();
+  return T;
+}
+
 double as_cost_steps(const as_trial *t) {
-  const double T = t->integ.T, dt = t->integ.dt;
+  const double T = horizon_of(t), dt = t->integ.dt;
   double steps;
   const int controlled =
       t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0);
@@ -177,15 +188,21 @@ void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]) {
   }
 }
 
-double as_cost_work(const as_trial *t) {
+/* Work units of the operation counts k (as_cost_kinds). */
+static double work_of_kinds(const double k[K_N]) {
   static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,    AS_COST_NS_MODEL,
                                  AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM,   AS_COST_NS_DENSE,
                                  AS_COST_NS_SINKHORN, AS_COST_NS_SPECTRAL, AS_COST_NS_CLASSIFY,
                                  AS_COST_NS_TRIAL,    AS_COST_NS_BYTE};
-  double k[K_N], sum = 0.0;
-  as_cost_kinds(t, k);
+  double sum = 0.0;
   for (int i = 0; i < K_N; i++) sum += ns[i] * k[i];
   return sum * UNITS_PER_NS;
+}
+
+double as_cost_work(const as_trial *t) {
+  double k[K_N];
+  as_cost_kinds(t, k);
+  return work_of_kinds(k);
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -459,8 +476,9 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
     for (uint64_t q = 0; q < L; q += step) {
       as_trial t;
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
-      double w = as_cost_work(&t), k[AS_COST_KINDS];
-      as_cost_kinds(&t, k);
+      double k[AS_COST_KINDS];
+      as_cost_kinds(&t, k); /* once: a T_decide trial's horizon analyses its triple */
+      double w = work_of_kinds(k);
       if (t.d >= thr) { /* the spectral analysis is the pre-pass's (below), not the trial's */
         w -= AS_COST_NS_SPECTRAL * k[K_CUBE] * UNITS_PER_NS;
         k[K_CUBE] = 0.0;

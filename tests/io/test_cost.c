@@ -2,8 +2,8 @@
  * (RK4 4 stages, DOPRI5 6, Euler 1; the step limit; dt <= 0), the bytes of the
  * file layout, the steps (dopri5 from T and V), stages, Sinkhorn iterations and heads of
  * the work, the least-squares fit on exact data and its degenerate cases, the estimate of
- * a sweep against a sum over its trials, and a calibration that counts data failures and
- * stops at a bug. */
+ * a sweep against a sum over its trials, a calibration that counts data failures and
+ * stops at a bug, and the horizon of a T_decide trial (its steps and the pipeline's run). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "as_test.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/cost.h"
+#include "attnsweep/pipeline.h"
 #include "attnsweep/record.h"
 
 /* The integration part of a trial's work: work(T = 2 T0) - work(T = T0) is T0 / dt steps of it
@@ -196,9 +197,70 @@ static void test_estimate_calibrate(void) {
   as_spec_destroy(&spec);
 }
 
+/* T_decide (trial.h): the pipeline raises the horizon to T_decide ln 50 / sep, sep from the
+ * trial's own triple, and the cost model prices the steps to that horizon. V upper triangular
+ * with diagonal (1, 0.8), M = I: a good triple (lambda_1 = 1 real, simple, dominant; margin
+ * > 0) whose separation is lambda_1 - |lambda_2| = 0.2, read off the diagonal here; its
+ * nearest theorems have no separation or a shorter horizon (codim: 0.8). */
+static void test_decide_horizon(void) {
+  static const double V[4] = {1.0, 0.3, 0.0, 0.8}, M[4] = {1.0, 0.0, 0.0, 1.0};
+  as_trial t;
+  as_trial_defaults(&t);
+  t.index = 4;
+  t.master_seed = t.token_key = t.triple_key = 7;
+  t.n = 6;
+  t.d = 2;
+  t.triple.vfamily = AS_V_EXPLICIT;
+  t.triple.V = (as_matref){V, 2, 2, 11};
+  t.triple.mfamily = AS_M_EXPLICIT;
+  t.triple.M = (as_matref){M, 2, 2, 12};
+  t.integ.method = AS_METHOD_RK4;
+  t.integ.T = 5;
+  t.integ.dt = 0.1;
+  t.integ.max_steps = 1000000;
+  t.integ.settle_tol = 0; /* runs to its horizon */
+  const double sep = 1.0 - 0.8, f = 1.05, h = f * log(50.0) / sep; /* 20.54: 206 steps */
+  AS_EXPECT(as_cost_steps(&t) == 50, "no T_decide: T / dt steps (%g)", as_cost_steps(&t));
+  t.integ.T_decide = f;
+  /* h / dt = 205.4 is far from a whole number: AS_CLASSIFY_SEP (ln 50 to 4 digits, relative
+   * error 6e-6) gives the same ceiling. */
+  AS_EXPECT(as_cost_steps(&t) == ceil(h / t.integ.dt), "T_decide %g: %g steps, ceil(%g / dt) = %g",
+            f, as_cost_steps(&t), h, ceil(h / t.integ.dt));
+  double T = 0;
+  AS_EXPECT(as_trial_horizon(&t, &T) == AS_OK, "horizon: %s", as_error_get()->message);
+  AS_EXPECT_CLOSE(T, h, 2e-5, 0); /* AS_CLASSIFY_SEP = 3.912 against ln 50 = 3.91202 */
+  /* The pipeline runs to the same horizon (as_trial_horizon is its decision). */
+  as_pipeline *pl = NULL;
+  as_record rec;
+  AS_EXPECT(as_pipeline_create(NULL, NULL, &pl) == AS_OK &&
+                as_trial_run(pl, &t, NULL, &rec, NULL) == AS_OK,
+            "run: %s", as_error_get()->message);
+  AS_EXPECT_CLOSE(rec.t_final, T, 1e-9, 0);
+  AS_EXPECT(rec.steps == (int64_t)as_cost_steps(&t), "run %lld steps, cost model %g",
+            (long long)rec.steps, as_cost_steps(&t));
+  as_pipeline_destroy(&pl);
+  /* A horizon past it is kept; dopri5's estimate grows with the raised horizon (the row-sum
+   * norm of V, 1.3, is its rate). */
+  t.integ.T = 30;
+  AS_EXPECT(as_cost_steps(&t) == 300, "T past the decided horizon: %g", as_cost_steps(&t));
+  t.integ.T = 5;
+  t.integ.method = AS_METHOD_DOPRI5;
+  t.integ.rtol = 1e-6;
+  t.integ.atol = 1e-9;
+  AS_EXPECT_CLOSE(as_cost_steps(&t), AS_COST_DOPRI5_STEPS0 + AS_COST_DOPRI5_PER_RATE * h * 1.3,
+                  2e-5, 0);
+  /* A file triple plan cannot build: its T. */
+  t.triple.vfamily = AS_V_FILE;
+  t.triple.V = (as_matref){NULL, 0, 0, 0};
+  t.integ.method = AS_METHOD_RK4;
+  AS_EXPECT(as_cost_steps(&t) == 50, "file triple: T / dt (%g)", as_cost_steps(&t));
+  as_error_clear();
+}
+
 int main(void) {
   test_work_bytes();
   test_fit();
   test_estimate_calibrate();
+  test_decide_horizon();
   return as_test_finish("test_cost");
 }
