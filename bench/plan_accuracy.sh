@@ -81,7 +81,7 @@ text = open(header).read()
 def const(name):
     return float(re.search(r"#define %s ([0-9.e+-]+)" % name, text).group(1))
 names = ["NS_BATCH", "NS_SMALL", "NS_MODEL", "NS_BLOCKS", "NS_STREAM", "NS_DENSE",
-         "NS_SINKHORN", "NS_SPECTRAL", "NS_CLASSIFY", "NS_TRIAL", "NS_BYTE"]
+         "NS_SINKHORN", "NS_NEWTON", "NS_SPECTRAL", "NS_CLASSIFY", "NS_TRIAL", "NS_BYTE"]
 p0 = np.array([const("AS_COST_RANK_START_S")] + [const("AS_COST_" + n) for n in names])
 y, X = [], []
 for line in open(rows):

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "as_test.h"
+#include "attnsweep/attention.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/cost.h"
 #include "attnsweep/pipeline.h"
@@ -62,8 +63,10 @@ static void test_work_bytes(void) {
   o.output.final = true;
   AS_EXPECT(as_cost_path_of(&o) == AS_COST_PATH_SMALL && step_work(o, 20) > rk4, "alone: path %d",
             (int)as_cost_path_of(&o));
-  /* Sinkhorn: each iteration adds the same work (a cap without a tolerance); with a
-   * tolerance the expected count, never above the cap. */
+  /* Sinkhorn: each iteration adds the same work (a cap without a tolerance: every evaluation
+   * runs to it), a Newton step of n^3 in each after the first; with a tolerance the expected
+   * count, never above the cap: up to AS_ATTENTION_SINKHORN_NEWTON_N tokens linear in n,
+   * above per decade of the tolerance. */
   as_trial sk = t;
   sk.attn.attention = AS_ATTN_SINKHORN;
   sk.attn.sinkhorn_tol = 0;
@@ -76,7 +79,25 @@ static void test_work_bytes(void) {
   AS_EXPECT_CLOSE(w[2] - w[1], w[1] - w[0], 1e-9, 0);
   sk.attn.sinkhorn_tol = 1e-9;
   sk.attn.sinkhorn_iters = 10000;
-  AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
+  AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk),
+                  AS_COST_SINKHORN_ITERS0 + AS_COST_SINKHORN_ITERS_PER_N * 20, 1e-12, 0);
+  {
+    as_trial big = sk;
+    big.n = AS_ATTENTION_SINKHORN_NEWTON_N + 1;
+    AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&big), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
+    /* The iterations' Newton steps: n^3 each after the first, so with the cap at 1 (the row
+     * softmax) the work is the pairs' alone; with I iterations (I - 1) n^3 at NS_NEWTON more
+     * than I plain ones (whose entries cost NS_SINKHORN each). */
+    as_trial one = sk, two = sk;
+    one.attn.sinkhorn_tol = two.attn.sinkhorn_tol = 0;
+    one.attn.sinkhorn_iters = 1;
+    two.attn.sinkhorn_iters = 2;
+    const double evals = 20.0 * 4.0, nn = 20.0 * 20.0; /* 20 steps of RK4 */
+    AS_EXPECT_CLOSE(step_work(two, 20) - step_work(one, 20),
+                    evals * (nn * AS_COST_NS_SINKHORN + nn * 20.0 * AS_COST_NS_NEWTON) * 1e-9 /
+                        AS_COST_DEFAULT_A,
+                    1e-9, 0);
+  }
   sk.attn.sinkhorn_iters = 3;
   AS_EXPECT(as_cost_sinkhorn_iters(&sk) == 3, "capped iterations");
   /* ... and its scratch in the memory estimate: 3 n^2 + 8 n doubles more than softmax. */
