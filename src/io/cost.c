@@ -208,10 +208,10 @@ void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]) {
 
 /* Work units of the operation counts k (as_cost_kinds). */
 static double work_of_kinds(const double k[K_N]) {
-  static const double ns[K_N] = {
-      AS_COST_NS_BATCH,  AS_COST_NS_SMALL,    AS_COST_NS_MODEL,    AS_COST_NS_BLOCKS,
-      AS_COST_NS_STREAM, AS_COST_NS_DENSE,    AS_COST_NS_SINKHORN, AS_COST_NS_NEWTON,
-      AS_COST_NS_SPECTRAL, AS_COST_NS_CLASSIFY, AS_COST_NS_TRIAL,  AS_COST_NS_BYTE};
+  static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,  AS_COST_NS_MODEL,
+                                 AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM, AS_COST_NS_DENSE,
+                                 AS_COST_NS_SINKHORN, AS_COST_NS_NEWTON, AS_COST_NS_SPECTRAL,
+                                 AS_COST_NS_CLASSIFY, AS_COST_NS_TRIAL,  AS_COST_NS_BYTE};
   double sum = 0.0;
   for (int i = 0; i < K_N; i++) sum += ns[i] * k[i];
   return sum * UNITS_PER_NS;

@@ -239,7 +239,7 @@ static void test_decide_horizon(void) {
   t.integ.T = 5;
   t.integ.dt = 0.1;
   t.integ.max_steps = 1000000;
-  t.integ.settle_tol = 0; /* runs to its horizon */
+  t.integ.settle_tol = 0;                                          /* runs to its horizon */
   const double sep = 1.0 - 0.8, f = 1.05, h = f * log(50.0) / sep; /* 20.54: 206 steps */
   AS_EXPECT(as_cost_steps(&t) == 50, "no T_decide: T / dt steps (%g)", as_cost_steps(&t));
   t.integ.T_decide = f;
