@@ -67,15 +67,19 @@ typedef enum as_cost_path {
 /* Fitted by bench/plan_accuracy.sh --fit on the reference machine (docs/performance.md, "Cost
  * model"): one-rank CPU times of every jobs/examples spec (the mean of 2-5 runs at load
  * average 6-20), least squares in log(predicted / measured), then all figures times 0.92 to
- * sit between the loaded and the quiet machine; AS_COST_NS_BATCH from 16,000 trials of
- * the paper's setting (the examples that batch are too small to show it); AS_COST_NS_CLASSIFY from
- * issue 37's classifier figure (27.6-31.6 us at n = 20, d = 2); the dopri5 figures from the step
+ * sit between the loaded and the quiet machine; AS_COST_RANK_START_S, AS_COST_NS_SMALL and
+ * _MODEL refitted alone (FIT_FREE, the others kept) to the mean of two runs at load average
+ * 1-4, where the 0.92 figures overestimated the small examples up to 2.1 times (issue 37);
+ * AS_COST_NS_BATCH from 16,000 trials of the paper's setting (the examples that batch are too
+ * small to show it); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at
+ * n = 20, d = 2), kept for the large n where it holds (the small-n classifier is faster now:
+ * docs/performance.md); the dopri5 figures from the step
  * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn
  * figures from the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
  * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
 #define AS_COST_NS_BATCH 1.4 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 3.7
-#define AS_COST_NS_MODEL 4.7
+#define AS_COST_NS_SMALL 2.7
+#define AS_COST_NS_MODEL 3.8
 #define AS_COST_NS_BLOCKS 5.9
 #define AS_COST_NS_STREAM 1.75
 #define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
@@ -93,8 +97,9 @@ typedef enum as_cost_path {
 #define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
 /* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.19 on a quiet core,
- * 0.27-0.36 at load average 6-20 on this 2-core machine (0.34 fitted, times 0.92). */
-#define AS_COST_RANK_START_S 0.31
+ * 0.21-0.27 at load average 2-4 (a one-trial spec, 10 runs), 0.27-0.36 at load average 6-20
+ * on this 2-core machine; 0.21 fitted with the figures above at load 1-4. */
+#define AS_COST_RANK_START_S 0.21
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
@@ -115,8 +120,8 @@ double as_cost_sinkhorn_iters(const as_trial *t);
 /* The operation counts of trial t by kind (above), in the order of the AS_COST_NS_* figures:
  * pair operations of each path (AS_COST_PATH_COUNT), dense operations, Sinkhorn entries,
  * Sinkhorn's Newton n^3, d^3 of the triples, classifier units, trials (1), bulk bytes.
- * as_cost_work is their sum weighted by those figures; `plan --cost-kinds` prints a spec's totals to refit them
- * (bench/plan_accuracy.sh --fit). Pure. */
+ * as_cost_work is their sum weighted by those figures; `plan --cost-kinds` prints a spec's totals
+ * to refit them (bench/plan_accuracy.sh --fit). Pure. */
 #define AS_COST_KINDS (AS_COST_PATH_COUNT + 7)
 void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]);
 
