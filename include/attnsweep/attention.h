@@ -71,6 +71,10 @@ int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, d
                                double *P, int *hot, double *work, int *warm, double *dev_out,
                                int *iters_out);
 
+/* Newton steps on the potentials (O(n^3) each) for n up to this many tokens; above, plain
+ * alternate normalisations only (the cost model prices both: cost.h). */
+#define AS_ATTENTION_SINKHORN_NEWTON_N 64
+
 /* Doubles of scratch the Sinkhorn calls need for n tokens: 3 n^2 + 8 n. */
 size_t as_attention_sinkhorn_doubles(int n);
 

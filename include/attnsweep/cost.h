@@ -10,9 +10,12 @@
  *                  path's ns (as_cost_path_of); dense multiply-adds H (2 n^2 d + 2 n d^2)
  *                  (+ sphere 4 n d, ffn inside n d^2 + n d E, block 2 n d w + n w E with
  *                  E = AS_COST_EXP_OPS; z variables d^3) at AS_COST_NS_DENSE; Sinkhorn
- *                  H I n^2 entries at AS_COST_NS_SINKHORN (I = as_cost_sinkhorn_iters:
- *                  AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol, at most the cap)
- *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps)
+ *                  H I n^2 entries at AS_COST_NS_SINKHORN and, up to
+ *                  AS_ATTENTION_SINKHORN_NEWTON_N tokens, H (I - 1) n^3 of Newton steps at
+ *                  AS_COST_NS_NEWTON (I = as_cost_sinkhorn_iters, below)
+ *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps),
+ *                  T the horizon the trial runs to: with T_decide > 0 the one as_trial_run
+ *                  raises it to (pipeline.h as_trial_horizon, from the trial's own triple)
  *     stages       of the tableau (RK4 4, DOPRI5 6, Euler and layers 1; +1 on the sphere with
  *                  FSAL), dopri5 with AS_COST_DOPRI5_REJECTED more for rejected steps
  *     set-up       AS_COST_NS_SPECTRAL d^3 per triple (every head of every per-layer block)
@@ -32,7 +35,9 @@
  *
  * Nothing here is collective or uses MPI. as_cost_calibrate runs trials (it reads matrix and
  * token files like `run`); as_cost_model_save / _load write and read the calibration file;
- * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V;
+ * as_cost_steps builds a controlled dopri5 trial's triple (no file) for the rate of V, and
+ * a T_decide trial's triple and its spectral analysis (d <= AS_COST_HORIZON_DMAX) for its
+ * horizon;
  * everything else is arithmetic on the spec.
  */
 #ifndef ATTNSWEEP_COST_H
@@ -62,43 +67,62 @@ typedef enum as_cost_path {
 /* Fitted by bench/plan_accuracy.sh --fit on the reference machine (docs/performance.md, "Cost
  * model"): one-rank CPU times of every jobs/examples spec (the mean of 2-5 runs at load
  * average 6-20), least squares in log(predicted / measured), then all figures times 0.92 to
- * sit between the loaded and the quiet machine; AS_COST_NS_BATCH from 16,000 trials of
- * the paper's setting (the examples that batch are too small to show it); AS_COST_NS_CLASSIFY from
- * issue 37's classifier figure (27.6-31.6 us at n = 20, d = 2); the dopri5 figures from the step
- * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4). */
+ * sit between the loaded and the quiet machine; AS_COST_RANK_START_S, AS_COST_NS_SMALL and
+ * _MODEL refitted alone (FIT_FREE, the others kept) to the mean of two runs at load average
+ * 1-4, where the 0.92 figures overestimated the small examples up to 2.1 times (issue 37);
+ * AS_COST_NS_BATCH from 16,000 trials of the paper's setting (the examples that batch are too
+ * small to show it); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at
+ * n = 20, d = 2), kept for the large n where it holds (the small-n classifier is faster now:
+ * docs/performance.md); the dopri5 figures from the step
+ * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn
+ * figures from the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
+ * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
 #define AS_COST_NS_BATCH 1.4 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 3.7
-#define AS_COST_NS_MODEL 4.7
+#define AS_COST_NS_SMALL 2.7
+#define AS_COST_NS_MODEL 3.8
 #define AS_COST_NS_BLOCKS 5.9
 #define AS_COST_NS_STREAM 1.75
 #define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
-#define AS_COST_NS_SINKHORN 14.2 /* ns per n^2 entry of a Sinkhorn iteration */
+#define AS_COST_NS_SINKHORN 7.2  /* ns per n^2 entry of a Sinkhorn iteration */
+#define AS_COST_NS_NEWTON 3.0    /* ns per n^3 of a Sinkhorn iteration's Newton step */
 #define AS_COST_EXP_OPS 8.0      /* multiply-adds of one feed-forward activation */
 #define AS_COST_NS_SPECTRAL 19.0 /* ns per d^3 of a triple's build and spectral analysis */
 #define AS_COST_NS_CLASSIFY 2.0  /* ns per unit of as_classify_work: refit with the classifier */
 #define AS_COST_NS_TRIAL 4600.0  /* ns per trial: tokens, record, scheduling */
 #define AS_COST_NS_BYTE 1.0      /* ns per byte of bulk output */
 #define AS_COST_SINKHORN_PER_DECADE 20.0 /* Sinkhorn iterations per decade of sinkhorn_tol */
+#define AS_COST_SINKHORN_ITERS0 2.6      /* ... with Newton steps: ITERS0 + ITERS_PER_N n */
+#define AS_COST_SINKHORN_ITERS_PER_N 0.066
 #define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
 #define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
 /* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.19 on a quiet core,
- * 0.27-0.36 at load average 6-20 on this 2-core machine (0.34 fitted, times 0.92). */
-#define AS_COST_RANK_START_S 0.31
+ * 0.21-0.27 at load average 2-4 (a one-trial spec, 10 runs), 0.27-0.36 at load average 6-20
+ * on this 2-core machine; 0.21 fitted with the figures above at load 1-4. */
+#define AS_COST_RANK_START_S 0.21
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
-/* Expected integration steps of t (accepted + landing; the step limit applies). Pure. */
+/* Expected integration steps of t (accepted + landing; the step limit applies) up to its
+ * horizon: T, or for T_decide > 0 pipeline.h as_trial_horizon of t (what as_trial_run
+ * integrates to) where d <= AS_COST_HORIZON_DMAX and the triple can be built without files;
+ * T otherwise (a file family, or a d whose O(d^3) analysis would cost the plan about what the
+ * trial's own set-up costs: `--calibrate` prices those). Pure. */
+#define AS_COST_HORIZON_DMAX 64
 double as_cost_steps(const as_trial *t);
-/* Expected Sinkhorn iterations per attention evaluation (0 for softmax). Pure. */
+/* Expected Sinkhorn iterations per attention evaluation (0 for softmax), at most the cap
+ * sinkhorn_iters (all of it for sinkhorn_tol 0): up to AS_ATTENTION_SINKHORN_NEWTON_N tokens
+ * (warm starts and Newton steps, attention.h) AS_COST_SINKHORN_ITERS0 + _PER_N n; above,
+ * AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol (plain iterations converge
+ * linearly; in the saturated regime they stall at the cap). Pure. */
 double as_cost_sinkhorn_iters(const as_trial *t);
 
 /* The operation counts of trial t by kind (above), in the order of the AS_COST_NS_* figures:
  * pair operations of each path (AS_COST_PATH_COUNT), dense operations, Sinkhorn entries,
- * d^3 of the triples, classifier units, trials (1), bulk bytes. as_cost_work is their sum
- * weighted by those figures; `plan --cost-kinds` prints a spec's totals to refit them
- * (bench/plan_accuracy.sh --fit). Pure. */
-#define AS_COST_KINDS (AS_COST_PATH_COUNT + 6)
+ * Sinkhorn's Newton n^3, d^3 of the triples, classifier units, trials (1), bulk bytes.
+ * as_cost_work is their sum weighted by those figures; `plan --cost-kinds` prints a spec's totals
+ * to refit them (bench/plan_accuracy.sh --fit). Pure. */
+#define AS_COST_KINDS (AS_COST_PATH_COUNT + 7)
 void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]);
 
 /* Work units of trial t (above). Pure function of t; the scheduler's longest-first key. */

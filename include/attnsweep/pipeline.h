@@ -91,6 +91,17 @@ void as_pipeline_set_group(as_pipeline *pl, const as_pipeline_group *g);
 as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
                        as_record *rec, as_bulk *bulk);
 
+/* The horizon as_trial_run integrates trial t to, into *T: t->integ.T, or with T_decide > 0
+ * max(T, T_decide * AS_CLASSIFY_SEP / sep), the later separation time (theorem.h
+ * as_theorem_horizon) of the trial's theorem and of its nearest one (near.h); T when neither
+ * has a separation. For T_decide > 0 it builds t's triple (the blocks field: block 0's
+ * effective V) and analyses it as as_trial_run does (LAPACK: O(d^3), allocates d x d
+ * workspaces); the same function decides the horizon there. Statuses: the trial's own
+ * problems in building or analysing the triple (a file family whose matrix is not loaded,
+ * AS_ERR_DATA; as_status_is_trial_problem), with *T = t->integ.T; AS_ERR_NOMEM; AS_ERR_ARG
+ * for NULL. Not collective. */
+as_status as_trial_horizon(const as_trial *t, double *T);
+
 /* CPU seconds (of the calling thread) this pipeline has spent classifying end states (as_classify,
  * with the nearest theorem's second classification) in the trials it timed, and in *trials (may be
  * NULL) how many trials it timed (one in 16: a thread CPU clock read is a system call, which cost

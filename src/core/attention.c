@@ -376,9 +376,10 @@ void as_attention_small_lanes(int n, int d, const double *restrict A, const doub
  * weight more than 708 / 2^60 (6e-16 of the scores' scale, max |S| <= 1) below its row's
  * maximum is 0: the zero-temperature limit to the resolution of the scores.
  * One iteration is one row normalisation (n^2 exponentials; a Newton step adds O(n^3) in
- * plain loops, for n <= SK_NEWTON_N only). Iteration 1 of a cold start is the row softmax
- * itself (the same call, so the same bits). The eigenvectors come from a cyclic Jacobi
- * iteration in plain C (no LAPACK), so the result has the same bits on every machine. */
+ * plain loops, for n <= AS_ATTENTION_SINKHORN_NEWTON_N only). Iteration 1 of a cold start is
+ * the row softmax itself (the same call, so the same bits). The eigenvectors come from a
+ * cyclic Jacobi iteration in plain C (no LAPACK), so the result has the same bits on every
+ * machine. */
 
 #define SK_LEVEL_RATIO 8.0 /* temperature ratio between levels of epsilon scaling */
 #define SK_LEVEL_START 8.0 /* the first level: c * range(S) <= this */
@@ -386,7 +387,6 @@ void as_attention_small_lanes(int n, int d, const double *restrict A, const doub
 #define SK_POLISH 1e-4     /* the target level continues on P below this */
 #define SK_WARM_BUDGET 16  /* iterations of a warm start before a cold restart */
 #define SK_CLIP 4.0        /* largest Newton step per potential, in units of 1/c */
-#define SK_NEWTON_N 64     /* Newton steps for n up to this */
 #define SK_LN2 0.69314718055994530942
 
 size_t as_attention_sinkhorn_doubles(int n) {
@@ -567,7 +567,7 @@ static double sk_level(int n, const double *S, double logc, double until, int ca
   }
   while (dev > until && *it < cap) {
     int taken = 0;
-    if (n <= SK_NEWTON_N) {
+    if (n <= AS_ATTENTION_SINKHORN_NEWTON_N) {
       sk_newton(n, P, w->col, w->L, w->U, w->lam, w->b, w->a);
       for (double step = 1.0; step >= 1.0 / 16.0 && *it < cap; step /= 4.0) {
         for (int j = 0; j < n; j++) w->f[j] = w->g[j] + step * w->a[j] / c;
@@ -599,7 +599,7 @@ static double sk_polish(int n, double c, double tol, int cap, double *P, sk_ws *
                         double dev) {
   while (dev > tol && *it < cap) {
     int taken = 0;
-    if (n <= SK_NEWTON_N) {
+    if (n <= AS_ATTENTION_SINKHORN_NEWTON_N) {
       sk_newton(n, P, w->col, w->L, w->U, w->lam, w->b, w->a);
       for (double step = 1.0; step >= 1.0 / 16.0 && *it < cap; step /= 4.0) {
         for (int j = 0; j < n; j++) w->f[j] = step * w->a[j];

@@ -489,6 +489,43 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The triple of trial t into tr (created for t's d and m) and, for transformer blocks, every
+ * head and block into *blk (left NULL for the base model): a field trial is analysed and
+ * recorded through its effective V = sum_h V_h of block 0 and M_0 (blocks.h). A status other
+ * than AS_OK is the trial's own problem (or what stops a run, as_trial_run decides). */
+static as_status trial_triple(const as_trial *t, as_triple *tr, as_blocks **blk) {
+  as_status ts = as_triple_build(t, tr);
+  const as_blocks_kind bkind = as_blocks_kind_of(t);
+  if (ts != AS_OK || bkind == AS_BLOCKS_OFF) return ts;
+  ts = as_blocks_create(t, blk);
+  if (ts == AS_OK && bkind == AS_BLOCKS_FIELD)
+    memcpy(tr->V, as_blocks_veff(*blk, 0), (size_t)t->d * (size_t)t->d * sizeof(double));
+  return ts;
+}
+
+/* The theorems of trial t on its analysed triple (tr, sp): the model this trial's dynamics is
+ * (theorem.h; the analysis selected the base model's theorem, a variant's theorem is its
+ * model's row of the table, or none) into sp->theorem and sp->predicted, and the nearest
+ * theorem among the model's own into nr (near.h; the distances describe the triple). */
+static as_status trial_theorems(const as_trial *t, const as_triple *tr, as_spectral *sp,
+                                as_near *nr) {
+  const as_thm_model model = as_theorem_model_of(&t->attn, t->triple.beta == INFINITY,
+                                                 as_blocks_kind_of(t) == AS_BLOCKS_FIELD);
+  if (model != AS_THM_MODEL_BASE)
+    sp->theorem = as_theorem_select(model, tr, sp, AS_PIPELINE_SPECTRAL_TOL, &sp->predicted);
+  return as_near_analyze(tr, sp, AS_PIPELINE_SPECTRAL_TOL, model, nr);
+}
+
+/* The horizon trial t integrates to (as_trial_horizon): T, or with T_decide > 0 the horizon
+ * that decides the metastability rule, T_decide times the later separation time of its
+ * theorem (sp->theorem) and the nearest one, when that is later than T. */
+static double decided_horizon(const as_trial *t, const as_spectral *sp, as_theorem nearest) {
+  const double T = t->integ.T, f = t->integ.T_decide;
+  if (!(f > 0.0)) return T;
+  const double h = fmax(as_theorem_horizon(sp->theorem, sp), as_theorem_horizon(nearest, sp));
+  return isfinite(h) && f * h > T ? f * h : T;
+}
+
 /* as_trial_run; with pre, the integration was done by a batch (as_trial_run_batch): the
  * workspace pre->dyn holds its final state and pre->ds its statistics, and every other step
  * runs here as for a trial alone. */
@@ -538,16 +575,9 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   const size_t nd = (size_t)n * (size_t)d, dd = (size_t)d * (size_t)d;
 
   /* The triple and its analysis. */
-  ts = as_triple_build(t, pl->tr);
-  if (ts != AS_OK) goto trial_failed;
-  /* Transformer blocks: every head and block drawn now; a field trial is analysed and
-   * recorded through its effective V = sum_h V_h of block 0 and M_0 (blocks.h). */
   const as_blocks_kind bkind = as_blocks_kind_of(t);
-  if (bkind != AS_BLOCKS_OFF) {
-    ts = as_blocks_create(t, &blk);
-    if (ts != AS_OK) goto trial_failed;
-    if (bkind == AS_BLOCKS_FIELD) memcpy(pl->tr->V, as_blocks_veff(blk, 0), dd * sizeof(double));
-  }
+  ts = trial_triple(t, pl->tr, &blk);
+  if (ts != AS_OK) goto trial_failed;
   if ((int64_t)t->index == pl->fault_trial) {
     ts = inject_fault(pl);
     goto trial_failed;
@@ -589,17 +619,10 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   const int hardmax = t->triple.beta == INFINITY;
   ts = as_dyn_set_model(dyn, &t->attn, hardmax);
   if (ts != AS_OK) goto trial_failed;
-  /* The model this trial's dynamics is (theorem.h): the analysis selected the base model's
-   * theorem; a variant's theorem is its model's row of the table (or none). */
-  const as_thm_model model = as_theorem_model_of(&t->attn, hardmax, bkind == AS_BLOCKS_FIELD);
-  if (model != AS_THM_MODEL_BASE)
-    pl->sp->theorem =
-        as_theorem_select(model, pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, &pl->sp->predicted);
+  as_near nr;
+  AS_TRY(trial_theorems(t, pl->tr, pl->sp, &nr));
   if (!pre) AS_TRY(as_dyn_set_blocks(dyn, blk));
   copy_spectral(pl->sp, path, rec);
-  /* The nearest theorem among the model's own (near.h); the distances describe the triple. */
-  as_near nr;
-  AS_TRY(as_near_analyze(pl->tr, pl->sp, AS_PIPELINE_SPECTRAL_TOL, model, &nr));
   copy_near(&nr, rec);
   as_meta_reset(pl->meta, pl->X0);
   if (!pre) AS_TRY(as_dyn_set_step_hook(dyn, sphere ? on_step : NULL, pl->meta));
@@ -609,11 +632,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   as_dyn_stats ds;
   as_integ_spec integ = t->integ;
   if (sphere) integ.vars = AS_VARS_X; /* the sphere dynamics is in x (spec: vars x implied) */
-  if (integ.T_decide > 0.0) { /* the horizon that decides the metastability rule (theorem.h) */
-    const double h =
-        fmax(as_theorem_horizon(pl->sp->theorem, pl->sp), as_theorem_horizon(nr.theorem, pl->sp));
-    if (isfinite(h) && integ.T_decide * h > integ.T) integ.T = integ.T_decide * h;
-  }
+  integ.T = decided_horizon(t, pl->sp, nr.theorem);
   if (pre) {
     ds = pre->ds;
   } else {
@@ -783,6 +802,30 @@ cleanup:
 as_status as_trial_run(as_pipeline *pl, const as_trial *t, const volatile sig_atomic_t *stop,
                        as_record *rec, as_bulk *bulk) {
   return trial_run(pl, t, stop, rec, bulk, NULL);
+}
+
+as_status as_trial_horizon(const as_trial *t, double *T) {
+  as_status st = AS_OK;
+  as_triple *tr = NULL;
+  as_spectral *sp = NULL;
+  as_blocks *blk = NULL;
+  AS_CHECK(t && T, AS_ERR_ARG, "as_trial_horizon: NULL argument");
+  *T = t->integ.T;
+  if (!(t->integ.T_decide > 0.0)) goto cleanup;
+  AS_CHECK(t->d >= 1, AS_ERR_DATA, "trial %llu: d = %d must be positive",
+           (unsigned long long)t->index, t->d);
+  AS_TRY(as_triple_create(t->d, t->triple.m_rows > 0 ? t->triple.m_rows : t->d, &tr));
+  AS_TRY(as_spectral_create(t->d, &sp));
+  AS_TRY(trial_triple(t, tr, &blk));
+  AS_TRY(as_spectral_analyze(tr, AS_PIPELINE_SPECTRAL_TOL, sp));
+  as_near nr;
+  AS_TRY(trial_theorems(t, tr, sp, &nr));
+  *T = decided_horizon(t, sp, nr.theorem);
+cleanup:
+  as_blocks_destroy(&blk);
+  as_spectral_destroy(&sp);
+  as_triple_destroy(&tr);
+  return st;
 }
 
 /* ---------------------------------------------------------------- batches (batch.h) */

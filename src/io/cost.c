@@ -71,8 +71,19 @@ static double dynamics_rate(const as_trial *t) {
   return rate > 0.0 && isfinite(rate) ? rate : 1.0;
 }
 
+/* The horizon t integrates to: pipeline.h as_trial_horizon (T raised by T_decide from the
+ * trial's own triple, the function the pipeline decides it with); T where the triple cannot be
+ * built here (file families: plan does not read the files) or d > AS_COST_HORIZON_DMAX. */
+static double horizon_of(const as_trial *t) {
+  double T = t->integ.T;
+  if (t->integ.T_decide > 0.0 && t->d <= AS_COST_HORIZON_DMAX && as_trial_horizon(t, &T) != AS_OK)
+    T = t->integ.T;
+  as_error_clear();
+  return T;
+}
+
 double as_cost_steps(const as_trial *t) {
-  const double T = t->integ.T, dt = t->integ.dt;
+  const double T = horizon_of(t), dt = t->integ.dt;
   double steps;
   const int controlled =
       t->integ.method == AS_METHOD_DOPRI5 && (t->integ.rtol > 0.0 || t->integ.atol > 0.0);
@@ -96,15 +107,28 @@ double as_cost_steps(const as_trial *t) {
 double as_cost_sinkhorn_iters(const as_trial *t) {
   if (t->attn.attention != AS_ATTN_SINKHORN) return 0.0;
   const double cap = t->attn.sinkhorn_iters, tol = t->attn.sinkhorn_tol;
-  /* Linear convergence: a number of iterations per decade of the tolerance, up to the cap. */
-  const double it = tol > 0.0 ? AS_COST_SINKHORN_PER_DECADE * fmax(1.0, -log10(tol)) : cap;
+  double it = cap; /* tol 0: never met, every evaluation runs to the cap */
+  if (tol > 0.0 && t->n <= AS_ATTENTION_SINKHORN_NEWTON_N)
+    it = AS_COST_SINKHORN_ITERS0 + AS_COST_SINKHORN_ITERS_PER_N * t->n; /* warm, Newton */
+  else if (tol > 0.0) /* linear convergence: iterations per decade of the tolerance */
+    it = AS_COST_SINKHORN_PER_DECADE * fmax(1.0, -log10(tol));
   return it < cap ? it : cap;
 }
 
 /* The operations of a trial by kind (cost.h, "Work"): the pair terms of the attention (per
  * path), the dense products, the Sinkhorn entries, the triples' d^3, the classifier's units,
  * the trials and the bulk bytes. as_cost_work weights them with the AS_COST_NS_* figures. */
-enum { K_PAIR, K_DENSE = AS_COST_PATH_COUNT, K_SINKHORN, K_CUBE, K_CLASSIFY, K_TRIAL, K_BYTE, K_N };
+enum {
+  K_PAIR,
+  K_DENSE = AS_COST_PATH_COUNT,
+  K_SINKHORN,
+  K_NEWTON,
+  K_CUBE,
+  K_CLASSIFY,
+  K_TRIAL,
+  K_BYTE,
+  K_N
+};
 _Static_assert(K_N == AS_COST_KINDS, "cost.h: AS_COST_KINDS is the number of kinds");
 
 /* One evaluation of the right-hand side on n tokens, added to k[] times `times`. */
@@ -115,8 +139,13 @@ static void rhs_ops(const as_trial *t, double n, as_cost_path path, double times
    * V (n d^2 each), dense. */
   k[K_PAIR + path] += times * H * nn;
   k[K_DENSE] += times * H * (2.0 * nn * d + 2.0 * n * d * d);
-  /* Sinkhorn: n^2 entries per iteration (three log-sum-exp passes and the normalisation). */
-  k[K_SINKHORN] += times * H * as_cost_sinkhorn_iters(t) * nn;
+  /* Sinkhorn: n^2 entries per iteration (three log-sum-exp passes and the normalisation);
+   * up to AS_ATTENTION_SINKHORN_NEWTON_N tokens a Newton step of n^3 in every iteration after
+   * the first (the row softmax). */
+  const double sk = as_cost_sinkhorn_iters(t);
+  k[K_SINKHORN] += times * H * sk * nn;
+  if (sk > 1.0 && n <= AS_ATTENTION_SINKHORN_NEWTON_N)
+    k[K_NEWTON] += times * H * (sk - 1.0) * nn * n;
   if (t->attn.norm == AS_NORM_SPHERE) k[K_DENSE] += times * 4.0 * n * d;
   if (t->blocks.ffn != AS_FFN_NONE) {
     if (t->blocks.ffn_form == AS_FFN_INSIDE) {
@@ -177,15 +206,21 @@ void as_cost_kinds(const as_trial *t, double k[AS_COST_KINDS]) {
   }
 }
 
-double as_cost_work(const as_trial *t) {
-  static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,    AS_COST_NS_MODEL,
-                                 AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM,   AS_COST_NS_DENSE,
-                                 AS_COST_NS_SINKHORN, AS_COST_NS_SPECTRAL, AS_COST_NS_CLASSIFY,
-                                 AS_COST_NS_TRIAL,    AS_COST_NS_BYTE};
-  double k[K_N], sum = 0.0;
-  as_cost_kinds(t, k);
+/* Work units of the operation counts k (as_cost_kinds). */
+static double work_of_kinds(const double k[K_N]) {
+  static const double ns[K_N] = {AS_COST_NS_BATCH,    AS_COST_NS_SMALL,  AS_COST_NS_MODEL,
+                                 AS_COST_NS_BLOCKS,   AS_COST_NS_STREAM, AS_COST_NS_DENSE,
+                                 AS_COST_NS_SINKHORN, AS_COST_NS_NEWTON, AS_COST_NS_SPECTRAL,
+                                 AS_COST_NS_CLASSIFY, AS_COST_NS_TRIAL,  AS_COST_NS_BYTE};
+  double sum = 0.0;
   for (int i = 0; i < K_N; i++) sum += ns[i] * k[i];
   return sum * UNITS_PER_NS;
+}
+
+double as_cost_work(const as_trial *t) {
+  double k[K_N];
+  as_cost_kinds(t, k);
+  return work_of_kinds(k);
 }
 
 int as_cost_trial_ranks(const as_trial *t, int job_ranks) {
@@ -459,8 +494,9 @@ as_status as_cost_estimate_spec(const as_spec *spec, const as_cost_model *m,
     for (uint64_t q = 0; q < L; q += step) {
       as_trial t;
       if (as_spec_trial(spec, off + q, &t) != AS_OK) continue;
-      double w = as_cost_work(&t), k[AS_COST_KINDS];
-      as_cost_kinds(&t, k);
+      double k[AS_COST_KINDS];
+      as_cost_kinds(&t, k); /* once: a T_decide trial's horizon analyses its triple */
+      double w = work_of_kinds(k);
       if (t.d >= thr) { /* the spectral analysis is the pre-pass's (below), not the trial's */
         w -= AS_COST_NS_SPECTRAL * k[K_CUBE] * UNITS_PER_NS;
         k[K_CUBE] = 0.0;

@@ -2,15 +2,17 @@
  * (RK4 4 stages, DOPRI5 6, Euler 1; the step limit; dt <= 0), the bytes of the
  * file layout, the steps (dopri5 from T and V), stages, Sinkhorn iterations and heads of
  * the work, the least-squares fit on exact data and its degenerate cases, the estimate of
- * a sweep against a sum over its trials, and a calibration that counts data failures and
- * stops at a bug. */
+ * a sweep against a sum over its trials, a calibration that counts data failures and
+ * stops at a bug, and the horizon of a T_decide trial (its steps and the pipeline's run). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "as_test.h"
+#include "attnsweep/attention.h"
 #include "attnsweep/classify.h"
 #include "attnsweep/cost.h"
+#include "attnsweep/pipeline.h"
 #include "attnsweep/record.h"
 
 /* The integration part of a trial's work: work(T = 2 T0) - work(T = T0) is T0 / dt steps of it
@@ -61,8 +63,10 @@ static void test_work_bytes(void) {
   o.output.final = true;
   AS_EXPECT(as_cost_path_of(&o) == AS_COST_PATH_SMALL && step_work(o, 20) > rk4, "alone: path %d",
             (int)as_cost_path_of(&o));
-  /* Sinkhorn: each iteration adds the same work (a cap without a tolerance); with a
-   * tolerance the expected count, never above the cap. */
+  /* Sinkhorn: each iteration adds the same work (a cap without a tolerance: every evaluation
+   * runs to it), a Newton step of n^3 in each after the first; with a tolerance the expected
+   * count, never above the cap: up to AS_ATTENTION_SINKHORN_NEWTON_N tokens linear in n,
+   * above per decade of the tolerance. */
   as_trial sk = t;
   sk.attn.attention = AS_ATTN_SINKHORN;
   sk.attn.sinkhorn_tol = 0;
@@ -75,7 +79,25 @@ static void test_work_bytes(void) {
   AS_EXPECT_CLOSE(w[2] - w[1], w[1] - w[0], 1e-9, 0);
   sk.attn.sinkhorn_tol = 1e-9;
   sk.attn.sinkhorn_iters = 10000;
-  AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
+  AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&sk),
+                  AS_COST_SINKHORN_ITERS0 + AS_COST_SINKHORN_ITERS_PER_N * 20, 1e-12, 0);
+  {
+    as_trial big = sk;
+    big.n = AS_ATTENTION_SINKHORN_NEWTON_N + 1;
+    AS_EXPECT_CLOSE(as_cost_sinkhorn_iters(&big), 9 * AS_COST_SINKHORN_PER_DECADE, 1e-12, 0);
+    /* The iterations' Newton steps: n^3 each after the first, so with the cap at 1 (the row
+     * softmax) the work is the pairs' alone; with I iterations (I - 1) n^3 at NS_NEWTON more
+     * than I plain ones (whose entries cost NS_SINKHORN each). */
+    as_trial one = sk, two = sk;
+    one.attn.sinkhorn_tol = two.attn.sinkhorn_tol = 0;
+    one.attn.sinkhorn_iters = 1;
+    two.attn.sinkhorn_iters = 2;
+    const double evals = 20.0 * 4.0, nn = 20.0 * 20.0; /* 20 steps of RK4 */
+    AS_EXPECT_CLOSE(step_work(two, 20) - step_work(one, 20),
+                    evals * (nn * AS_COST_NS_SINKHORN + nn * 20.0 * AS_COST_NS_NEWTON) * 1e-9 /
+                        AS_COST_DEFAULT_A,
+                    1e-9, 0);
+  }
   sk.attn.sinkhorn_iters = 3;
   AS_EXPECT(as_cost_sinkhorn_iters(&sk) == 3, "capped iterations");
   /* ... and its scratch in the memory estimate: 3 n^2 + 8 n doubles more than softmax. */
@@ -196,9 +218,70 @@ static void test_estimate_calibrate(void) {
   as_spec_destroy(&spec);
 }
 
+/* T_decide (trial.h): the pipeline raises the horizon to T_decide ln 50 / sep, sep from the
+ * trial's own triple, and the cost model prices the steps to that horizon. V upper triangular
+ * with diagonal (1, 0.8), M = I: a good triple (lambda_1 = 1 real, simple, dominant; margin
+ * > 0) whose separation is lambda_1 - |lambda_2| = 0.2, read off the diagonal here; its
+ * nearest theorems have no separation or a shorter horizon (codim: 0.8). */
+static void test_decide_horizon(void) {
+  static const double V[4] = {1.0, 0.3, 0.0, 0.8}, M[4] = {1.0, 0.0, 0.0, 1.0};
+  as_trial t;
+  as_trial_defaults(&t);
+  t.index = 4;
+  t.master_seed = t.token_key = t.triple_key = 7;
+  t.n = 6;
+  t.d = 2;
+  t.triple.vfamily = AS_V_EXPLICIT;
+  t.triple.V = (as_matref){V, 2, 2, 11};
+  t.triple.mfamily = AS_M_EXPLICIT;
+  t.triple.M = (as_matref){M, 2, 2, 12};
+  t.integ.method = AS_METHOD_RK4;
+  t.integ.T = 5;
+  t.integ.dt = 0.1;
+  t.integ.max_steps = 1000000;
+  t.integ.settle_tol = 0;                                          /* runs to its horizon */
+  const double sep = 1.0 - 0.8, f = 1.05, h = f * log(50.0) / sep; /* 20.54: 206 steps */
+  AS_EXPECT(as_cost_steps(&t) == 50, "no T_decide: T / dt steps (%g)", as_cost_steps(&t));
+  t.integ.T_decide = f;
+  /* h / dt = 205.4 is far from a whole number: AS_CLASSIFY_SEP (ln 50 to 4 digits, relative
+   * error 6e-6) gives the same ceiling. */
+  AS_EXPECT(as_cost_steps(&t) == ceil(h / t.integ.dt), "T_decide %g: %g steps, ceil(%g / dt) = %g",
+            f, as_cost_steps(&t), h, ceil(h / t.integ.dt));
+  double T = 0;
+  AS_EXPECT(as_trial_horizon(&t, &T) == AS_OK, "horizon: %s", as_error_get()->message);
+  AS_EXPECT_CLOSE(T, h, 2e-5, 0); /* AS_CLASSIFY_SEP = 3.912 against ln 50 = 3.91202 */
+  /* The pipeline runs to the same horizon (as_trial_horizon is its decision). */
+  as_pipeline *pl = NULL;
+  as_record rec;
+  AS_EXPECT(as_pipeline_create(NULL, NULL, &pl) == AS_OK &&
+                as_trial_run(pl, &t, NULL, &rec, NULL) == AS_OK,
+            "run: %s", as_error_get()->message);
+  AS_EXPECT_CLOSE(rec.t_final, T, 1e-9, 0);
+  AS_EXPECT(rec.steps == (int64_t)as_cost_steps(&t), "run %lld steps, cost model %g",
+            (long long)rec.steps, as_cost_steps(&t));
+  as_pipeline_destroy(&pl);
+  /* A horizon past it is kept; dopri5's estimate grows with the raised horizon (the row-sum
+   * norm of V, 1.3, is its rate). */
+  t.integ.T = 30;
+  AS_EXPECT(as_cost_steps(&t) == 300, "T past the decided horizon: %g", as_cost_steps(&t));
+  t.integ.T = 5;
+  t.integ.method = AS_METHOD_DOPRI5;
+  t.integ.rtol = 1e-6;
+  t.integ.atol = 1e-9;
+  AS_EXPECT_CLOSE(as_cost_steps(&t), AS_COST_DOPRI5_STEPS0 + AS_COST_DOPRI5_PER_RATE * h * 1.3,
+                  2e-5, 0);
+  /* A file triple plan cannot build: its T. */
+  t.triple.vfamily = AS_V_FILE;
+  t.triple.V = (as_matref){NULL, 0, 0, 0};
+  t.integ.method = AS_METHOD_RK4;
+  AS_EXPECT(as_cost_steps(&t) == 50, "file triple: T / dt (%g)", as_cost_steps(&t));
+  as_error_clear();
+}
+
 int main(void) {
   test_work_bytes();
   test_fit();
   test_estimate_calibrate();
+  test_decide_horizon();
   return as_test_finish("test_cost");
 }
