@@ -70,16 +70,17 @@ typedef enum as_cost_path {
  * sit between the loaded and the quiet machine; AS_COST_RANK_START_S, AS_COST_NS_SMALL and
  * _MODEL refitted alone (FIT_FREE, the others kept) to the mean of two runs at load average
  * 1-4, where the 0.92 figures overestimated the small examples up to 2.1 times (issue 37);
- * AS_COST_NS_BATCH from 16,000 trials of the paper's setting (the examples that batch are too
- * small to show it); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at
+ * then, once the kernels' exponential and maxima got faster, AS_COST_RANK_START_S,
+ * AS_COST_NS_BATCH, _SMALL and _MODEL refitted alone (FIT_FREE) on a quiet core, where the
+ * figures before gave up to 1.55 (docs/performance.md); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at
  * n = 20, d = 2), kept for the large n where it holds (the small-n classifier is faster now:
  * docs/performance.md); the dopri5 figures from the step
  * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn
  * figures from the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
  * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
-#define AS_COST_NS_BATCH 1.4 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 2.7
-#define AS_COST_NS_MODEL 3.8
+#define AS_COST_NS_BATCH 1.08 /* ns per pair (n^2 per head and evaluation) of each path */
+#define AS_COST_NS_SMALL 3.0
+#define AS_COST_NS_MODEL 3.2
 #define AS_COST_NS_BLOCKS 5.9
 #define AS_COST_NS_STREAM 1.75
 #define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
@@ -96,10 +97,10 @@ typedef enum as_cost_path {
 #define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
 #define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
-/* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.19 on a quiet core,
- * 0.21-0.27 at load average 2-4 (a one-trial spec, 10 runs), 0.27-0.36 at load average 6-20
- * on this 2-core machine; 0.21 fitted with the figures above at load 1-4. */
-#define AS_COST_RANK_START_S 0.21
+/* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.15-0.19 on a quiet
+ * core, 0.21-0.27 at load average 2-4 (a one-trial spec, 10 runs), 0.27-0.36 at load average
+ * 6-20 on this 2-core machine; 0.14 fitted with the figures above on a quiet core. */
+#define AS_COST_RANK_START_S 0.14
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
