@@ -26,7 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         as_record_init(&rec, &t);
         volatile double w = rec.T + (double)rec.d;
         (void)w;
-        if (t.triple.V.data) { /* borrowed matrices are readable, d x d */
+        /* A borrowed V that the trial reads (vfamily explicit) is readable and at least
+         * d x d (heads stacked). Elsewhere it may be another case's matrix of another shape
+         * that this trial ignores (a V beside a concat whose cases set their own vfamily and
+         * d): reading it as d x d ran past it (found by this fuzzer). */
+        if (t.triple.V.data && t.triple.vfamily == AS_V_EXPLICIT) {
+          if ((size_t)t.triple.V.rows * (size_t)t.triple.V.cols < (size_t)t.d * (size_t)t.d)
+            __builtin_trap(); /* the spec let through a V smaller than its trials' d */
           volatile double x = t.triple.V.data[(size_t)t.d * (size_t)t.d - 1];
           (void)x;
         }
