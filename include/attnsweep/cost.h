@@ -72,11 +72,11 @@ typedef enum as_cost_path {
  * 1-4, where the 0.92 figures overestimated the small examples up to 2.1 times (issue 37);
  * then, once the kernels' exponential and maxima got faster, AS_COST_RANK_START_S,
  * AS_COST_NS_BATCH, _SMALL and _MODEL refitted alone (FIT_FREE) on a quiet core, where the
- * figures before gave up to 1.55 (docs/performance.md); AS_COST_NS_CLASSIFY from issue 37's classifier figure (27.6-31.6 us at
- * n = 20, d = 2), kept for the large n where it holds (the small-n classifier is faster now:
- * docs/performance.md); the dopri5 figures from the step
- * counts of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn
- * figures from the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
+ * figures before gave up to 1.55 (docs/performance.md); AS_COST_NS_CLASSIFY from issue 37's
+ * classifier figure (27.6-31.6 us at n = 20, d = 2), kept for the large n where it holds (the
+ * small-n classifier is faster now: docs/performance.md); the dopri5 figures from the step counts
+ * of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn figures from
+ * the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
  * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
 #define AS_COST_NS_BATCH 1.08 /* ns per pair (n^2 per head and evaluation) of each path */
 #define AS_COST_NS_SMALL 3.0

@@ -32,11 +32,11 @@ int as_attention_softmax_hot(int n, int m, const double *S, double logc, double 
  * were made; tests/py/test_exp_poly.py recomputes them from that recipe), and the table of
  * 2^(j/8), j = 0..7, each the double nearest to it (the same test checks them). */
 #define AS_EXP_POLY_TOP 0.00019841916336532244
-#define AS_EXP_POLY                                                                        \
-  0.0013889470736831104, 0.008333333330300013, 0.04166666663936666, 0.16666666666666666, 0.5, \
-      1.0, 1.0
-#define AS_EXP_TABLE                                                                     \
-  1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,     \
+#define AS_EXP_POLY                                                                                \
+  0.0013889470736831104, 0.008333333330300013, 0.04166666663936666, 0.16666666666666666, 0.5, 1.0, \
+      1.0
+#define AS_EXP_TABLE                                                                  \
+  1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951, \
       1.5422108254079407, 1.681792830507429, 1.8340080864093424
 
 /* e^{p[j]} in place for p[j] <= 0 (exactly 0 below -AS_EXP_CUT; -inf allowed): attention.c's

@@ -34,7 +34,7 @@ struct as_pipeline {
   as_spectral_fn spectral; /* analysis hook, NULL: as_spectral_analyze */
   void *spectral_ctx;
   int spectral_below; /* triples with d below this are analysed here (spectral_of) */
-  int n, d, m; /* shape of the workspaces below (0: none yet) */
+  int n, d, m;        /* shape of the workspaces below (0: none yet) */
   as_triple *tr;
   as_spectral *sp;
   as_spectral *sp_near; /* sp with the nearest theorem in place of sp->theorem */

@@ -779,7 +779,7 @@ cleanup:
 typedef struct tidy_ctx {
   as_results *rf;
   uint64_t n_trials, differing;
-  unsigned char *rows; /* the packed rows held: trials of [first, first + AS_TIDY_BLOCK) */
+  unsigned char *rows;  /* the packed rows held: trials of [first, first + AS_TIDY_BLOCK) */
   unsigned char *entry; /* one entry, packed */
   uint64_t *trials;     /* trials of the rows held (a sparse file holds some only) */
   uint32_t *crcs;

@@ -113,10 +113,10 @@ struct as_results {
   unsigned char *pack;              /* scratch: the records being written as packed rows */
   uint32_t *pack_crcs;              /* ... and their checksums */
   size_t pack_cap;                  /* rows of pack */
-  hid_t row_type; /* /trials' file type, the packed rows' memory type (H5I_INVALID_HID: not
-                     yet asked for; one H5Dget_type per write was 0.5% of a run) */
-  int64_t segment;                  /* row of /segments this open began, -1 none */
-  as_results_segment seg;           /* its content */
+  hid_t row_type;         /* /trials' file type, the packed rows' memory type (H5I_INVALID_HID: not
+                             yet asked for; one H5Dget_type per write was 0.5% of a run) */
+  int64_t segment;        /* row of /segments this open began, -1 none */
+  as_results_segment seg; /* its content */
 };
 
 /* Two columns of /trials read for progress counts (matched by name by HDF5). */
