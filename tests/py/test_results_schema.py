@@ -7,10 +7,13 @@ example file (10 trials, 9 done, trial 5 failed, final_tokens and V bulk data), 
     what the writer wrote (tests/io/test_results.c: make_record, make_bulk);
   * checks that the field table of the doc lists exactly the fields of /trials, in order;
   * checks that the enum tables of the doc match the named types in /types;
-  * checks the root attributes the doc promises.
+  * checks the root attributes the doc promises;
+  * counts a copy whose /trials has one more field (read as two columns, not as packed rows)
+    with `attnsweep status`: the same counts as the writer's.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -115,6 +118,29 @@ with tempfile.TemporaryDirectory() as tmp:
         check("offsets are prefix sums of n*d",
               off[0] == 0 and np.array_equal(np.diff(off), [(4 + i) * (2 + i % 3)
                                                             for i in range(10)]))
+
+    # 5. A /trials of another layout (one more field: written by a newer attnsweep, say) is
+    # counted by its columns, not as packed rows, to the same counts (docs/results.md).
+    wide = os.path.join(tmp, "wide.h5")
+    shutil.copy(path, wide)
+    with h5py.File(wide, "r+") as f:
+        old = f["trials"]
+        rows, attrs = old[:], dict(old.attrs)
+        del f["trials"]
+        dt = np.dtype([(n, rows.dtype[n]) for n in rows.dtype.names] + [("later_field", "<f8")])
+        new = np.zeros(rows.shape, dt)
+        for name in rows.dtype.names:
+            new[name] = rows[name]
+        d = f.create_dataset("trials", data=new)
+        for k, v in attrs.items():
+            d.attrs[k] = v
+    st = subprocess.run([os.path.join(build, "attnsweep"), "status", wide], capture_output=True,
+                        text=True, timeout=120)
+    check("status of the wider file: 9 of 10 done (%s)" % st.stdout.strip().replace("\n", "; "),
+          "trials: 9 / 10 done" in st.stdout)
+    check("status of the wider file: the writer's verdict counts",
+          re.search(r"^verdicts:.*consistent 7", st.stdout, re.M) is not None
+          and re.search(r"^verdicts:.*violated 1", st.stdout, re.M) is not None)
 
 print("test_results_schema: %d failed" % failures)
 sys.exit(1 if failures else 0)
