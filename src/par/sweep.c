@@ -22,7 +22,7 @@
 #include "attnsweep/signals.h"
 
 /* Records per sink call (and per journal batch). */
-#define SWEEP_BATCH 256
+#define SWEEP_BATCH 1024
 #define SWEEP_BATCH_WORK 2.5e6 /* largest as_cost_work of a batched trial: about 5 ms */
 
 void as_sweep_opts_default(as_sweep_opts *o) {
