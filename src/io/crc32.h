@@ -11,5 +11,8 @@
 uint32_t as_crc32_update(uint32_t crc, const void *p, size_t len);
 /* CRC of len bytes at p. */
 uint32_t as_crc32(const void *p, size_t len);
+/* 1 when the calls above take the carry-less multiplication path (x86-64 with PCLMULQDQ and
+ * SSE4.1, ATTNSWEEP_ISA not "baseline"), 0 when they use the tables only; decided once. */
+int as_crc32_accelerated(void);
 
 #endif
