@@ -87,6 +87,11 @@ typedef as_status (*as_journal_visit_fn)(const as_record *rec, void *ctx);
 as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
                           as_journal_scan *scan);
 
+/* The header of `path` only, validated as by as_journal_read, with the same statuses: scan
+ * gets its rank and spec tag (and torn_bytes for a journal cut in its header), no entry is
+ * read. */
+as_status as_journal_read_header(const char *path, as_journal_scan *scan);
+
 /* Read what can be trusted from a journal whose header is damaged (as_journal_read gave
  * AS_ERR_DATA): every entry after the 64-byte header position whose own magic and CRC are
  * valid, at this build's entry size (a foreign file yields only bad entries). scan gets

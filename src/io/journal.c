@@ -343,8 +343,9 @@ as_status as_journal_close(as_journal **jp) {
   return st;
 }
 
-as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
-                          as_journal_scan *scan) {
+/* The header, then the entries when entries is set. */
+static as_status journal_read(const char *path, int entries, as_journal_visit_fn visit, void *ctx,
+                              as_journal_scan *scan) {
   as_status st = AS_OK;
   as_journal_scan local;
   memset(&local, 0, sizeof local);
@@ -362,11 +363,20 @@ as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx
   AS_TRY(read_header(fd, path, &h));
   local.rank = h.rank;
   header_spec(&h, local.spec);
-  AS_TRY(scan_fd(fd, path, visit, ctx, &local));
+  if (entries) AS_TRY(scan_fd(fd, path, visit, ctx, &local));
 cleanup:
   if (fd >= 0) close(fd);
   if (scan) *scan = local;
   return st;
+}
+
+as_status as_journal_read(const char *path, as_journal_visit_fn visit, void *ctx,
+                          as_journal_scan *scan) {
+  return journal_read(path, 1, visit, ctx, scan);
+}
+
+as_status as_journal_read_header(const char *path, as_journal_scan *scan) {
+  return journal_read(path, 0, NULL, NULL, scan);
 }
 
 as_status as_journal_salvage(const char *path, as_journal_visit_fn visit, void *ctx,

@@ -775,7 +775,7 @@ static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_
                              uint8_t *done) {
   as_status st = AS_OK;
   const int packed = rows_packed(rf);
-  const size_t block = packed ? 4096 : 65536;
+  const size_t block = packed ? 1024 : 65536;
   const size_t width = packed ? ROW_CRC_BYTES : sizeof(col_pair);
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID, mt = rf->col_mem;
   unsigned char *buf = malloc(block * width);

@@ -158,12 +158,22 @@ int main(void) {
   corrupt(path,
           (off_t)(AS_JOURNAL_HEADER_BYTES + 5 * AS_JOURNAL_ENTRY_BYTES + 16 + sizeof(as_record)));
   AS_EXPECT(scan(path, &s, &sc) == AS_OK && s.count == 10 && sc.entries_bad == 2, "bad CRC");
+  /* The header alone: its rank, no entry read (not even the two bad ones counted). */
+  memset(&sc, 0xff, sizeof sc);
+  AS_EXPECT(as_journal_read_header(path, &sc) == AS_OK && sc.rank == 0 && sc.entries_ok == 0 &&
+                sc.entries_bad == 0 && sc.torn_bytes == 0 && sc.spec[0] == '\0',
+            "header only: rank %d, %llu ok, %llu bad", sc.rank, (unsigned long long)sc.entries_ok,
+            (unsigned long long)sc.entries_bad);
 
   /* A damaged header: not a journal. */
   corrupt(path, 20);
   as_error_clear();
   AS_EXPECT(scan(path, &s, &sc) == AS_ERR_DATA && strstr(as_error_get()->message, "damaged"),
             "damaged header: %s", as_error_get()->message);
+  as_error_clear();
+  AS_EXPECT(as_journal_read_header(path, &sc) == AS_ERR_DATA &&
+                strstr(as_error_get()->message, "damaged"),
+            "damaged header, header only: %s", as_error_get()->message);
   as_error_clear();
   AS_EXPECT(as_journal_open(path, 0, 1, 0.0, &j) == AS_ERR_DATA && j == NULL,
             "append refuses a damaged journal");
