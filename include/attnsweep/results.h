@@ -185,6 +185,11 @@ typedef struct as_results_counts {
  * done[i] = 1 when row i has a non-pending outcome (what --resume skips). */
 as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done);
 
+/* as_results_close, and the counts of the rows it made to end the segment: for a writable file
+ * closed without a failure, every row of the file (the ranks' counts summed, on every rank);
+ * otherwise all zero (counts->total 0: not counted). counts may be NULL. */
+as_status as_results_close_counted(as_results **rf, as_results_counts *counts);
+
 /* ---------------------------------------------------------------- checksums
  * Every row of /trials has a CRC-32 in /checksums/trials and every stored bulk slab one in
  * /checksums/<bulk name> (docs/results.md), written by as_results_write_records and

@@ -65,6 +65,8 @@ typedef struct as_sweep_result {
   uint64_t damaged_bulk;      /* rank 0, resume: done rows whose bulk data failed their
                                  checksum, set to pending and run again */
   int unverified;             /* rank 0, resume: the file has no checksums (an older file) */
+  int counted;                /* 1: the close counted the file's rows (the next field holds) */
+  uint64_t not_converged;     /* rows of the file with outcome not_converged at the close */
 } as_sweep_result;
 
 /* Run spec into path. Collective on comm; every rank parsed the same spec. Returns the same

@@ -174,7 +174,8 @@ static as_status stored_parse_name(const char *out, const char *stored, const ch
  * kills a job step anyway. */
 #define AS_RUN_STOP_GRACE 30
 /* Rows of the results file at path with outcome not_converged (0 when it cannot be read:
- * the final line then says nothing about them; `attnsweep status` does). */
+ * the final line then says nothing about them; `attnsweep status` does), where the sweep's
+ * close did not count them (as_sweep_result.counted). */
 static uint64_t not_converged_in(const char *path) {
   as_results *rf = NULL;
   as_results_counts c;
@@ -336,7 +337,7 @@ int as_cmd_run(int argc, char **argv) {
       /* Trials of the file whose Sinkhorn attention missed sinkhorn_tol (outcome
        * not_converged: results that summaries exclude, docs/variants.md). */
       char nc[96] = "";
-      const uint64_t n_nc = not_converged_in(out);
+      const uint64_t n_nc = res.counted ? res.not_converged : not_converged_in(out);
       if (n_nc)
         snprintf(nc, sizeof nc, "; %llu not converged (Sinkhorn attention, in the file)",
                  (unsigned long long)n_nc);

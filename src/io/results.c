@@ -1538,35 +1538,44 @@ cleanup:
 /* ---------------------------------------------------------------- close */
 
 as_status as_results_close(as_results **rfp) {
+  return as_results_close_counted(rfp, NULL);
+}
+
+as_status as_results_close_counted(as_results **rfp, as_results_counts *counts) {
+  if (counts) memset(counts, 0, sizeof *counts);
   if (!rfp || !*rfp) return AS_OK;
   as_results *rf = *rfp;
   as_status st = AS_OK;
   if (rf->writable && rf->segment >= 0) {
     /* Every rank's independent writes must be in the file before rows are counted. */
     AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
-    uint64_t done = 0;
-    as_results_counts c;
+    as_results_counts c, all;
     memset(&c, 0, sizeof c);
     uint64_t lo = rf->n_rows * (uint64_t)rf->rank / (uint64_t)rf->size;
     uint64_t hi = rf->n_rows * (uint64_t)(rf->rank + 1) / (uint64_t)rf->size;
     if (rf->comm != MPI_COMM_NULL) AS_MPI_CHECK(MPI_Barrier(rf->comm));
     as_status cst = count_range(rf, lo, hi - lo, &c, NULL);
     AS_TRY(agree(rf, rf->comm, cst));
+    /* The whole count (a struct of uint64_t) summed over the ranks. */
+    enum { NC = sizeof c / sizeof(uint64_t) };
+    _Static_assert(sizeof c == NC * sizeof(uint64_t), "as_results_counts holds uint64_t only");
     if (rf->comm != MPI_COMM_NULL)
-      AS_MPI_CHECK(MPI_Allreduce(&c.done, &done, 1, MPI_UINT64_T, MPI_SUM, rf->comm));
+      AS_MPI_CHECK(MPI_Allreduce(&c, &all, NC, MPI_UINT64_T, MPI_SUM, rf->comm));
     else
-      done = c.done;
+      all = c;
     char end[32] = "";
     if (rf->rank == 0) iso_now(end);
     if (rf->comm != MPI_COMM_NULL)
       AS_MPI_CHECK(MPI_Bcast(end, (int)sizeof end, MPI_CHAR, 0, rf->comm));
     memcpy(rf->seg.end, end, sizeof rf->seg.end);
-    rf->seg.trials_done = done;
+    rf->seg.trials_done = all.done;
     AS_TRY(segment_write(rf, (hsize_t)rf->segment));
     AS_TRY(attr_write_str(rf->file, "end_time", end, 32));
+    if (counts) *counts = all;
   }
 cleanup:
   if (rf->comm != MPI_COMM_NULL) st = agree(rf, rf->comm, st);
+  if (st != AS_OK && counts) memset(counts, 0, sizeof *counts);
   results_free(rf);
   *rfp = NULL;
   return st;

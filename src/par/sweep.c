@@ -889,8 +889,11 @@ static as_status phase_close(sweep_run *w, as_status st) {
   as_status cst = as_journal_close(&w->journal);
   if (st == AS_OK && cst != AS_OK) st = cst;
   if (w->rf) {
-    cst = as_results_close(&w->rf);
+    as_results_counts counts;
+    cst = as_results_close_counted(&w->rf, &counts);
     if (st == AS_OK && cst != AS_OK) st = cst;
+    w->r.counted = cst == AS_OK && counts.total > 0;
+    w->r.not_converged = counts.outcome[AS_OUT_NOT_CONVERGED];
   }
   if (st == AS_OK && w->claim) {
     w->r.tidy_status = as_outset_tidy(w->path, &w->r.journal_differing);

@@ -83,6 +83,17 @@ for np in 2 3 4; do
   rc=$?
   check "records with $np ranks identical to 1 rank: $out" test $rc -eq 0
 done
+# The final line counts the not_converged rows (the close's count, summed over the ranks),
+# even under --quiet: as many as the file holds.
+nnc=$($py -c 'import sys, h5py
+t = h5py.File(sys.argv[1], "r")["trials"]
+m = {v: k for k, v in h5py.check_enum_dtype(t.dtype["outcome"]).items()}
+print(sum(m[x] == "not_converged" for x in t["outcome"]))' "$tmp/all1.h5")
+for np in 1 2 3 4; do
+  check "the final line with $np rank(s) names the $nnc not_converged rows" \
+    grep -q "; $nnc not converged (Sinkhorn attention, in the file)" "$tmp/all$np.log"
+done
+check "there are not_converged rows to count ($nnc)" test "$nnc" -gt 0
 $py - "$tmp/all1.h5" <<'PY'
 import math, sys
 import h5py
