@@ -45,6 +45,17 @@ typedef struct big_cache {
   uint64_t count;
 } big_cache;
 
+/* Rank 0's one pass over the to-do list (phase_todo): what the later phases ask of each trial,
+ * its d (the analyses of large triples), its ranks (the group phase) and its cost (the order of
+ * the scheduler and the width of its runs), each trial expanded once (as_spec_trial, and a
+ * T_decide trial's horizon analysed once by as_cost_work): four passes over the trials used to
+ * expand each one again. In todo's order, compacted with it. */
+typedef struct trial_plan {
+  int32_t d;     /* -1: the trial did not expand (the phase that needs it asks again) */
+  int32_t ranks; /* as_cost_trial_ranks */
+  double cost;   /* as_cost_work; NaN when the trial did not expand */
+} trial_plan;
+
 typedef struct sweep_ctx {
   const as_spec *spec;
   big_cache big;
@@ -59,6 +70,9 @@ typedef struct sweep_ctx {
   size_t cap[AS_BULK_COUNT];  /* their capacities [doubles] */
   int job_ranks;              /* ranks of the sweep (a trial asking for more fails); 0: no check */
   int part;                   /* this rank's part of the trial over several ranks (0: leader) */
+  const trial_plan *plan;     /* rank 0, the scheduler's order: the plan of plan_todo's trials */
+  const uint64_t *plan_todo;
+  uint64_t plan_n, plan_at; /* entries; the next one the scheduler is expected to ask for */
 } sweep_ctx;
 
 static int64_t big_find(const big_cache *b, uint64_t trial) {
@@ -226,8 +240,9 @@ cleanup:
 /* Collective: analyse on the spec's BLACS grids (pspectral.h) every trial of todo (rank 0's
  * list) whose d reaches the threshold, before the sweep. A failure of one analysis is that
  * trial's failure, not the sweep's; a stop signal ends it with AS_ERR_INTERRUPTED. */
-static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, uint64_t n_todo,
-                             FILE *progress, double progress_interval) {
+static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo,
+                             const trial_plan *plan, uint64_t n_todo, FILE *progress,
+                             double progress_interval) {
   as_status st = AS_OK, lst = AS_OK;
   int rank = 0;
   uint64_t nbig = 0;
@@ -241,7 +256,11 @@ static as_status big_prepass(MPI_Comm comm, sweep_ctx *c, const uint64_t *todo, 
     if (!list) lst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "big trials list");
     for (uint64_t i = 0; i < n_todo && lst == AS_OK; i++) {
       as_trial t;
-      lst = as_spec_trial(c->spec, todo[i], &t);
+      if (plan && plan[i].d >= 0) {
+        t.d = plan[i].d;
+      } else {
+        lst = as_spec_trial(c->spec, todo[i], &t);
+      }
       if (lst == AS_OK && t.d >= c->threshold) list[nbig++] = todo[i];
     }
   }
@@ -353,8 +372,25 @@ cleanup:
   return st;
 }
 
+static int cmp_trial(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
 static double cost_cb(uint64_t trial, void *vctx) {
   sweep_ctx *c = vctx;
+  if (c->plan) {
+    /* The scheduler asks in to-do order: the next entry, else a binary search. */
+    uint64_t i = c->plan_at;
+    if (i >= c->plan_n || c->plan_todo[i] != trial) {
+      const uint64_t *at = bsearch(&trial, c->plan_todo, c->plan_n, sizeof trial, cmp_trial);
+      i = at ? (uint64_t)(at - c->plan_todo) : c->plan_n;
+    }
+    if (i < c->plan_n) {
+      c->plan_at = i + 1;
+      return c->plan[i].cost;
+    }
+  }
   as_trial t;
   if (as_spec_trial(c->spec, trial, &t) != AS_OK) return NAN;
   return as_cost_work(&t);
@@ -563,6 +599,7 @@ typedef struct sweep_run {
   uint64_t *bulk[AS_BULK_COUNT];
   uint8_t *done, *flags, *done_before; /* rank 0: per trial */
   uint64_t *todo;                      /* rank 0: the trials to run */
+  trial_plan *plan;                    /* rank 0: what the phases ask of them (trial_plan) */
   uint64_t n_todo;
   uint32_t *owner;      /* shard runs: the shard of each trial */
   uint64_t *shard_rows; /* shard runs: the trials whose rows this shard's file holds */
@@ -747,6 +784,19 @@ static as_status phase_todo(sweep_run *w) {
     if (dst == AS_OK)
       for (uint64_t i = 0; i < n_trials; i++)
         if (!done[i] && (!w->owner || w->owner[i] == r->shard_index)) w->todo[w->n_todo++] = i;
+    if (dst == AS_OK) {
+      w->plan = malloc((w->n_todo ? w->n_todo : 1) * sizeof *w->plan);
+      if (!w->plan) dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "trial plan");
+    }
+    for (uint64_t i = 0; dst == AS_OK && i < w->n_todo; i++) {
+      as_trial t;
+      if (as_spec_trial(w->spec, w->todo[i], &t) == AS_OK) {
+        w->plan[i] = (trial_plan){t.d, as_cost_trial_ranks(&t, w->size), as_cost_work(&t)};
+      } else {
+        as_error_clear();
+        w->plan[i] = (trial_plan){-1, 1, NAN};
+      }
+    }
   }
   AS_TRY(agree(w->comm, dst));
 cleanup:
@@ -783,7 +833,8 @@ static as_status phase_workers(sweep_run *w) {
   ctx->threshold = as_spec_spectral_threshold(w->spec);
   if (ctx->threshold <= 0) ctx->threshold = AS_SPECTRAL_THRESHOLD_DEFAULT;
   as_pipeline_set_spectral_below(w->pl, ctx->threshold);
-  AS_TRY(big_prepass(comm, ctx, w->todo, w->n_todo, w->opts.progress, w->opts.progress_interval));
+  AS_TRY(big_prepass(comm, ctx, w->todo, w->plan, w->n_todo, w->opts.progress,
+                     w->opts.progress_interval));
   ctx->job_ranks = w->size;
 cleanup:
   return st;
@@ -806,13 +857,13 @@ static as_status phase_groups(sweep_run *w) {
     if (!gi) pst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "group list");
     uint64_t keep = 0;
     for (uint64_t i = 0; i < w->n_todo && pst == AS_OK; i++) {
-      as_trial t;
-      int R = 1;
-      if (as_spec_trial(w->spec, w->todo[i], &t) == AS_OK) R = as_cost_trial_ranks(&t, size);
-      if (R >= 2 && R <= size)
-        gi[ng++] = (as_group_item){w->todo[i], R, as_cost_work(&t)};
-      else
-        w->todo[keep++] = w->todo[i]; /* one rank, or more than the job: run_trial records it */
+      const trial_plan p = w->plan[i];
+      if (p.ranks >= 2 && p.ranks <= size) {
+        gi[ng++] = (as_group_item){w->todo[i], p.ranks, p.cost};
+      } else { /* one rank, or more than the job: run_trial records it */
+        w->todo[keep] = w->todo[i];
+        w->plan[keep++] = p;
+      }
     }
     if (pst == AS_OK) w->n_todo = keep;
   }
@@ -864,7 +915,13 @@ static as_status phase_schedule(sweep_run *w) {
   so.run_width = AS_BATCH_LANES;
   const uint64_t stride = w->n_todo > 4096 ? w->n_todo / 4096 : 1;
   for (uint64_t i = 0; w->rank == 0 && i < w->n_todo && so.run_width > 1; i += stride)
-    if (!(cost_cb(w->todo[i], w->ctx) <= SWEEP_BATCH_WORK)) so.run_width = 1;
+    if (!(w->plan[i].cost <= SWEEP_BATCH_WORK)) so.run_width = 1;
+  if (w->rank == 0) {
+    w->ctx->plan = w->plan;
+    w->ctx->plan_todo = w->todo;
+    w->ctx->plan_n = w->n_todo;
+    w->ctx->plan_at = 0;
+  }
   as_sched_ops ops = {cost_cb, run_cb, sink_cb, NULL, w->ctx, run_batch_cb};
   as_status sst = as_sched_run(w->comm, w->todo, w->n_todo, &so, &ops, &w->sum);
   const as_sched_summary *sum = &w->sum;
@@ -914,6 +971,7 @@ static as_status phase_close(sweep_run *w, as_status st) {
   free(w->flags);
   free(w->done_before);
   free(w->todo);
+  free(w->plan);
   free(w->owner);
   free(w->shard_rows);
   as_sched_summary_clear(&w->sum);
@@ -978,7 +1036,7 @@ as_status as_sweep_trial(MPI_Comm comm, const as_spec *spec, uint64_t trial, as_
   ctx->pl = pl;
   /* Exactly what a worker does: the collective analysis of a large triple first, then the
    * trial with the same pipeline and hook (ctx->rf NULL: nothing is written). */
-  AS_TRY(big_prepass(comm, ctx, &trial, 1, NULL, 0));
+  AS_TRY(big_prepass(comm, ctx, &trial, NULL, 1, NULL, 0));
   memset(rec, 0, sizeof *rec);
   AS_TRY(run_cb(trial, rec, ctx));
   as_trial t;
