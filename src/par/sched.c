@@ -494,7 +494,9 @@ static as_status coord_service(sched *s, coord *c, int *handled) {
   as_status st = AS_OK;
   double t = MPI_Wtime();
   *handled = 0;
-  for (;;) {
+  /* Alone (one rank), nobody sends: no probe (it drove MPI's progress engine between every
+   * batch of a one-rank run: 0.4% of a 16,000-trial paper-setting run). */
+  for (; s->size > 1;) {
     int got = 0;
     MPI_Status mst;
     AS_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, TAG_MSG, s->comm, &got, &mst));

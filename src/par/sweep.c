@@ -377,10 +377,11 @@ static int cmp_trial(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double cost_cb(uint64_t trial, void *vctx) {
-  sweep_ctx *c = vctx;
+/* The plan's cost of trial (rank 0, once the scheduler runs), or as_cost_work of t (expanded
+ * here when t is NULL). The scheduler asks in to-do order: the next entry first, else a binary
+ * search. */
+static double trial_cost(sweep_ctx *c, uint64_t trial, const as_trial *t) {
   if (c->plan) {
-    /* The scheduler asks in to-do order: the next entry, else a binary search. */
     uint64_t i = c->plan_at;
     if (i >= c->plan_n || c->plan_todo[i] != trial) {
       const uint64_t *at = bsearch(&trial, c->plan_todo, c->plan_n, sizeof trial, cmp_trial);
@@ -391,9 +392,16 @@ static double cost_cb(uint64_t trial, void *vctx) {
       return c->plan[i].cost;
     }
   }
-  as_trial t;
-  if (as_spec_trial(c->spec, trial, &t) != AS_OK) return NAN;
-  return as_cost_work(&t);
+  as_trial mine;
+  if (!t) {
+    if (as_spec_trial(c->spec, trial, &mine) != AS_OK) return NAN;
+    t = &mine;
+  }
+  return as_cost_work(t);
+}
+
+static double cost_cb(uint64_t trial, void *vctx) {
+  return trial_cost(vctx, trial, NULL);
 }
 
 /* One trial on this rank (the whole of it, or its part c->part of a group: group_run_cb) with
@@ -511,7 +519,7 @@ static as_status run_batch_cb(const uint64_t *trials, int count, as_record *recs
   for (; e < count; e++) {
     as_error_context_set(c->rank, (int64_t)trials[e]);
     AS_TRY(as_spec_trial(c->spec, trials[e], &t[e]));
-    if (!plain_small(c, &t[e]) || !(as_cost_work(&t[e]) <= SWEEP_BATCH_WORK) ||
+    if (!plain_small(c, &t[e]) || !(trial_cost(c, trials[e], &t[e]) <= SWEEP_BATCH_WORK) ||
         (e > 0 && !as_trial_same_batch(&t[0], &t[e])))
       break;
   }
