@@ -85,4 +85,8 @@ size_t as_attention_sinkhorn_doubles(int n);
  * one); read once. The command line refuses other values (exit 2). */
 const char *as_attention_isa(void);
 
+/* The cap ATTNSWEEP_ISA sets, whatever the CPU has: 2 none, 1 avx2, 0 baseline (the CRC-32's
+ * carry-less multiplication follows it too: baseline takes its tables). Read on every call. */
+int as_isa_cap(void);
+
 #endif /* ATTNSWEEP_ATTENTION_H */

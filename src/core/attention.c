@@ -119,13 +119,17 @@ static int cpu_isa(void) {
 
 static int isa_chosen = -1; /* benign race: every thread computes the same value */
 
+int as_isa_cap(void) {
+  const char *cap = getenv("ATTNSWEEP_ISA");
+  if (cap && strcmp(cap, "baseline") == 0) return 0;
+  if (cap && strcmp(cap, "avx2") == 0) return 1;
+  return 2;
+}
+
 static int as_small_isa(void) {
   if (isa_chosen >= 0) return isa_chosen;
-  int v = cpu_isa();
-  const char *cap = getenv("ATTNSWEEP_ISA");
-  if (cap && strcmp(cap, "avx2") == 0 && v > 1) v = 1;
-  if (cap && strcmp(cap, "baseline") == 0) v = 0;
-  isa_chosen = v;
+  const int v = cpu_isa(), cap = as_isa_cap();
+  isa_chosen = v < cap ? v : cap;
   return isa_chosen;
 }
 

@@ -11,12 +11,12 @@
  *
  * The tables and the folding constants are computed once, from the polynomial, on first use
  * (pthread_once), which also picks the path: the folding one where the CPU has both
- * instruction sets and ATTNSWEEP_ISA is not "baseline" (the kernels' cap, attention.h). */
+ * instruction sets and ATTNSWEEP_ISA is not "baseline" (the kernels' cap, as_isa_cap). */
 #include "crc32.h"
 
+#include "attnsweep/attention.h"
+
 #include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -176,9 +176,8 @@ static void crc_init(void) {
 #if defined(__x86_64__)
   fold_constants_init();
   __builtin_cpu_init();
-  const char *cap = getenv("ATTNSWEEP_ISA");
-  crc_fold_on = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") &&
-                !(cap && strcmp(cap, "baseline") == 0);
+  crc_fold_on =
+      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") && as_isa_cap() > 0;
 #endif
 }
 
