@@ -75,10 +75,9 @@ static double dynamics_rate(const as_trial *t) {
  * trial's own triple, the function the pipeline decides it with); T where the triple cannot be
  * built here (file families: plan does not read the files) or d > AS_COST_HORIZON_DMAX. */
 static double horizon_of(const as_trial *t) {
-  double T = t->integ.T;
+  double T = t->integ.T; /* as_trial_horizon leaves it where it fails */
   if (t->integ.T_decide > 0.0 && t->d <= AS_COST_HORIZON_DMAX && as_trial_horizon(t, &T) != AS_OK)
-    T = t->integ.T;
-  as_error_clear();
+    as_error_clear();
   return T;
 }
 

@@ -753,12 +753,6 @@ static int rows_packed(as_results *rf) {
   return rf->packed > 0;
 }
 
-/* A little-endian 4-byte integer of a packed row. */
-static int32_t row_i32(const unsigned char *b) {
-  return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                   (uint32_t)b[3] << 24);
-}
-
 /* Counts one row's outcome and verdict into c; 1 when it is done. */
 static int count_one(as_results_counts *c, int o, int v) {
   if (o >= 0 && o < AS_OUT_COUNT) c->outcome[o]++;
@@ -801,7 +795,10 @@ static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_
       const unsigned char *r = buf + i * width;
       int is_done;
       if (packed) {
-        is_done = count_one(c, row_i32(r + off_o), row_i32(r + off_v));
+        int32_t o, v;
+        get_field(&o, r + off_o, sizeof o);
+        get_field(&v, r + off_v, sizeof v);
+        is_done = count_one(c, o, v);
       } else {
         col_pair p;
         memcpy(&p, r, sizeof p);

@@ -75,16 +75,21 @@ typedef struct sweep_ctx {
   uint64_t plan_n, plan_at; /* entries; the next one the scheduler is expected to ask for */
 } sweep_ctx;
 
-static int64_t big_find(const big_cache *b, uint64_t trial) {
-  uint64_t lo = 0, hi = b->count;
+/* The index of trial in the increasing list a[0..n), or -1. */
+static int64_t find_trial(const uint64_t *a, uint64_t n, uint64_t trial) {
+  uint64_t lo = 0, hi = n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (b->trial[mid] < trial)
+    if (a[mid] < trial)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo < b->count && b->trial[lo] == trial ? (int64_t)lo : -1;
+  return lo < n && a[lo] == trial ? (int64_t)lo : -1;
+}
+
+static int64_t big_find(const big_cache *b, uint64_t trial) {
+  return find_trial(b->trial, b->count, trial);
 }
 
 static void big_free(big_cache *b) {
@@ -372,23 +377,16 @@ cleanup:
   return st;
 }
 
-static int cmp_trial(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* The plan's cost of trial (rank 0, once the scheduler runs), or as_cost_work of t (expanded
  * here when t is NULL). The scheduler asks in to-do order: the next entry first, else a binary
  * search. */
 static double trial_cost(sweep_ctx *c, uint64_t trial, const as_trial *t) {
   if (c->plan) {
-    uint64_t i = c->plan_at;
-    if (i >= c->plan_n || c->plan_todo[i] != trial) {
-      const uint64_t *at = bsearch(&trial, c->plan_todo, c->plan_n, sizeof trial, cmp_trial);
-      i = at ? (uint64_t)(at - c->plan_todo) : c->plan_n;
-    }
-    if (i < c->plan_n) {
-      c->plan_at = i + 1;
+    int64_t i = (int64_t)c->plan_at;
+    if (c->plan_at >= c->plan_n || c->plan_todo[i] != trial)
+      i = find_trial(c->plan_todo, c->plan_n, trial);
+    if (i >= 0) {
+      c->plan_at = (uint64_t)i + 1;
       return c->plan[i].cost;
     }
   }
