@@ -71,7 +71,9 @@ static int measure(double secs) {
 
 int main(int argc, char **argv) {
   double secs = 0.5;
-  if (argc > 2 || (argc == 2 && (secs = strtod(argv[1], NULL)) <= 0)) {
+  char *end = NULL;
+  if (argc == 2) secs = strtod(argv[1], &end);
+  if (argc > 2 || !(secs > 0) || (end && *end)) {
     fprintf(stderr, "usage: bench_crc [seconds_per_figure > 0]\n");
     return 2;
   }

@@ -308,11 +308,11 @@ int main(int argc, char **argv) {
    * started by mpiexec or srun ignores it), and a value the user set wins. */
   setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   /* A singleton talks to itself only, so two more start-up costs buy it nothing: the cm
-   * messaging layer opens every interconnect library it knows (PSM2, libfabric: about 20 ms of
-   * CPU, docs/performance.md), and hwloc reads the PCI configuration space of every device to
-   * place network cards (about 16 ms). These apply where no launcher's variables are set (the
-   * variables every Open MPI, PMIx or PMI launch gives its processes), and what the user set
-   * wins. */
+   * messaging layer opens every interconnect library it knows (PSM2, libfabric), and hwloc
+   * reads the PCI configuration space of every device to place network cards (perf shares in
+   * docs/performance.md, "start, sink and close"). These apply where no launcher's variables
+   * are set (the variables every Open MPI, PMIx or PMI launch gives its processes), and what
+   * the user set wins. */
   if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") &&
       !getenv("PMI_FD") && !getenv("PMI_SIZE")) {
     setenv("OMPI_MCA_pml", "ob1", 0);
