@@ -307,16 +307,23 @@ int main(int argc, char **argv) {
    * An isolated singleton skips it. The parameter only applies to singletons (a process
    * started by mpiexec or srun ignores it), and a value the user set wins. */
   setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-  /* A singleton talks to itself only, so two more start-up costs buy it nothing: the cm
-   * messaging layer opens every interconnect library it knows (PSM2, libfabric), and hwloc
-   * reads the PCI configuration space of every device to place network cards (perf shares in
-   * docs/performance.md, "start, sink and close"). These apply where no launcher's variables
-   * are set (the variables every Open MPI, PMIx or PMI launch gives its processes), and what
-   * the user set wins. */
+  /* A singleton talks to itself only, so more start-up costs buy it nothing: the cm messaging
+   * layer opens every interconnect library it knows (PSM2, libfabric); the byte transfer
+   * layers other than self (shared memory, TCP) and the collectives for communicators of
+   * several processes (tuned, sm, han, adapt, ...) are loaded and set up for peers that cannot
+   * exist (a communicator of one process uses self, basic and libnbc's nonblocking
+   * collectives); hwloc reads the PCI configuration space of every device to place network
+   * cards, and loads its plugins for PCI, OpenCL, OpenGL and libxml2 (with the X11 and ICU
+   * libraries they pull in); docs/performance.md, "start, sink and close" and "the libraries
+   * a rank maps". These apply where no launcher's variables are set (the variables every Open
+   * MPI, PMIx or PMI launch gives its processes), and what the user set wins. */
   if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") &&
       !getenv("PMI_FD") && !getenv("PMI_SIZE")) {
     setenv("OMPI_MCA_pml", "ob1", 0);
+    setenv("OMPI_MCA_btl", "self", 0);
+    setenv("OMPI_MCA_coll", "self,basic,libnbc", 0);
     setenv("HWLOC_COMPONENTS", "-pci,-linuxio", 0);
+    setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml", 0);
   }
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
