@@ -794,15 +794,36 @@ static as_status phase_todo(sweep_run *w) {
       w->plan = malloc((w->n_todo ? w->n_todo : 1) * sizeof *w->plan);
       if (!w->plan) dst = as_error_set(AS_ERR_NOMEM, __FILE__, __LINE__, __func__, "trial plan");
     }
+    /* A trial's plan is its point's whatever its replicate (trial = replicate * points +
+     * point), except where T_decide analyses each trial's own triple: with fewer points than
+     * trials to do, each point is expanded once, not once per replicate. */
+    const uint64_t points = as_spec_point_count(w->spec);
+    trial_plan *by_point = NULL;
+    uint8_t *known = NULL;
+    if (dst == AS_OK && points < w->n_todo) {
+      by_point = malloc(points * sizeof *by_point);
+      known = calloc(points, 1);
+    }
     for (uint64_t i = 0; dst == AS_OK && i < w->n_todo; i++) {
+      const uint64_t p = w->todo[i] % points;
+      if (known && by_point && known[p]) {
+        w->plan[i] = by_point[p];
+        continue;
+      }
       as_trial t;
       if (as_spec_trial(w->spec, w->todo[i], &t) == AS_OK) {
         w->plan[i] = (trial_plan){t.d, as_cost_trial_ranks(&t, w->size), as_cost_work(&t)};
+        if (known && by_point && !(t.integ.T_decide > 0.0)) {
+          by_point[p] = w->plan[i];
+          known[p] = 1;
+        }
       } else {
         as_error_clear();
         w->plan[i] = (trial_plan){-1, 1, NAN};
       }
     }
+    free(by_point);
+    free(known);
   }
   AS_TRY(agree(w->comm, dst));
 cleanup:
