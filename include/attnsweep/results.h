@@ -240,8 +240,8 @@ void as_results_row_key(const void *row, uint64_t *trial, int *outcome);
  * converts only where src's type differs), into rows (*n of them), with their trials, their
  * stored checksums in crcs (computed when src has none: *verified 0) and bad[j] = 1 for a row
  * that fails its checksum or holds another trial's record (verified files only for the
- * first). Independent. */
-as_status as_results_read_rows_raw(as_results *src, const as_results *layout, uint64_t first,
+ * first). Independent. layout keeps its row type open (one H5Dget_type per open file). */
+as_status as_results_read_rows_raw(as_results *src, as_results *layout, uint64_t first,
                                    size_t count, void *rows, uint64_t *trials, uint32_t *crcs,
                                    uint8_t *bad, size_t *n, int *verified);
 /* Packed rows (rf's row type) at trials[i], with their checksums crcs[i] as given (the rows'

@@ -1808,7 +1808,7 @@ cleanup:
 
 static as_status read_crcs(hid_t d, uint64_t first, size_t n, uint32_t *out);
 
-as_status as_results_read_rows_raw(as_results *src, const as_results *layout, uint64_t first,
+as_status as_results_read_rows_raw(as_results *src, as_results *layout, uint64_t first,
                                    size_t count, void *rows, uint64_t *trials, uint32_t *crcs,
                                    uint8_t *bad, size_t *n, int *verified) {
   as_status st = AS_OK;
@@ -1823,10 +1823,7 @@ as_status as_results_read_rows_raw(as_results *src, const as_results *layout, ui
   *verified = src->crc_trials >= 0;
   if (*n == 0) goto cleanup;
   /* layout's file type as the memory type: no conversion where src's type is the same. */
-  AS_H5_ID(ft, H5Dget_type(layout->trials));
-  AS_CHECK(H5Tget_size(ft) == ROW_CRC_BYTES, AS_ERR_INTERNAL,
-           "packed rows of %zu bytes, the file's of %zu", (size_t)ROW_CRC_BYTES,
-           (size_t)H5Tget_size(ft));
+  AS_TRY(packed_type(layout, &ft));
   AS_H5_ID(fs, H5Dget_space(src->trials));
   hsize_t start = lo, cnt = *n;
   AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
@@ -1849,7 +1846,6 @@ cleanup:
   if (dxpl >= 0) H5Pclose(dxpl);
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
-  if (ft >= 0) H5Tclose(ft);
   return st;
 }
 
