@@ -796,34 +796,27 @@ static as_status phase_todo(sweep_run *w) {
     }
     /* A trial's plan is its point's whatever its replicate (trial = replicate * points +
      * point), except where T_decide analyses each trial's own triple: with fewer points than
-     * trials to do, each point is expanded once, not once per replicate. */
+     * trials to do, each point is expanded once, not once per replicate. An entry of by_point
+     * with ranks 0 is not known yet (a plan has ranks >= 1). */
     const uint64_t points = as_spec_point_count(w->spec);
-    trial_plan *by_point = NULL;
-    uint8_t *known = NULL;
-    if (dst == AS_OK && points < w->n_todo) {
-      by_point = malloc(points * sizeof *by_point);
-      known = calloc(points, 1);
-    }
+    trial_plan *by_point =
+        dst == AS_OK && points < w->n_todo ? calloc(points, sizeof *by_point) : NULL;
     for (uint64_t i = 0; dst == AS_OK && i < w->n_todo; i++) {
-      const uint64_t p = w->todo[i] % points;
-      if (known && by_point && known[p]) {
-        w->plan[i] = by_point[p];
+      trial_plan *known = by_point ? &by_point[w->todo[i] % points] : NULL;
+      if (known && known->ranks > 0) {
+        w->plan[i] = *known;
         continue;
       }
       as_trial t;
       if (as_spec_trial(w->spec, w->todo[i], &t) == AS_OK) {
         w->plan[i] = (trial_plan){t.d, as_cost_trial_ranks(&t, w->size), as_cost_work(&t)};
-        if (known && by_point && !(t.integ.T_decide > 0.0)) {
-          by_point[p] = w->plan[i];
-          known[p] = 1;
-        }
+        if (known && !(t.integ.T_decide > 0.0)) *known = w->plan[i];
       } else {
         as_error_clear();
         w->plan[i] = (trial_plan){-1, 1, NAN};
       }
     }
     free(by_point);
-    free(known);
   }
   AS_TRY(agree(w->comm, dst));
 cleanup:
