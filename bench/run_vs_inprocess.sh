@@ -39,7 +39,7 @@ cpu_cmd() { # COMMAND... -> CPU seconds of the command (its exit status must be 
   python3 - "$@" <<'PY'
 import os, sys
 # posix_spawn (a vfork and exec): a fork would copy this interpreter's page tables into the
-# child and charge it some 6 ms of page faults before the command even starts.
+# child and charge it the page faults of that copy before the command even starts.
 fd = os.open(os.devnull, os.O_WRONLY)
 pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ,
                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)])
