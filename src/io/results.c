@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,8 +285,8 @@ static int host_is_le(void) {
 /* One field as the bytes its row's checksum covers, into o (size bytes): 4- and 8-byte fields
  * (numbers) as their little-endian bytes, anything else (the message) as its text up to the
  * first NUL and zeros to its size (bytes after a NUL are not data, and HDF5 need not keep
- * them). Inlined into row_pack, where every size is a constant: the byte stores of a number
- * merge into one store, and packing a row costs a fifth of what the 138 calls did. */
+ * them). row_pack's way on a big-endian host (pack_runs): inlined, where every size is a
+ * constant, the byte stores of a number merge into one store. */
 static inline __attribute__((always_inline)) size_t put_field(unsigned char *o, const void *p,
                                                               size_t size) {
   if (size == 4 || size == 8) {
@@ -312,8 +313,61 @@ static inline __attribute__((always_inline)) size_t put_field(unsigned char *o, 
 enum { ROW_CRC_BYTES = 0 AS_RECORD_FIELDS(AS_X_SIZE) };
 #undef AS_X_SIZE
 
+/* The fields as runs: numbers (4 or 8 bytes) that lie back to back in the struct lie back to
+ * back in the row too, so on a little-endian host (the row's byte order) a run moves with one
+ * memcpy. The 146 fields make 13 runs, and a row packs in about a fifth of the time it took
+ * field by field; rows are packed in the sink, in the check at close and in merge. The message
+ * is a run of its own (put_field's rule: its text, then zeros). Built once, from offsetof and
+ * sizeof; a big-endian host keeps n_pack_runs 0 and goes field by field. */
+typedef struct pack_run {
+  uint32_t mem, row, len; /* offset in the struct, offset in the row, bytes */
+  int text;               /* 1: the message (neither 4 nor 8 bytes) */
+} pack_run;
+#define AS_X_ONE(kind, name, doc) +1
+enum { N_ROW_FIELDS = 0 AS_RECORD_FIELDS(AS_X_ONE) };
+#undef AS_X_ONE
+static pack_run pack_runs[N_ROW_FIELDS];
+static int n_pack_runs;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+
+static void pack_runs_init(void) {
+  if (!host_is_le()) return;
+  int n = 0;
+  uint32_t row = 0;
+#define AS_X_RUN(kind, name, doc)                                                    \
+  {                                                                                  \
+    const uint32_t mem = (uint32_t)offsetof(as_record, name);                        \
+    const uint32_t len = (uint32_t)sizeof(((as_record *)0)->name);                   \
+    const int text = len != 4 && len != 8;                                           \
+    pack_run *last = n ? &pack_runs[n - 1] : NULL;                                   \
+    if (last && !text && !last->text && last->mem + last->len == mem)                \
+      last->len += len;                                                              \
+    else                                                                             \
+      pack_runs[n++] = (pack_run){.mem = mem, .row = row, .len = len, .text = text}; \
+    row += len;                                                                      \
+  }
+  AS_RECORD_FIELDS(AS_X_RUN)
+#undef AS_X_RUN
+  n_pack_runs = n;
+}
+
 /* The record as a packed row (ROW_CRC_BYTES bytes): the file's own row layout. */
 static void row_pack(const as_record *rec, unsigned char *buf) {
+  pthread_once(&pack_once, pack_runs_init);
+  if (n_pack_runs) {
+    const unsigned char *m = (const unsigned char *)rec;
+    for (int i = 0; i < n_pack_runs; i++) {
+      const pack_run *r = &pack_runs[i];
+      if (!r->text) {
+        memcpy(buf + r->row, m + r->mem, r->len);
+      } else {
+        const size_t len = strnlen((const char *)m + r->mem, r->len);
+        memcpy(buf + r->row, m + r->mem, len);
+        memset(buf + r->row + len, 0, r->len - len);
+      }
+    }
+    return;
+  }
   size_t k = 0;
 #define AS_X_PUT(kind, name, doc) k += put_field(buf + k, &rec->name, sizeof rec->name);
   AS_RECORD_FIELDS(AS_X_PUT)
@@ -356,6 +410,13 @@ void as_results_row_decode(const void *row, as_record *rec) {
   const unsigned char *b = row;
   size_t k = 0;
   memset(rec, 0, sizeof *rec);
+  pthread_once(&pack_once, pack_runs_init);
+  if (n_pack_runs) { /* get_field's rule: numbers from their bytes, the message copied */
+    unsigned char *m = (unsigned char *)rec;
+    for (int i = 0; i < n_pack_runs; i++)
+      memcpy(m + pack_runs[i].mem, b + pack_runs[i].row, pack_runs[i].len);
+    return;
+  }
 #define AS_X_GET(kind, name, doc) k += get_field(&rec->name, b + k, sizeof rec->name);
   AS_RECORD_FIELDS(AS_X_GET)
 #undef AS_X_GET
@@ -1082,10 +1143,14 @@ static as_status create_types_and_trials(as_results *rf, const as_results_info *
   AS_TRY(segment_type(1, &seg_file));
   AS_H5_CHECK(H5Tcommit2(g, "segment", seg_file, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 
+  /* The fill record packed (the file's own row type): HDF5 converts no fill value then, where
+   * from the struct it set up a conversion of the whole compound, member by member. */
   as_record fill;
+  unsigned char fill_row[ROW_CRC_BYTES];
   as_record_init(&fill, NULL);
+  row_pack(&fill, fill_row);
   AS_TRY(
-      create_contiguous(rf->file, "trials", rec_file, rf->n_rows, rf->rec_mem, &fill, &rf->trials));
+      create_contiguous(rf->file, "trials", rec_file, rf->n_rows, rec_file, fill_row, &rf->trials));
   if (rf->rows) {
     /* A sparse file: the trial of each row (as_results_info.rows). */
     hid_t ti = H5I_INVALID_HID;
