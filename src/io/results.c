@@ -118,6 +118,11 @@ struct as_results {
                              yet asked for; one H5Dget_type per write was 0.5% of a run) */
   int packed;             /* /trials' file type is the packed row layout: 1 yes, -1 no, 0 not
                              yet asked (rows_packed) */
+  int direct;             /* rows move at their place in the file (rows_direct): 1 yes, -1 no,
+                             0 not yet asked */
+  MPI_File direct_fh;     /* ... through the mpio driver's MPI file, */
+  int direct_fd;          /* or the sec2 driver's descriptor (-1: the MPI file) */
+  uint64_t direct_base;   /* ... where row 0 begins (bytes from the start of the file) */
   int64_t segment;        /* row of /segments this open began, -1 none */
   as_results_segment seg; /* its content */
 };
@@ -814,6 +819,111 @@ static int rows_packed(as_results *rf) {
   return rf->packed > 0;
 }
 
+/* Rows without HDF5's dataset layer. /trials is contiguous and allocated at creation, so when
+ * its file type is the packed row (rows_packed) row r is the ROW_CRC_BYTES bytes at
+ * H5Dget_offset + the user block + r * ROW_CRC_BYTES. Reading or writing there through the
+ * file's own handle (H5Fget_vfd_handle: the mpio driver's MPI file, the sec2 driver's
+ * descriptor) is what H5Dread and H5Dwrite do for a conversion that converts nothing, less
+ * their search for the conversion path: HDF5 compares the 146-member compound with itself,
+ * sorting both member lists by name each time (H5T_cmp; 0.15 ms a call), once for every 1,024
+ * rows the sink writes, the count at close reads and the journal check reads. Used only where
+ * HDF5 holds no raw data of its own: the mpio driver keeps none; sec2's sieve buffer can hold
+ * rows written through HDF5, so a sec2 file is read this way only when opened read-only and
+ * never written this way. Anything else (external storage, a layout of another build, a
+ * dataset not allocated) goes through HDF5 as before. Nothing here is collective: any rank may
+ * ask alone. */
+static int rows_direct(as_results *rf) {
+  if (rf->direct != 0) return rf->direct > 0;
+  rf->direct = -1;
+  if (!rows_packed(rf)) return 0;
+  /* The driver is the one make_fapl chose (asking HDF5 for the access list would duplicate
+   * the communicator: a collective call, where one rank may be here alone). */
+  const int mpi = rf->comm != MPI_COMM_NULL;
+  hid_t fcpl = H5Fget_create_plist(rf->file), dcpl = H5Dget_create_plist(rf->trials);
+  hsize_t ub = 0;
+  haddr_t at = HADDR_UNDEF;
+  void *handle = NULL;
+  if (fcpl >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+      H5Pget_external_count(dcpl) == 0 && H5Pget_userblock(fcpl, &ub) >= 0 &&
+      H5Dget_storage_size(rf->trials) == (hsize_t)rf->n_rows * ROW_CRC_BYTES)
+    at = H5Dget_offset(rf->trials);
+  if (at != HADDR_UNDEF && (mpi || !rf->writable) &&
+      H5Fget_vfd_handle(rf->file, H5P_DEFAULT, &handle) >= 0 && handle) {
+    rf->direct_fd = mpi ? -1 : *(int *)handle;
+    if (mpi) rf->direct_fh = *(MPI_File *)handle;
+    rf->direct_base = (uint64_t)ub + (uint64_t)at;
+    rf->direct = 1;
+  }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (fcpl >= 0) H5Pclose(fcpl);
+  H5Eclear2(H5E_DEFAULT); /* a refusal above is an answer, not an error */
+  return rf->direct > 0;
+}
+
+static const char *mpi_text(int e, char buf[MPI_MAX_ERROR_STRING]) {
+  int len = 0;
+  if (MPI_Error_string(e, buf, &len) != MPI_SUCCESS)
+    snprintf(buf, MPI_MAX_ERROR_STRING, "code %d", e);
+  return buf;
+}
+
+/* n rows from row `row` on (rows_direct), into buf. */
+static as_status rows_pread(as_results *rf, uint64_t row, size_t n, void *buf) {
+  as_status st = AS_OK;
+  unsigned char *b = buf;
+  uint64_t off = rf->direct_base + row * ROW_CRC_BYTES;
+  size_t left = n * ROW_CRC_BYTES;
+  while (left > 0) {
+    size_t got = 0;
+    if (rf->direct_fd < 0) {
+      const int want = left > (1u << 30) ? 1 << 30 : (int)left;
+      MPI_Status ms;
+      int count = 0;
+      int e = MPI_File_read_at(rf->direct_fh, (MPI_Offset)off, b, want, MPI_BYTE, &ms);
+      if (e == MPI_SUCCESS) e = MPI_Get_count(&ms, MPI_BYTE, &count);
+      char why[MPI_MAX_ERROR_STRING];
+      AS_CHECK(e == MPI_SUCCESS, AS_ERR_IO, "cannot read rows %llu..%llu of /trials: %s",
+               (unsigned long long)row, (unsigned long long)(row + n), mpi_text(e, why));
+      got = (size_t)count;
+    } else {
+      const ssize_t r = pread(rf->direct_fd, b, left, (off_t)off);
+      if (r < 0 && errno == EINTR) continue;
+      AS_CHECK(r >= 0, AS_ERR_IO, "cannot read rows %llu..%llu of /trials: %s",
+               (unsigned long long)row, (unsigned long long)(row + n), strerror(errno));
+      got = (size_t)r;
+    }
+    AS_CHECK(got > 0, AS_ERR_DATA,
+             "rows %llu..%llu of /trials lie beyond the end of the file (a truncated file?)",
+             (unsigned long long)row, (unsigned long long)(row + n));
+    b += got;
+    off += got;
+    left -= got;
+  }
+cleanup:
+  return st;
+}
+
+/* n packed rows from buf to rows `row` on (rows_direct, a file of the mpio driver); 0 or the
+ * MPI error code. */
+static int rows_pwrite(as_results *rf, uint64_t row, size_t n, const void *buf) {
+  const unsigned char *b = buf;
+  uint64_t off = rf->direct_base + row * ROW_CRC_BYTES;
+  size_t left = n * ROW_CRC_BYTES;
+  while (left > 0) {
+    const int want = left > (1u << 30) ? 1 << 30 : (int)left;
+    MPI_Status ms;
+    int count = 0;
+    int e = MPI_File_write_at(rf->direct_fh, (MPI_Offset)off, b, want, MPI_BYTE, &ms);
+    if (e == MPI_SUCCESS) e = MPI_Get_count(&ms, MPI_BYTE, &count);
+    if (e != MPI_SUCCESS) return e;
+    if (count <= 0) return MPI_ERR_IO;
+    b += count;
+    off += (uint64_t)count;
+    left -= (size_t)count;
+  }
+  return 0;
+}
+
 /* Counts one row's outcome and verdict into c; 1 when it is done. */
 static int count_one(as_results_counts *c, int o, int v) {
   if (o >= 0 && o < AS_OUT_COUNT) c->outcome[o]++;
@@ -831,8 +941,10 @@ static int count_one(as_results_counts *c, int o, int v) {
 static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_results_counts *c,
                              uint8_t *done) {
   as_status st = AS_OK;
-  const int packed = rows_packed(rf);
-  const size_t block = packed ? 1024 : 65536;
+  const int packed = rows_packed(rf), direct = rows_direct(rf);
+  /* Read directly, 64 rows a time fit a buffer the heap reuses (a fresh 1 MB one is mapped and
+   * faulted in page by page on every call). */
+  const size_t block = direct ? 64 : packed ? 1024 : 65536;
   const size_t width = packed ? ROW_CRC_BYTES : sizeof(col_pair);
   hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dxpl = H5I_INVALID_HID, mt = rf->col_mem;
   unsigned char *buf = malloc(block * width);
@@ -843,15 +955,21 @@ static as_status count_range(as_results *rf, uint64_t first, uint64_t count, as_
     off_o = row_offset("outcome");
     off_v = row_offset("verdict");
   }
-  AS_H5_ID(fs, H5Dget_space(rf->trials));
-  AS_H5_ID(dxpl, dataset_xfer(rf->trials, mt, count < block ? (size_t)count : block));
+  if (!direct) {
+    AS_H5_ID(fs, H5Dget_space(rf->trials));
+    AS_H5_ID(dxpl, dataset_xfer(rf->trials, mt, count < block ? (size_t)count : block));
+  }
   for (uint64_t b = 0; b < count; b += block) {
     hsize_t start = first + b, cnt = count - b < block ? count - b : block;
-    AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
-    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
-    AS_H5_CHECK(H5Dread(rf->trials, mt, ms, fs, dxpl, buf));
-    H5Sclose(ms);
-    ms = H5I_INVALID_HID;
+    if (direct) {
+      AS_TRY(rows_pread(rf, start, (size_t)cnt, buf));
+    } else {
+      AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+      AS_H5_CHECK(H5Dread(rf->trials, mt, ms, fs, dxpl, buf));
+      H5Sclose(ms);
+      ms = H5I_INVALID_HID;
+    }
     for (hsize_t i = 0; i < cnt; i++) {
       const unsigned char *r = buf + i * width;
       int is_done;
@@ -1652,14 +1770,19 @@ uint64_t as_results_n_trials(const as_results *rf) {
 }
 
 /* A failed write of raw data during the run: the message names the file and the trial (the
- * HDF5 stack follows). The usual cause is a full disk (MPI-IO prints the system's reason). */
-static as_status write_failure(as_results *rf, const char *what, uint64_t trial) {
+ * HDF5 stack, or MPI-IO's reason when why is given, follows). The usual cause is a full disk
+ * (MPI-IO prints the system's reason). */
+static as_status write_failure(as_results *rf, const char *what, uint64_t trial, const char *why) {
   char name[1024] = "the results file";
   if (H5Fget_name(rf->file, name, sizeof name) < 0) snprintf(name, sizeof name, "the results file");
-  as_error_from_h5(__FILE__, __LINE__, __func__, "H5Dwrite");
   char stack[AS_ERRMSG_MAX];
-  snprintf(stack, sizeof stack, "%s", as_error_get()->message);
-  as_error_clear(); /* replaced by the message below, which keeps the stack */
+  if (why) { /* a direct write (rows_pwrite): MPI-IO's reason */
+    snprintf(stack, sizeof stack, "MPI_File_write_at: %s", why);
+  } else {
+    as_error_from_h5(__FILE__, __LINE__, __func__, "H5Dwrite");
+    snprintf(stack, sizeof stack, "%s", as_error_get()->message);
+    as_error_clear(); /* replaced by the message below, which keeps the stack */
+  }
   return as_error_set(AS_ERR_HDF5, __FILE__, __LINE__, __func__,
                       "cannot write %s of trial %llu to %s (a full disk or a failing file "
                       "system?); %s: %.600s",
@@ -1700,20 +1823,36 @@ static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const 
     if (i && rf->coords[i] != rf->coords[i - 1] + 1) consecutive = 0;
   }
   const uint64_t first = trials ? trials[0] : recs[0].trial;
-  AS_H5_ID(fs, H5Dget_space(rf->trials));
   hsize_t n = count;
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
-  if (consecutive) {
-    hsize_t start = rf->coords[0];
-    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+  if (mtype == rf->row_type && rows_direct(rf) && rf->direct_fd < 0) {
+    /* Packed rows into a file of the mpio driver: each stretch of consecutive rows at its
+     * place (rows_direct). */
+    for (size_t i = 0, j; i < count; i = j) {
+      for (j = i + 1; j < count && rf->coords[j] == rf->coords[j - 1] + 1;) j++;
+      const int e =
+          rows_pwrite(rf, rf->coords[i], j - i, (const unsigned char *)buf + i * ROW_CRC_BYTES);
+      if (e) {
+        char why[MPI_MAX_ERROR_STRING];
+        st = write_failure(rf, "rows of /trials", trials ? trials[i] : recs[i].trial,
+                           mpi_text(e, why));
+        goto cleanup;
+      }
+    }
   } else {
-    /* Points are taken in the order given, matching the memory buffer. */
-    AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
-  }
-  AS_H5_ID(dxpl, records_xfer(count));
-  if (H5Dwrite(rf->trials, mtype, ms, fs, dxpl, buf) < 0) {
-    st = write_failure(rf, "rows of /trials", first);
-    goto cleanup;
+    AS_H5_ID(fs, H5Dget_space(rf->trials));
+    if (consecutive) {
+      hsize_t start = rf->coords[0];
+      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
+    } else {
+      /* Points are taken in the order given, matching the memory buffer. */
+      AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
+    }
+    AS_H5_ID(dxpl, records_xfer(count));
+    if (H5Dwrite(rf->trials, mtype, ms, fs, dxpl, buf) < 0) {
+      st = write_failure(rf, "rows of /trials", first, NULL);
+      goto cleanup;
+    }
   }
   if (rf->crc_trials >= 0) {
     /* The rows' checksums, at the same selection (same shape of file space). */
@@ -1724,7 +1863,7 @@ static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const 
       rf->crcs_cap = count;
     }
     for (size_t i = 0; i < count; i++) rf->crcs[i] = crcs ? crcs[i] : as_results_row_crc(&recs[i]);
-    H5Sclose(fs);
+    if (fs >= 0) H5Sclose(fs);
     fs = H5I_INVALID_HID;
     AS_H5_ID(fs, H5Dget_space(rf->crc_trials));
     if (consecutive) {
@@ -1734,7 +1873,7 @@ static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const 
       AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
     }
     if (H5Dwrite(rf->crc_trials, H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, rf->crcs) < 0) {
-      st = write_failure(rf, "checksums of /trials", first);
+      st = write_failure(rf, "checksums of /trials", first, NULL);
       goto cleanup;
     }
   }
@@ -1889,12 +2028,16 @@ as_status as_results_read_rows_raw(as_results *src, as_results *layout, uint64_t
   if (*n == 0) goto cleanup;
   /* layout's file type as the memory type: no conversion where src's type is the same. */
   AS_TRY(packed_type(layout, &ft));
-  AS_H5_ID(fs, H5Dget_space(src->trials));
-  hsize_t start = lo, cnt = *n;
-  AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
-  AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
-  AS_H5_ID(dxpl, records_xfer(*n));
-  AS_H5_CHECK(H5Dread(src->trials, ft, ms, fs, dxpl, rows));
+  if (rows_packed(layout) && rows_direct(src)) { /* src's bytes are layout's rows */
+    AS_TRY(rows_pread(src, lo, *n, rows));
+  } else {
+    AS_H5_ID(fs, H5Dget_space(src->trials));
+    hsize_t start = lo, cnt = *n;
+    AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+    AS_H5_ID(dxpl, records_xfer(*n));
+    AS_H5_CHECK(H5Dread(src->trials, ft, ms, fs, dxpl, rows));
+  }
   if (*verified) AS_TRY(read_crcs(src->crc_trials, lo, *n, crcs));
   for (size_t j = 0; j < *n; j++) {
     unsigned char *row = (unsigned char *)rows + j * ROW_CRC_BYTES;
@@ -1979,7 +2122,7 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
   AS_H5_ID(ms, H5Screate_simple(1, &n, NULL));
   if (write) {
     if (H5Dwrite(rf->bulk[kind], H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data) < 0) {
-      st = write_failure(rf, bulk_names[kind], trial);
+      st = write_failure(rf, bulk_names[kind], trial, NULL);
       goto cleanup;
     }
     if (rf->crc_bulk[kind] >= 0) {
@@ -1994,7 +2137,7 @@ static as_status bulk_io(as_results *rf, as_bulk_kind kind, uint64_t trial, doub
       AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &crow, NULL, &one, NULL));
       AS_H5_ID(ms, H5Screate_simple(1, &one, NULL));
       if (H5Dwrite(rf->crc_bulk[kind], H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, &crc) < 0) {
-        st = write_failure(rf, "a bulk checksum", trial);
+        st = write_failure(rf, "a bulk checksum", trial, NULL);
         goto cleanup;
       }
     }
