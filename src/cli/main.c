@@ -1,4 +1,5 @@
 /* main.c: the attnsweep command: global options, help, and dispatch to subcommands. */
+#include <malloc.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -283,6 +284,20 @@ int main(int argc, char **argv) {
   }
   /* -h/--help: the option parser of each command (opts.c); the Python commands pass it to
    * their script. */
+#ifdef __GLIBC__
+  /* Memory a command frees stays with the process for its next allocation. glibc hands a
+   * block of 128 KiB or more back to the system when it is freed, and the next such block is
+   * faulted in again page by page, at some microseconds a fault on a virtual machine: the
+   * file's creation, the batches of the sweep and the checks at close each fault in their own
+   * megabytes (docs/performance.md, "page faults"). Blocks above 32 MiB (a large trial's
+   * matrices) still come from the system and go back to it, and the heap gives back what lies
+   * free above 64 MiB. Settings the user made through glibc's variables win. */
+  if (!getenv("GLIBC_TUNABLES") && !getenv("MALLOC_MMAP_THRESHOLD_") &&
+      !getenv("MALLOC_TRIM_THRESHOLD_")) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  }
+#endif
   /* A sweep drains on SIGTERM, SIGUSR1 and SIGINT (exit 99). The handlers go in before
    * MPI_Init and stay until exit, so a signal at any moment of a rank's life is a clean stop,
    * never a kill: early ones stop the sweep before its first trial, late ones are ignored. */
