@@ -821,17 +821,18 @@ static int rows_packed(as_results *rf) {
 
 /* Rows without HDF5's dataset layer. /trials is contiguous and allocated at creation, so when
  * its file type is the packed row (rows_packed) row r is the ROW_CRC_BYTES bytes at
- * H5Dget_offset + the user block + r * ROW_CRC_BYTES. Reading or writing there through the
- * file's own handle (H5Fget_vfd_handle: the mpio driver's MPI file, the sec2 driver's
- * descriptor) is what H5Dread and H5Dwrite do for a conversion that converts nothing, less
- * their search for the conversion path: HDF5 compares the 146-member compound with itself,
- * sorting both member lists by name each time (H5T_cmp; 0.15 ms a call), once for every 1,024
- * rows the sink writes, the count at close reads and the journal check reads. Used only where
- * HDF5 holds no raw data of its own: the mpio driver keeps none; sec2's sieve buffer can hold
- * rows written through HDF5, so a sec2 file is read this way only when opened read-only and
- * never written this way. Anything else (external storage, a layout of another build, a
- * dataset not allocated) goes through HDF5 as before. Nothing here is collective: any rank may
- * ask alone. */
+ * H5Dget_offset + r * ROW_CRC_BYTES (an offset from the start of the file, past any user block
+ * h5jam put in front). Reading or writing there through the file's own handle
+ * (H5Fget_vfd_handle: the mpio driver's MPI file, the sec2 driver's descriptor) is what
+ * H5Dread and H5Dwrite do for a conversion that converts nothing, less their search for the
+ * conversion path: HDF5 compares the 146-member compound with itself, sorting both member
+ * lists by name each time (H5T_cmp; 0.15 ms a call), once for every 1,024 rows the sink
+ * writes, the count at close reads and the journal check reads. Used only where HDF5 holds no
+ * raw data of its own: the mpio driver keeps none; sec2's sieve buffer can hold rows written
+ * through HDF5, so a sec2 file is read this way only when opened read-only and never written
+ * this way. Anything else (external storage, a layout of another build, a dataset not
+ * allocated) goes through HDF5 as before. Nothing here is collective: any rank may ask alone.
+ * tests/cli/test_userblock.sh runs these paths on a file behind a user block. */
 static int rows_direct(as_results *rf) {
   if (rf->direct != 0) return rf->direct > 0;
   rf->direct = -1;
@@ -839,23 +840,20 @@ static int rows_direct(as_results *rf) {
   /* The driver is the one make_fapl chose (asking HDF5 for the access list would duplicate
    * the communicator: a collective call, where one rank may be here alone). */
   const int mpi = rf->comm != MPI_COMM_NULL;
-  hid_t fcpl = H5Fget_create_plist(rf->file), dcpl = H5Dget_create_plist(rf->trials);
-  hsize_t ub = 0;
+  hid_t dcpl = H5Dget_create_plist(rf->trials);
   haddr_t at = HADDR_UNDEF;
   void *handle = NULL;
-  if (fcpl >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-      H5Pget_external_count(dcpl) == 0 && H5Pget_userblock(fcpl, &ub) >= 0 &&
+  if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
       H5Dget_storage_size(rf->trials) == (hsize_t)rf->n_rows * ROW_CRC_BYTES)
-    at = H5Dget_offset(rf->trials);
+    at = H5Dget_offset(rf->trials); /* from the start of the file, a user block included */
   if (at != HADDR_UNDEF && (mpi || !rf->writable) &&
       H5Fget_vfd_handle(rf->file, H5P_DEFAULT, &handle) >= 0 && handle) {
     rf->direct_fd = mpi ? -1 : *(int *)handle;
     if (mpi) rf->direct_fh = *(MPI_File *)handle;
-    rf->direct_base = (uint64_t)ub + (uint64_t)at;
+    rf->direct_base = (uint64_t)at;
     rf->direct = 1;
   }
   if (dcpl >= 0) H5Pclose(dcpl);
-  if (fcpl >= 0) H5Pclose(fcpl);
   H5Eclear2(H5E_DEFAULT); /* a refusal above is an answer, not an error */
   return rf->direct > 0;
 }
