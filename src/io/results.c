@@ -320,10 +320,10 @@ enum { ROW_CRC_BYTES = 0 AS_RECORD_FIELDS(AS_X_SIZE) };
 
 /* The fields as runs: numbers (4 or 8 bytes) that lie back to back in the struct lie back to
  * back in the row too, so on a little-endian host (the row's byte order) a run moves with one
- * memcpy. The 146 fields make 13 runs, and a row packs in about a fifth of the time it took
- * field by field; rows are packed in the sink, in the check at close and in merge. The message
- * is a run of its own (put_field's rule: its text, then zeros). Built once, from offsetof and
- * sizeof; a big-endian host keeps n_pack_runs 0 and goes field by field. */
+ * memcpy: the 146 fields make 13 runs, 13 copies a row instead of 146 stores (rows are
+ * packed in the sink, in the check at close and in merge). The message is a run of its own
+ * (put_field's rule: its text, then zeros). Built once, from offsetof and sizeof; a big-endian
+ * host keeps n_pack_runs 0 and goes field by field. */
 typedef struct pack_run {
   uint32_t mem, row, len; /* offset in the struct, offset in the row, bytes */
   int text;               /* 1: the message (neither 4 nor 8 bytes) */
@@ -826,13 +826,13 @@ static int rows_packed(as_results *rf) {
  * (H5Fget_vfd_handle: the mpio driver's MPI file, the sec2 driver's descriptor) is what
  * H5Dread and H5Dwrite do for a conversion that converts nothing, less their search for the
  * conversion path: HDF5 compares the 146-member compound with itself, sorting both member
- * lists by name each time (H5T_cmp; 0.15 ms a call), once for every 1,024 rows the sink
- * writes, the count at close reads and the journal check reads. Used only where HDF5 holds no
- * raw data of its own: the mpio driver keeps none; sec2's sieve buffer can hold rows written
- * through HDF5, so a sec2 file is read this way only when opened read-only and never written
- * this way. Anything else (external storage, a layout of another build, a dataset not
- * allocated) goes through HDF5 as before. Nothing here is collective: any rank may ask alone.
- * tests/cli/test_userblock.sh runs these paths on a file behind a user block. */
+ * lists by name each time (H5T_cmp), once for every 1,024 rows the sink writes, the count at
+ * close reads and the journal check reads. Used only where HDF5 holds no raw data of its own:
+ * the mpio driver keeps none; sec2's sieve buffer can hold rows written through HDF5, so a
+ * sec2 file is read this way only when opened read-only and never written this way. Anything
+ * else (external storage, a layout of another build, a dataset not allocated) goes through
+ * HDF5 as before. Nothing here is collective: any rank may ask alone. tests/cli/
+ * test_userblock.sh runs these paths on a file behind a user block. */
 static int rows_direct(as_results *rf) {
   if (rf->direct != 0) return rf->direct > 0;
   rf->direct = -1;
