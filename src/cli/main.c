@@ -1,10 +1,12 @@
 /* main.c: the attnsweep command: global options, help, and dispatch to subcommands. */
-#include <malloc.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* defined by the glibc headers above */
+#include <malloc.h>
+#endif
 
 #include "attnsweep/par.h"
 #include "attnsweep/signals.h"
