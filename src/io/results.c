@@ -1791,6 +1791,20 @@ static as_status write_failure(as_results *rf, const char *what, uint64_t trial,
                       stack);
 }
 
+/* The file space of dataset d (one entry per row) with rows rf->coords[0..count) selected: one
+ * stretch when consecutive, else the points in the order given (matching the memory buffer).
+ * H5I_INVALID_HID on failure. */
+static hid_t select_rows(const as_results *rf, hid_t d, int consecutive, size_t count) {
+  hid_t fs = H5Dget_space(d);
+  hsize_t start = rf->coords[0], n = count;
+  if (fs >= 0 && (consecutive ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL)
+                              : H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords)) < 0) {
+    H5Sclose(fs);
+    fs = H5I_INVALID_HID;
+  }
+  return fs;
+}
+
 /* Rows at the given trials (trials[i], or recs[i].trial when trials is NULL) from buf in
  * memory type mtype, and their checksums (crcs[i], or computed from recs[i] when crcs is
  * NULL). */
@@ -1838,14 +1852,7 @@ static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const 
       }
     }
   } else {
-    AS_H5_ID(fs, H5Dget_space(rf->trials));
-    if (consecutive) {
-      hsize_t start = rf->coords[0];
-      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
-    } else {
-      /* Points are taken in the order given, matching the memory buffer. */
-      AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
-    }
+    AS_H5_ID(fs, select_rows(rf, rf->trials, consecutive, count));
     AS_H5_ID(dxpl, records_xfer(count));
     if (H5Dwrite(rf->trials, mtype, ms, fs, dxpl, buf) < 0) {
       st = write_failure(rf, "rows of /trials", first, NULL);
@@ -1863,13 +1870,7 @@ static as_status rows_write(as_results *rf, hid_t mtype, const void *buf, const 
     for (size_t i = 0; i < count; i++) rf->crcs[i] = crcs ? crcs[i] : as_results_row_crc(&recs[i]);
     if (fs >= 0) H5Sclose(fs);
     fs = H5I_INVALID_HID;
-    AS_H5_ID(fs, H5Dget_space(rf->crc_trials));
-    if (consecutive) {
-      hsize_t start = rf->coords[0];
-      AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL));
-    } else {
-      AS_H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, count, rf->coords));
-    }
+    AS_H5_ID(fs, select_rows(rf, rf->crc_trials, consecutive, count));
     if (H5Dwrite(rf->crc_trials, H5T_NATIVE_UINT32, ms, fs, H5P_DEFAULT, rf->crcs) < 0) {
       st = write_failure(rf, "checksums of /trials", first, NULL);
       goto cleanup;

@@ -12,6 +12,9 @@
 #                                sets $dog. watchdog_stop ends it. The watchdog holds none of
 #                                the test's output: ctest waits for every holder of the test's
 #                                stdout, and a bare (sleep N; kill) & made each test last N s.
+#   slow_spec NAME SEED          prints a spec of 30 trials of 2,000 RK4 steps each (n = 24,
+#                                T = 20, dt = 0.01): long enough that --time-limit 0.05 stops
+#                                a 2-rank run before its end
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 mpiexec=${MPIEXEC:-mpiexec}
 py=/usr/bin/python3
@@ -65,4 +68,16 @@ watchdog() { # watchdog SECONDS PID
 watchdog_stop() {
   [ -n "${dog:-}" ] && kill "$dog" 2>/dev/null && wait "$dog" 2>/dev/null
   dog=
+}
+
+slow_spec() { # slow_spec NAME SEED
+  cat <<YAML
+name: $1
+seed: $2
+replicates: 30
+sweep:
+  concat:
+    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
+       init: {kind: box, scale: 3}}
+YAML
 }

@@ -8,15 +8,7 @@ source "$(dirname "$0")/lib.sh"
 as_test_init resume_stored
 cd "$tmp" || exit 1
 
-cat >"$tmp/spec.yaml" <<'YAML'
-name: stored
-seed: 21
-replicates: 30
-sweep:
-  concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
-       init: {kind: box, scale: 3}}
-YAML
+slow_spec stored 21 >"$tmp/spec.yaml"
 # Stop early: a time limit shorter than the sweep leaves trials pending (exit 99).
 "$mpiexec" -n 2 "$bin" run "$tmp/spec.yaml" -o "$tmp/s2.h5" -q --time-limit 0.05 >"$tmp/a.log" 2>&1; rc=$?
 check "first segment stopped early: exit 99 ($rc)" test $rc -eq 99

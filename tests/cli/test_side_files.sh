@@ -7,15 +7,7 @@
 set -u
 source "$(dirname "$0")/lib.sh"
 as_test_init side_files
-cat >"$tmp/spec.yaml" <<'YAML'
-name: side
-seed: 4
-replicates: 30
-sweep:
-  concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
-       init: {kind: box, scale: 3}}
-YAML
+slow_spec side 4 >"$tmp/spec.yaml"
 side() { (cd "$tmp" && ls -1 "$1".* 2>/dev/null | tr '\n' ' '); }
 
 mkdir "$tmp/a"

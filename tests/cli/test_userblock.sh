@@ -13,15 +13,7 @@ if ! command -v h5jam >/dev/null; then
   echo "skip: h5jam (hdf5-tools) is not installed"
   exit 0
 fi
-cat >spec.yaml <<'YAML'
-name: userblock
-seed: 5
-replicates: 30
-sweep:
-  concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
-       init: {kind: box, scale: 3}}
-YAML
+slow_spec userblock 5 >spec.yaml
 printf 'a user block: %0986d\n' 0 >ub.txt # 1,001 bytes: h5jam pads the block to 1,024
 done_of() { "$bin" status "$1" 2>&1 | sed -n 's/^trials: \([0-9]*\) \/ 30 done.*/\1/p'; }
 
