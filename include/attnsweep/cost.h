@@ -72,14 +72,17 @@ typedef enum as_cost_path {
  * 1-4, where the 0.92 figures overestimated the small examples up to 2.1 times (issue 37);
  * then, once the kernels' exponential and maxima got faster, AS_COST_RANK_START_S,
  * AS_COST_NS_BATCH, _SMALL and _MODEL refitted alone (FIT_FREE) on a quiet core, where the
- * figures before gave up to 1.55 (docs/performance.md); AS_COST_NS_CLASSIFY from issue 37's
+ * figures before gave up to 1.55 (docs/performance.md); then, once a rank's start and close
+ * got cheaper (a one-trial run 0.055-0.06 s of CPU instead of 0.15-0.19), the same four
+ * refitted again on a quiet core, where the figures before gave up to 2.92; AS_COST_NS_CLASSIFY
+ * from issue 37's
  * classifier figure (27.6-31.6 us at n = 20, d = 2), kept for the large n where it holds (the
  * small-n classifier is faster now: docs/performance.md); the dopri5 figures from the step counts
  * of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn figures from
  * the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
  * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
-#define AS_COST_NS_BATCH 1.08 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 3.0
+#define AS_COST_NS_BATCH 0.88 /* ns per pair (n^2 per head and evaluation) of each path */
+#define AS_COST_NS_SMALL 2.05
 #define AS_COST_NS_MODEL 3.2
 #define AS_COST_NS_BLOCKS 5.9
 #define AS_COST_NS_STREAM 1.75
@@ -97,10 +100,11 @@ typedef enum as_cost_path {
 #define AS_COST_DOPRI5_STEPS0 20.0  /* dopri5 steps: (STEPS0 + PER_RATE T rate) (rtol/1e-6)^-1/5 */
 #define AS_COST_DOPRI5_PER_RATE 0.5 /*   rate: row-sum norm of V (sum over heads) */
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
-/* CPU seconds of a rank's start and end (MPI, HDF5, the results file): 0.15-0.19 on a quiet
- * core, 0.21-0.27 at load average 2-4 (a one-trial spec, 10 runs), 0.27-0.36 at load average
- * 6-20 on this 2-core machine; 0.14 fitted with the figures above on a quiet core. */
-#define AS_COST_RANK_START_S 0.14
+/* CPU seconds of a rank's start and end (MPI, HDF5, the results file): a one-trial run takes
+ * 0.052-0.064 s on a quiet core (bench/run_vs_inprocess.sh, docs/performance.md), more under
+ * load; 0.046 fitted with the figures above on a quiet core (0.14 before the start and the
+ * close got cheaper). */
+#define AS_COST_RANK_START_S 0.046
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
