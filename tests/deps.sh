@@ -17,6 +17,8 @@ if [ "${1:-}" = "--test" ]; then
          # summarize --stat/--pair
          texlive-latex-base texlive-latex-recommended python3-pandas python3-xarray
          python3-yaml python3-scipy
+         # the compiled peer of bench/vs_peer.sh (tests/cli/test_bench_scripts.sh)
+         python3-numba
          # the HTML page of `attnsweep report` is loaded in a real headless browser
          # (tests/py/test_report_browser.py)
          chromium)
