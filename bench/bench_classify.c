@@ -12,7 +12,9 @@
  * sets of M points uniform on [-5, 5]^3, every point tested, once without the distance (the
  * classifier's call; hull.c chooses the method) and once with it (always the certified
  * direction, else GLPK's exact LP). Prints the CPU microseconds per test of each and the
- * vertices each found, which must be equal. */
+ * vertices each found, which must be equal; then the CPU microseconds per set of the whole
+ * count (as_hull_count_3d, as the classifier counts hull_vertices at k = 3) and the vertices it
+ * found, which must be the tests' too (uniform points: no two equal). */
 #include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,15 +65,33 @@ static int bench_hull3(long sets, int m) {
   if (st == AS_OK) st = time_vertex3(h, sets, m, pts, 0, &us_exact, &v_exact);
   if (st == AS_OK) st = time_vertex3(h, sets, m, pts, 1, &us_lp, &v_lp);
   as_hull_destroy(&h);
+  long v_count = 0;
+  double us_count = 0.0;
+  if (st == AS_OK && pts) {
+    as_hull *h3 = NULL;
+    st = as_hull_create(3, m, &h3);
+    double t0 = cpu_seconds();
+    for (long s = 0; s < sets && st == AS_OK; s++) {
+      int c = -1;
+      st = as_hull_count_3d(h3, m, pts + (size_t)s * 3 * m, &c);
+      v_count += c;
+    }
+    us_count = 1e6 * (cpu_seconds() - t0) / (double)sets;
+    as_hull_destroy(&h3);
+  }
   free(pts);
-  if (st != AS_OK || v_exact != v_lp) {
-    fprintf(stderr, "bench_classify hull3: failed (vertices %ld and %ld)\n", v_exact, v_lp);
+  if (st != AS_OK || v_exact != v_lp || v_count != v_exact) {
+    fprintf(stderr, "bench_classify hull3: failed (vertices %ld, %ld and counted %ld)\n", v_exact,
+            v_lp, v_count);
     return 3;
   }
   printf("3-D vertex test, %ld sets of %d points uniform on [-5, 5]^3, tol 0: without the "
          "distance %.2f us per test, with it (certified direction or exact LP) %.2f us per test "
          "(CPU); %ld vertices either way\n",
          sets, m, us_exact, us_lp, v_exact);
+  printf("3-D vertex count (as_hull_count_3d), the same sets: %.2f us per set of %d points (CPU); "
+         "%ld vertices, as the tests found\n",
+         us_count, m, v_count);
   return 0;
 }
 

@@ -87,6 +87,25 @@ as_status as_hull_count_2d(int n, const double *P, double *scratch, int *stack, 
 as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscratch, int *flags,
                               int *count);
 
+/* Vertices of the convex hull of the n rows of P (n x 3, row-major), counted as
+ * as_hull_count_2d counts (distinct points only, strict vertices: a point inside an edge or a
+ * face is none), exactly, without LP: the distinct points sorted, then the hull built one point
+ * at a time (a point that sees no facet strictly, by the exact orientation of hull.c, lies in
+ * the hull of the points before it; the facets it sees go and their horizon is joined to it),
+ * then a vertex of that triangulated hull counts iff its facets lie in at least three distinct
+ * planes (exact). Coplanar points: the exact 2-D count of their projection; collinear: 2.
+ * About 2 n^2 plane tests. *count = -1 (not counted) when n exceeds the object's points or
+ * AS_HULL_3D_MAX (hull.c, 4096) or a coordinate is nonzero and of magnitude outside
+ * [2^-280, 2^280] (the range where every sign is exact); 0 for n = 0. The object must come
+ * from as_hull_create with kmax >= 3. AS_ERR_ARG for NULL or n < 0, AS_ERR_DATA for a
+ * non-finite coordinate. */
+as_status as_hull_count_3d(as_hull *h, int n, const double *P, int *count);
+
+/* The same hull, and which rows are its vertices: flags[i] = 1 iff row i is (a copy of) a
+ * strict vertex, exactly what as_hull_is_vertex(..., i, 0.0, ...) says (as_hull_vertices_2d in
+ * 3-D); flags (n ints) untouched when *count is -1. */
+as_status as_hull_vertices_3d(as_hull *h, int n, const double *P, int *flags, int *count);
+
 /* 1 when every one of the len values is 0 or of magnitude in [2^-450, 2^450]: then the planar
  * predicates (as_hull_count_2d, as_hull_vertices_2d, the planar as_hull_is_vertex) are exact,
  * no product of coordinate differences underflowing. */

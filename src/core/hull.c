@@ -40,6 +40,11 @@
  * decides. It uses h->qs for its 2-D projections, which planar_separated leaves alone up to
  * AS_HULL_WRAP_MAX points. */
 #define AS_HULL_SPATIAL_MAX 32
+
+/* The most points as_hull_count_3d takes (beyond: -1, not counted). Its cost grows as the points
+ * times the facets (each point is tested against every facet), about 2 n^2 plane tests. */
+#define AS_HULL_3D_MAX 4096
+#define F3_N 8 /* per facet of the 3-D hull: the normal n (3), m (3), N, M of plane_normal */
 _Static_assert(AS_HULL_SPATIAL_MAX <= AS_HULL_WRAP_MAX, "planar_separated must not use h->qs");
 
 /* The most terms sum_sign adds: the exact 3-D plane test, 3 components of 16 each times 6. */
@@ -55,6 +60,20 @@ struct as_hull {
   double *ps;        /* kmax: the query point scaled likewise */
   const double **at; /* mmax: the distinct points of a planar hull (planar_separated) */
   int *stack;        /* 2 mmax + 2: its chain */
+  /* as_hull_count_3d, for up to n3max points (kmax >= 3: min(mmax, AS_HULL_3D_MAX), else 0) and
+   * fcap = 2 n3max + 8 facets */
+  int n3max, fcap;
+  double *p3;       /* 3 n3max: the distinct points, sorted */
+  double *p4;       /* 4 n3max: the points with their rows, sorted */
+  double *p2;       /* 5 n3max: their projection (2-D case) and as_hull_vertices_2d's scratch */
+  int *first, *isv; /* n3max: each distinct point's first sorted row; a vertex or not */
+  int *ord;         /* n3max: the order of insertion */
+  int *i2;          /* 4 n3max + 2: as_hull_vertices_2d's integer scratch */
+  double *fn;       /* F3_N fcap: each facet's normal (plane_normal) */
+  int *fv, *fnb;    /* 3 fcap: each facet's vertices and neighbours */
+  int *ffree, *hz;  /* fcap: free facet slots; 4 fcap: the horizon */
+  int *by_start, *by_end;       /* n3max: the new facet from / to a horizon vertex */
+  unsigned char *fvis, *falive; /* fcap: seen by the point being added; in the hull */
 };
 
 as_status as_hull_create(int kmax, int mmax, as_hull **out) {
@@ -85,6 +104,29 @@ as_status as_hull_create(int kmax, int mmax, as_hull **out) {
   AS_CHECK_ALLOC(h->at);
   h->stack = malloc((2 * (size_t)mmax + 2) * sizeof *h->stack);
   AS_CHECK_ALLOC(h->stack);
+  if (kmax >= 3) {
+    const size_t c = (size_t)(h->n3max = mmax < AS_HULL_3D_MAX ? mmax : AS_HULL_3D_MAX);
+    const size_t fc = (size_t)(h->fcap = 2 * h->n3max + 8);
+    h->p3 = malloc(3 * c * sizeof *h->p3);
+    h->p4 = malloc(4 * c * sizeof *h->p4);
+    h->p2 = malloc(5 * c * sizeof *h->p2);
+    h->first = malloc(c * sizeof *h->first);
+    h->isv = malloc(c * sizeof *h->isv);
+    h->ord = malloc(c * sizeof *h->ord);
+    h->i2 = malloc((4 * c + 2) * sizeof *h->i2);
+    h->fn = malloc(F3_N * fc * sizeof *h->fn);
+    h->fv = malloc(3 * fc * sizeof *h->fv);
+    h->fnb = malloc(3 * fc * sizeof *h->fnb);
+    h->ffree = malloc(fc * sizeof *h->ffree);
+    h->hz = malloc(4 * fc * sizeof *h->hz);
+    h->by_start = malloc(c * sizeof *h->by_start);
+    h->by_end = malloc(c * sizeof *h->by_end);
+    h->fvis = calloc(fc, 1);
+    h->falive = calloc(fc, 1);
+    AS_CHECK(h->p3 && h->p4 && h->p2 && h->first && h->isv && h->ord && h->i2 && h->fn && h->fv &&
+                 h->fnb && h->ffree && h->hz && h->by_start && h->by_end && h->fvis && h->falive,
+             AS_ERR_NOMEM, "allocation of the 3-D hull's arrays (%d points) failed", h->n3max);
+  }
   glp_term_out(GLP_OFF);
   h->lp = glp_create_prob();
   AS_CHECK_ALLOC(h->lp);
@@ -107,6 +149,22 @@ void as_hull_destroy(as_hull **p) {
   free(h->ps);
   free((void *)h->at);
   free(h->stack);
+  free(h->p3);
+  free(h->p4);
+  free(h->p2);
+  free(h->first);
+  free(h->isv);
+  free(h->ord);
+  free(h->i2);
+  free(h->fn);
+  free(h->fv);
+  free(h->fnb);
+  free(h->ffree);
+  free(h->hz);
+  free(h->by_start);
+  free(h->by_end);
+  free(h->fvis);
+  free(h->falive);
   free(h);
   *p = NULL;
 }
@@ -1008,4 +1066,286 @@ static int spatial_separated(as_hull *h, int mo, const double *O, const double *
         if (all) return 1;
       }
   return 0;
+}
+
+/* ------------------------------------------------------------------ 3-D vertex count */
+
+/* Exact 3-D collinearity: the three components of (b - a) x (c - a) are the orientations of the
+ * projections onto the coordinate planes, each exact in the planar range (which contains the
+ * spatial one). */
+static int collinear3(const double *a, const double *b, const double *c) {
+  for (int x = 0; x < 3; x++) {
+    const int y = (x + 1) % 3;
+    const double a2[2] = {a[x], a[y]}, b2[2] = {b[x], b[y]}, c2[2] = {c[x], c[y]};
+    if (orient2d(a2, b2, c2) != 0) return 0;
+  }
+  return 1;
+}
+
+static int cmp_xyz(const void *pa, const void *pb) {
+  const double *a = pa, *b = pb;
+  for (int x = 0; x < 3; x++)
+    if (a[x] != b[x]) return a[x] < b[x] ? -1 : 1;
+  return 0;
+}
+
+/* Facet f of the 3-D hull: vertices h->fv[3f..3f+2] (indices of h->p3), oriented so that the
+ * normal n = (b - a) x (c - a) points out of the hull (a point inside: orient3d < 0); neighbour
+ * across the edge from vertex e to vertex e + 1: h->fnb[3f + e]. */
+static void facet3_set(as_hull *h, int f, int a, int b, int c) {
+  const double *P = h->p3;
+  h->fv[3 * f] = a, h->fv[3 * f + 1] = b, h->fv[3 * f + 2] = c;
+  double *g = h->fn + (size_t)F3_N * f;
+  int ok =
+      plane_normal(P + 3 * (size_t)a, P + 3 * (size_t)b, P + 3 * (size_t)c, g, g + 3, g + 6, g + 7);
+  AS_ASSERT(ok); /* a facet is a proper triangle (hull.h) */
+  (void)ok;
+  h->fvis[f] = 0;
+  h->falive[f] = 1;
+}
+
+/* orient3d of facet f's plane and point q, from the cached normal. */
+static int facet3_side(const as_hull *h, int f, const double *q) {
+  const double *P = h->p3, *g = h->fn + (size_t)F3_N * f;
+  const double *a = P + 3 * (size_t)h->fv[3 * f], *b = P + 3 * (size_t)h->fv[3 * f + 1],
+               *c = P + 3 * (size_t)h->fv[3 * f + 2];
+  return plane_sign(g, g + 3, g[6], g[7], a, b, c, q, a, 0.0, 1);
+}
+
+static int facet3_has(const as_hull *h, int f, int v) {
+  return h->fv[3 * f] == v || h->fv[3 * f + 1] == v || h->fv[3 * f + 2] == v;
+}
+
+/* The slot of facet g's edge from vertex a to vertex b (-1: none). */
+static int facet3_edge(const as_hull *h, int g, int a, int b) {
+  for (int e = 0; e < 3; e++)
+    if (h->fv[3 * g + e] == a && h->fv[3 * g + (e + 1) % 3] == b) return e;
+  return -1;
+}
+
+/* Is the hull vertex v (in facet f0, slot e0) extreme? Its incident facets, walked around v
+ * through the neighbours, lie in at least three distinct planes: the normal cone of v is then
+ * full-dimensional. A point inside a face of the hull has all its facets in one plane, a point
+ * inside an edge in two (the two faces of that edge). Two facets through v share a plane iff
+ * the vertices of one lie on the other's plane (exact). */
+static int vertex3_extreme(const as_hull *h, int f0, int e0) {
+  const double *P = h->p3;
+  const int v = h->fv[3 * f0 + e0];
+  int f = f0, e = e0, g1 = -1, steps = 0;
+  do {
+    int plane0 = 1, plane1 = g1 >= 0;
+    for (int s = 0; s < 3; s++) { /* a vertex of the facet itself is on its plane: no test */
+      const int w = h->fv[3 * f + s];
+      if (plane0 && !facet3_has(h, f0, w) && facet3_side(h, f0, P + 3 * (size_t)w) != 0) plane0 = 0;
+      if (plane1 && !facet3_has(h, g1, w) && facet3_side(h, g1, P + 3 * (size_t)w) != 0) plane1 = 0;
+    }
+    if (!plane0 && g1 < 0)
+      g1 = f;
+    else if (!plane0 && !plane1)
+      return 1; /* a third plane */
+    /* the next facet around v: across the edge from the vertex before v to v */
+    const int prev = h->fv[3 * f + (e + 2) % 3], g = h->fnb[3 * f + (e + 2) % 3];
+    AS_ASSERT(g >= 0 && h->falive[g]);
+    e = facet3_edge(h, g, v, prev);
+    AS_ASSERT(e >= 0);
+    f = g;
+    steps++;
+    AS_ASSERT(steps <= h->fcap);
+  } while (f != f0);
+  return 0;
+}
+
+/* Sort n tuples of w <= 4 doubles by cmp: insertion sort for the classifier's small sets, qsort
+ * above 32 (glibc's qsort is a merge sort through memmove: most of the time of a small sort). */
+static void sort_tuples(double *a, int n, int w, int (*cmp)(const void *, const void *)) {
+  if (n > 32) {
+    qsort(a, (size_t)n, (size_t)w * sizeof *a, cmp);
+    return;
+  }
+  for (int i = 1; i < n; i++) {
+    double t[4];
+    memcpy(t, a + (size_t)w * i, (size_t)w * sizeof *a);
+    int j = i;
+    for (; j > 0 && cmp(a + (size_t)w * (j - 1), t) > 0; j--)
+      memcpy(a + (size_t)w * j, a + (size_t)w * (j - 1), (size_t)w * sizeof *a);
+    memcpy(a + (size_t)w * j, t, (size_t)w * sizeof *a);
+  }
+}
+
+/* (key, index) pairs: by key, then by index. */
+static int cmp_key(const void *pa, const void *pb) {
+  const double *a = pa, *b = pb;
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int cmp_xyzi(const void *pa, const void *pb) {
+  const int c = cmp_xyz(pa, pb);
+  const double *a = pa, *b = pb;
+  return c ? c : (a[3] > b[3]) - (a[3] < b[3]);
+}
+
+as_status as_hull_count_3d(as_hull *h, int n, const double *P, int *count) {
+  return as_hull_vertices_3d(h, n, P, NULL, count);
+}
+
+as_status as_hull_vertices_3d(as_hull *h, int n, const double *P, int *flags, int *count) {
+  as_status st = AS_OK;
+  AS_CHECK(h != NULL && count != NULL && n >= 0 && (n == 0 || P != NULL), AS_ERR_ARG,
+           "3-D hull: NULL argument or n = %d", n);
+  AS_CHECK(h->kmax >= 3, AS_ERR_ARG, "3-D hull on an object of %d coordinates", h->kmax);
+  for (size_t e = 0; e < 3 * (size_t)n; e++)
+    AS_CHECK(isfinite(P[e]), AS_ERR_DATA, "3-D hull: point %zu coordinate %zu not finite", e / 3,
+             e % 3);
+  *count = n == 0 ? 0 : -1;
+  if (n == 0 || n > h->n3max || !spatial_exact(P, 3 * (size_t)n))
+    goto cleanup; /* -1: not counted */
+  /* the distinct points, sorted (x, y, z, row: h->p4); first[g]: the sorted position of the
+   * first row of distinct point g (h->first), the point itself at D + 3 g */
+  double *D = h->p3, *S = h->p4;
+  int *first = h->first, *isv = h->isv;
+  for (int i = 0; i < n; i++)
+    S[4 * i] = P[3 * i], S[4 * i + 1] = P[3 * i + 1], S[4 * i + 2] = P[3 * i + 2], S[4 * i + 3] = i;
+  sort_tuples(S, n, 4, cmp_xyzi);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (m == 0 || cmp_xyz(S + 4 * (size_t)i, D + 3 * (size_t)(m - 1)) != 0) {
+      memcpy(D + 3 * (size_t)m, S + 4 * (size_t)i, 3 * sizeof *D);
+      first[m++] = i;
+    }
+  for (int g = 0; g < m; g++) isv[g] = 0;
+#define PT(i) (D + 3 * (size_t)(i))
+  if (m <= 2) {
+    for (int g = 0; g < m; g++) isv[g] = 1;
+    *count = m;
+    goto flag;
+  }
+  /* The order of insertion: the farthest from the centroid first (distances in floating point:
+   * any order builds the same hull; in this one the later points tend to fall inside it and
+   * cost one pass over its facets), ties by the order (x, y, z). */
+  int *ord = h->ord;
+  double cen[3] = {0.0, 0.0, 0.0};
+  for (int g = 0; g < m; g++)
+    for (int x = 0; x < 3; x++) cen[x] += PT(g)[x];
+  for (int x = 0; x < 3; x++) cen[x] /= m;
+  for (int g = 0; g < m; g++) {
+    double r = 0.0;
+    for (int x = 0; x < 3; x++) r += (PT(g)[x] - cen[x]) * (PT(g)[x] - cen[x]);
+    h->p2[2 * g] = -r, h->p2[2 * g + 1] = g;
+  }
+  sort_tuples(h->p2, m, 2, cmp_key);
+  for (int g = 0; g < m; g++) ord[g] = (int)h->p2[2 * g + 1];
+  const int t0 = ord[0], t1 = ord[1];
+  int t2 = -1, t3 = -1;
+  for (int i = 2; i < m && t2 < 0; i++)
+    if (!collinear3(PT(t0), PT(t1), PT(ord[i]))) t2 = ord[i];
+  if (t2 < 0) { /* all on one line: its two ends, the first and the last in the order (x, y, z) */
+    isv[0] = isv[m - 1] = 1;
+    *count = 2;
+    goto flag;
+  }
+  for (int i = 2; i < m && t3 < 0; i++)
+    if (ord[i] != t2 && orient3d(PT(t0), PT(t1), PT(t2), PT(ord[i])) != 0) t3 = ord[i];
+  if (t3 < 0) {
+    /* all in one plane: the 2-D hull of the projection onto a coordinate plane on which the
+     * first triangle does not degenerate (an affine bijection of the plane: it keeps which
+     * points are distinct and which are vertices) */
+    int x = 0;
+    for (; x < 3; x++) {
+      const int y = (x + 1) % 3;
+      const double a2[2] = {PT(t0)[x], PT(t0)[y]}, b2[2] = {PT(t1)[x], PT(t1)[y]},
+                   c2[2] = {PT(t2)[x], PT(t2)[y]};
+      if (orient2d(a2, b2, c2) != 0) break;
+    }
+    AS_ASSERT(x < 3);
+    const int y = (x + 1) % 3;
+    for (int i = 0; i < m; i++) h->p2[2 * i] = PT(i)[x], h->p2[2 * i + 1] = PT(i)[y];
+    AS_TRY(as_hull_vertices_2d(m, h->p2, h->p2 + 2 * (size_t)m, h->i2, isv, count));
+    goto flag;
+  }
+  /* the first tetrahedron, every face oriented away from the vertex opposite it */
+  const int t[4] = {t0, t1, t2, t3};
+  int nf = 0, nfree = 0;
+  for (int o = 0; o < 4; o++) {
+    int a = t[(o + 1) % 4], b = t[(o + 2) % 4], c = t[(o + 3) % 4];
+    if (orient3d(PT(a), PT(b), PT(c), PT(t[o])) > 0) {
+      int s = b;
+      b = c, c = s;
+    }
+    facet3_set(h, nf++, a, b, c);
+  }
+  for (int f = 0; f < 4; f++)
+    for (int e = 0; e < 3; e++) {
+      const int a = h->fv[3 * f + e], b = h->fv[3 * f + (e + 1) % 3];
+      h->fnb[3 * f + e] = -1;
+      for (int g = 0; g < 4 && h->fnb[3 * f + e] < 0; g++)
+        if (g != f && facet3_edge(h, g, b, a) >= 0) h->fnb[3 * f + e] = g;
+      AS_ASSERT(h->fnb[3 * f + e] >= 0);
+    }
+  for (int i = 0; i < m; i++) h->by_start[i] = h->by_end[i] = -1;
+  /* every other point: the facets it sees strictly (its side of their plane) go, and the
+   * horizon (their edges to facets it does not see) is joined to it; a point that sees none
+   * lies in the hull of the points before it */
+  for (int r = 2; r < m; r++) {
+    const int p = ord[r];
+    if (p == t2 || p == t3) continue;
+    /* the facets p sees, listed after the free slots (they become free slots) */
+    int *vis = h->ffree + nfree, nvis = 0;
+    for (int f = 0; f < nf; f++)
+      if (h->falive[f] && (h->fvis[f] = facet3_side(h, f, PT(p)) > 0)) vis[nvis++] = f;
+    if (nvis == 0) continue;
+    int nh = 0; /* horizon edge i: h->hz[4i..4i+3] = a, b, the facet beyond, the new facet */
+    for (int j = 0; j < nvis; j++) {
+      const int f = vis[j];
+      for (int e = 0; e < 3; e++) {
+        const int g = h->fnb[3 * f + e];
+        if (h->fvis[g]) continue;
+        AS_ASSERT(nh < h->fcap);
+        h->hz[4 * nh] = h->fv[3 * f + e], h->hz[4 * nh + 1] = h->fv[3 * f + (e + 1) % 3];
+        h->hz[4 * nh + 2] = g;
+        nh++;
+      }
+    }
+    for (int j = 0; j < nvis; j++) h->falive[vis[j]] = 0, h->fvis[vis[j]] = 0;
+    nfree += nvis;
+    for (int i = 0; i < nh; i++) { /* facet (a, b, p) over the horizon edge a -> b */
+      const int a = h->hz[4 * i], b = h->hz[4 * i + 1], g = h->hz[4 * i + 2];
+      const int F = nfree > 0 ? h->ffree[--nfree] : nf++;
+      AS_ASSERT(F < h->fcap);
+      facet3_set(h, F, a, b, p);
+      const int eg = facet3_edge(h, g, b, a);
+      AS_ASSERT(eg >= 0);
+      h->fnb[3 * F] = g, h->fnb[3 * g + eg] = F;
+      AS_ASSERT(h->by_start[a] < 0 && h->by_end[b] < 0); /* the horizon is a simple cycle */
+      h->by_start[a] = F, h->by_end[b] = F;
+      h->hz[4 * i + 3] = F;
+    }
+    for (int i = 0; i < nh; i++) {
+      const int a = h->hz[4 * i], b = h->hz[4 * i + 1], F = h->hz[4 * i + 3];
+      AS_ASSERT(h->by_start[b] >= 0 && h->by_end[a] >= 0);
+      h->fnb[3 * F + 1] = h->by_start[b]; /* edge b -> p: the new facet from b */
+      h->fnb[3 * F + 2] = h->by_end[a];   /* edge p -> a: the new facet to a */
+    }
+    for (int i = 0; i < nh; i++) h->by_start[h->hz[4 * i]] = h->by_end[h->hz[4 * i + 1]] = -1;
+  }
+  /* the extreme points among the hull's vertices, each looked at once */
+  for (int i = 0; i < m; i++) h->by_start[i] = 0;
+  int c = 0;
+  for (int f = 0; f < nf; f++)
+    for (int e = 0; e < 3 && h->falive[f]; e++) {
+      const int v = h->fv[3 * f + e];
+      if (h->by_start[v]) continue;
+      h->by_start[v] = 1;
+      c += isv[v] = vertex3_extreme(h, f, e);
+    }
+  *count = c;
+flag:
+  if (flags)
+    for (int g = 0; g < m; g++) {
+      const int end = g + 1 < m ? first[g + 1] : n;
+      for (int i = first[g]; i < end; i++) flags[(int)S[4 * (size_t)i + 3]] = isv[g];
+    }
+#undef PT
+cleanup:
+  return st;
 }

@@ -11,7 +11,8 @@
 #   * bench/vs_peer.sh, one pair, the peer's rounds shortened: both rates and their ratio;
 #   * bench_classify, bench_pipeline: the same record digest on two runs (a trial is a pure
 #     function of its parameters), and the paper's setting consistent with its theorem;
-#     bench_classify hull3: the exact 3-D vertex test and the LP agree (it exits 3 otherwise);
+#     bench_classify hull3: the exact 3-D vertex test, the LP and the 3-D count agree (it exits
+#     3 otherwise);
 #   * bench_crc: both paths give the same CRC for every size;
 #   * `attnsweep bench all`: every benchmark of `help bench` prints its line, a share of dgemm
 #     that is its two rates' ratio, the high-d trial to T, Sinkhorn within its tolerance.
@@ -120,8 +121,10 @@ check "bench_classify: a time per trial and the same digest twice ($d1, $d2)" \
 "$benchdir/bench_classify" hull3 10 12 >"$tmp/h3"
 rc=$?
 cat "$tmp/h3"
-check "bench_classify hull3: exact test and LP agree (rc $rc)" \
-  bash -c '[ "$1" -eq 0 ] && grep -Eq "; [0-9]+ vertices either way$" "$2"' _ "$rc" "$tmp/h3"
+check "bench_classify hull3: exact test, LP and the 3-D count agree (rc $rc)" \
+  bash -c '[ "$1" -eq 0 ] && grep -Eq "; [0-9]+ vertices either way$" "$2" &&
+    grep -Eq ": [0-9.]+ us per set of 12 points \(CPU\); [0-9]+ vertices, as the tests found$" "$2"' \
+  _ "$rc" "$tmp/h3"
 "$benchdir/bench_pipeline" 100 >"$tmp/p1" && "$benchdir/bench_pipeline" 100 >"$tmp/p2"
 rc=$?
 cat "$tmp/p1"

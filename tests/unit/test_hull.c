@@ -1,6 +1,7 @@
 /* Exact convex-hull predicates (hull.c): known answers in d = 2, 3, 4, 5, a brute-force 2-D
  * hull on random points, exactness at 2^-40, the planar test against the LP at tolerances
- * (exactly at the distance, an ulp off), degenerate and bad input. */
+ * (exactly at the distance, an ulp off), the 3-D vertex count against the LP, degenerate and
+ * bad input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,42 @@ static int spatial_vs_lp(as_hull *h, int m, const double *Q, double tol, double 
                 vb, vu);
       (*edge)++;
     }
+  }
+  return bad;
+}
+
+/* The 3-D count and flags (as_hull_vertices_3d) against the exact LP on the same numbers: a
+ * distinct point is a vertex iff its distance to the hull of the other distinct points is
+ * positive (as_hull_dist_inf, exact), and a row is flagged iff its point is. Returns the
+ * disagreements; adds the rows the LP calls non-vertices to *nonv. */
+static int count3_vs_lp(as_hull *h, int m, const double *Q, int *nonv) {
+  double O[3 * 128];
+  int flags[128], count = -2, ref = 0, bad = 0, distinct = 0;
+  AS_EXPECT(m <= 128, "count3_vs_lp: m = %d", m);
+  AS_EXPECT(as_hull_vertices_3d(h, m, Q, flags, &count) == AS_OK, "vertices_3d");
+  for (int i = 0; i < m; i++) {
+    const double *p = Q + 3 * i;
+    int mo = 0, firstcopy = 1;
+    for (int j = 0; j < m; j++) {
+      const int same = Q[3 * j] == p[0] && Q[3 * j + 1] == p[1] && Q[3 * j + 2] == p[2];
+      if (same && j < i) firstcopy = 0;
+      if (!same) memcpy(O + 3 * mo++, Q + 3 * j, 3 * sizeof *O);
+    }
+    double d = INFINITY;
+    if (mo > 0) AS_EXPECT(as_hull_dist_inf(h, 3, mo, O, p, &d) == AS_OK, "LP distance");
+    const int vertex = d > 0.0;
+    ref += vertex && firstcopy;
+    distinct += firstcopy;
+    *nonv += !vertex;
+    if (flags[i] != vertex) {
+      bad++;
+      fprintf(stderr, "3-D hull: m = %d row %d: flag %d, LP %d (distance %.17g)\n", m, i, flags[i],
+              vertex, d);
+    }
+  }
+  if (count != ref) {
+    bad++;
+    fprintf(stderr, "3-D hull: m = %d (%d distinct): count %d, LP %d\n", m, distinct, count, ref);
   }
   return bad;
 }
@@ -394,6 +431,113 @@ int main(void) {
     for (int e = 0; e < 3 * 40; e++) q[e] = floor(q[e]);
     lbad += spatial_vs_lp(h, 40, q, 0.5, 1.0, &lnonv, &ltested, &ledge);
     AS_EXPECT(lbad == 0 && lnonv > 0, "LP range: %d of %d disagree", lbad, ltested);
+  }
+
+  /* ---- the 3-D vertex count without LP (as_hull_vertices_3d) against the exact LP: the
+   * generators above (integers, coplanar, collinear, dyadic, on a cube's faces, repeated cube
+   * corners, 53-bit doubles, far from the origin; midpoints, near-plane centroids, copies) at
+   * 2^-200, 1 and 2^200, 1 to 100 rows; then known counts and the edges of its range. */
+  {
+    double q[3 * 128];
+    int bad = 0, nonv = 0, sets = 0;
+    as_hull *h3 = NULL;
+    AS_EXPECT(as_hull_create(3, 128, &h3) == AS_OK, "create 3 x 128");
+    for (int rep = 0; rep < 480; rep++) {
+      int m = rep % 40 == 39 ? 60 + rep % 41 : 1 + rep % 40, kind = rep % 8;
+      double o[3], u[3], w[3];
+      for (int a = 0; a < 3; a++) {
+        o[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+        u[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+        w[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
+      }
+      for (int j = 0; j < m; j++) {
+        double s = floor(as_rng_uniform(&g) * 7.0) - 3.0, t = floor(as_rng_uniform(&g) * 7.0) - 3.0;
+        for (int a = 0; a < 3; a++) {
+          double x = floor(as_rng_uniform(&g) * 9.0) - 4.0;
+          switch (kind) {
+          case 0:
+            break;
+          case 1:
+            x = o[a] + s * u[a] + t * w[a];
+            break;
+          case 2:
+            x = o[a] + s * u[a];
+            break;
+          case 3:
+            x = floor(as_rng_uniform(&g) * 64.0) / 8.0 - 4.0;
+            break;
+          case 4:
+            x = a == j % 3 ? (j % 2 ? 4.0 : -4.0) : x;
+            break;
+          case 5:
+            x = as_rng_uniform(&g) < 0.5 ? -4.0 : 4.0;
+            break;
+          case 6:
+            x = 8.0 * as_rng_uniform(&g) - 4.0;
+            break;
+          default:
+            x = 1e6 * o[a] + as_rng_uniform(&g);
+            break;
+          }
+          q[3 * j + a] = x;
+        }
+      }
+      for (int j = 0; j + 2 < m && kind >= 3; j += 5)
+        for (int a = 0; a < 3; a++) q[3 * j + a] = 0.5 * (q[3 * (j + 1) + a] + q[3 * (j + 2) + a]);
+      for (int j = 1; j + 3 < m && kind >= 6; j += 4)
+        for (int a = 0; a < 3; a++)
+          q[3 * j + a] = (q[3 * (j + 1) + a] + q[3 * (j + 2) + a] + q[3 * (j + 3) + a]) / 3.0;
+      if (m > 4 && rep % 4 == 1) memcpy(q + 3 * (m - 1), q + 3, 3 * sizeof *q);
+      const double scale = rep % 5 == 3 ? 0x1p-200 : rep % 5 == 4 ? 0x1p200 : 1.0;
+      for (int e = 0; e < 3 * m; e++) q[e] *= scale;
+      bad += count3_vs_lp(h3, m, q, &nonv);
+      sets++;
+    }
+    AS_EXPECT(bad == 0 && nonv > 1000,
+              "3-D count vs LP: %d disagreements in %d sets (%d rows not "
+              "vertices)",
+              bad, sets, nonv);
+    /* the 3 x 3 x 3 grid: its 8 corners (12 edge midpoints, 6 face centres, the centre: none) */
+    double grid[81];
+    for (int j = 0; j < 27; j++)
+      grid[3 * j] = j % 3, grid[3 * j + 1] = j / 3 % 3, grid[3 * j + 2] = j / 9;
+    int c = -2, fl[128];
+    AS_EXPECT(as_hull_count_3d(h3, 27, grid, &c) == AS_OK && c == 8, "grid: %d vertices", c);
+    /* a slanted 4 x 4 grid in the plane x + 2y - z = 1: 4; collinear: 2; one point: 1 */
+    for (int j = 0; j < 16; j++)
+      grid[3 * j] = j % 4, grid[3 * j + 1] = j / 4,
+               grid[3 * j + 2] = grid[3 * j] + 2 * grid[3 * j + 1] - 1;
+    AS_EXPECT(as_hull_count_3d(h3, 16, grid, &c) == AS_OK && c == 4, "plane grid: %d", c);
+    for (int j = 0; j < 5; j++) grid[3 * j] = j, grid[3 * j + 1] = 2 * j, grid[3 * j + 2] = -j;
+    AS_EXPECT(as_hull_vertices_3d(h3, 5, grid, fl, &c) == AS_OK && c == 2 && fl[0] && fl[4] &&
+                  !fl[1] && !fl[2] && !fl[3],
+              "line: %d", c);
+    for (int j = 0; j < 4; j++) grid[3 * j] = 1, grid[3 * j + 1] = 2, grid[3 * j + 2] = 3;
+    AS_EXPECT(as_hull_vertices_3d(h3, 4, grid, fl, &c) == AS_OK && c == 1 && fl[0] && fl[3],
+              "one point 4 times: %d", c);
+    AS_EXPECT(as_hull_count_3d(h3, 0, NULL, &c) == AS_OK && c == 0, "no point: %d", c);
+    /* an ulp off a face of the tetrahedron 4 conv(0, e_1, e_2, e_3): out, a vertex; in, none */
+    double tt[] = {0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 1, 1, 2};
+    AS_EXPECT(as_hull_count_3d(h3, 5, tt, &c) == AS_OK && c == 4, "on the face: %d", c);
+    tt[14] = nextafter(2.0, 3.0);
+    AS_EXPECT(as_hull_count_3d(h3, 5, tt, &c) == AS_OK && c == 5, "an ulp out: %d", c);
+    tt[14] = nextafter(2.0, 0.0);
+    AS_EXPECT(as_hull_count_3d(h3, 5, tt, &c) == AS_OK && c == 4, "an ulp in: %d", c);
+    /* beyond its range (2^-300; more rows than the object holds): -1, flags untouched */
+    for (int e = 0; e < 15; e++) tt[e] = ldexp(tt[e], -300);
+    fl[0] = 7;
+    AS_EXPECT(as_hull_vertices_3d(h3, 5, tt, fl, &c) == AS_OK && c == -1 && fl[0] == 7,
+              "2^-300: %d", c);
+    AS_EXPECT(as_hull_count_3d(h3, 129, q, &c) == AS_OK && c == -1, "129 rows: %d", c);
+    tt[1] = NAN;
+    AS_EXPECT(as_hull_count_3d(h3, 5, tt, &c) == AS_ERR_DATA, "NaN is data");
+    as_error_clear();
+    as_hull *h2 = NULL;
+    AS_EXPECT(as_hull_create(2, 8, &h2) == AS_OK && as_hull_count_3d(h2, 4, grid, &c) == AS_ERR_ARG,
+              "a 2-D object refused");
+    as_error_clear();
+    as_hull_destroy(&h2);
+    as_hull_destroy(&h3);
   }
 
   /* ---- bad input is refused before GLPK sees it */
