@@ -160,7 +160,7 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates), spread (s), and the
  * empirical-measure fields mass_1..mass_8, mass_rest (as_measure_masses of the clusters),
  * hull_vertices, hull_vertices_init (distinct vertices of the hull of Y(T), Y(0): k = 1, 2 any
- * n; k >= 3: -1, not counted);
+ * n; k = 3 up to 4096 tokens in the exact range of as_hull_count_3d; else -1, not counted);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not

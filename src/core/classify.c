@@ -44,8 +44,8 @@ struct as_classify_ws {
   as_hull *hull; /* kmax = d, mmax = n */
   int *hstack;   /* 4 n + 2: the 2-D hull's chain and groups (as_hull_vertices_2d) */
   double *hpts;  /* 3 n: the 2-D hull's sorted points */
-  int *vflag;    /* n: 1 if the token is a vertex of the initial hull (k = 2) */
-  int hv0;       /* vertices of the initial hull (k = 2, from leaders_init), -1: not counted */
+  int *vflag;    /* n: 1 if the token is a vertex of the initial hull (k = 2, 3) */
+  int hv0;       /* vertices of the initial hull (k = 2, 3, from leaders_init), -1: not counted */
   int last_k;    /* classified dimension of the last as_classify (as_classify_clusters) */
   int last_m;    /* its clusters (0: none, e.g. a failed or non-finite end state) */
 };
@@ -462,10 +462,10 @@ static void reset_fields(as_record *rec) {
 }
 
 /* Vertices of the hull of the n rows of Y (n x k), exactly (measure.h, hull_vertices):
- * k = 1 the distinct extremes, k = 2 as_hull_count_2d; k >= 3 -1 (not counted: one exact
- * LP per token, as_hull_is_vertex, cost about 4 ms per trial at k = 3, n = 20, which made the
- * default sweep 2.5 times slower, and some 45 s per trial at k = 24, n = 96). Scratch:
- * ws->buf (n x d doubles, free once the speeds are read), ws->hstack. */
+ * k = 1 the distinct extremes, k = 2 as_hull_count_2d, k = 3 as_hull_count_3d (-1 beyond its
+ * range); k >= 4 -1 (not counted: one exact LP per token, as_hull_is_vertex, some 45 s per
+ * trial at k = 24, n = 96). Scratch: ws->buf (n x d doubles, free once the speeds are read),
+ * ws->hstack. */
 static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const double *Y, int *out) {
   as_status st = AS_OK;
   *out = -1;
@@ -475,6 +475,8 @@ static as_status hull_vertex_count(as_classify_ws *ws, int n, int k, const doubl
     *out = lo == hi ? 1 : 2;
   } else if (k == 2) {
     AS_TRY(as_hull_count_2d(n, Y, ws->buf, ws->hstack, out));
+  } else if (k == 3) {
+    AS_TRY(as_hull_count_3d(ws->hull, n, Y, out));
   }
 cleanup:
   return st;
@@ -647,6 +649,13 @@ static as_status leaders_init(const as_classify_input *in, as_classify_ws *ws, i
     AS_TRY(as_hull_vertices_2d(n, ws->Y0, ws->hpts, ws->hstack, ws->vflag, &ws->hv0));
     for (int j = 0; j < n; j++) *count += ws->leader[j] && ws->vflag[j];
     goto cleanup;
+  }
+  if (k == 3) { /* likewise in 3-D, where as_hull_vertices_3d counts (else ws->hv0 stays -1) */
+    AS_TRY(as_hull_vertices_3d(ws->hull, n, ws->Y0, ws->vflag, &ws->hv0));
+    if (ws->hv0 >= 0) {
+      for (int j = 0; j < n; j++) *count += ws->leader[j] && ws->vflag[j];
+      goto cleanup;
+    }
   }
   for (int j = 0; j < n; j++) {
     if (!ws->leader[j]) continue;

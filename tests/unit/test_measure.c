@@ -246,8 +246,11 @@ int main(void) {
     AS_EXPECT(as_trial_run(pl, &e, NULL, &b, NULL) == AS_OK, "explicit run");
     AS_EXPECT(b.outcome == AS_OUT_FAILED && strstr(b.message, "reference_n") != NULL,
               "reference_n > n with explicit tokens fails the trial: '%s'", b.message);
-    /* d = 3: hull vertices are not counted (-1, measure.h), whatever the tokens. */
-    double C[13 * 3];
+    /* d = 3 (V = I: the classified coordinates at t = 0 are the tokens themselves): the cube's
+     * 8 corners, a corner again, its centre, an edge midpoint, a face centre and an interior
+     * point have 8 hull vertices (distinct, strict); the final hull has 4 to 12 (12 distinct
+     * tokens). d = 4: not counted (-1, measure.h), whatever the tokens. */
+    double C[13 * 4];
     for (int i = 0; i < 8; i++)
       for (int c = 0; c < 3; c++) C[3 * i + c] = (i >> c) & 1 ? 1.0 : -1.0;
     const double extra[5 * 3] = {0, 0, 0, -1, -1, -1, 1, 1, 0, 0, 0, 1, 0.5, -0.25, 0.125};
@@ -262,8 +265,17 @@ int main(void) {
     c3.init.data.rows = 13;
     c3.init.data.cols = 3;
     AS_EXPECT(as_trial_run(pl, &c3, NULL, &b, NULL) == AS_OK, "cube run");
+    AS_EXPECT(b.n_clusters > 0 && b.hull_vertices_init == 8 && b.hull_vertices >= 4 &&
+                  b.hull_vertices <= 12,
+              "cube (classified, %d clusters): hull vertices %d initially (want 8), %d at T",
+              b.n_clusters, b.hull_vertices_init, b.hull_vertices);
+    for (int i = 0; i < 13; i++)
+      for (int c = 0; c < 4; c++) C[4 * i + c] = (double)((i * 7 + c * 3) % 5) - 2.0 + 0.1 * c;
+    c3.d = 4;
+    c3.init.data.cols = 4;
+    AS_EXPECT(as_trial_run(pl, &c3, NULL, &b, NULL) == AS_OK, "4-D run");
     AS_EXPECT(b.n_clusters > 0 && b.hull_vertices_init == -1 && b.hull_vertices == -1,
-              "cube (classified, %d clusters): hull vertices %d, %d (want -1: not counted)",
+              "4-D (classified, %d clusters): hull vertices %d, %d (want -1: not counted)",
               b.n_clusters, b.hull_vertices_init, b.hull_vertices);
     as_pipeline_destroy(&pl);
   }
