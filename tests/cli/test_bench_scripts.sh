@@ -109,15 +109,19 @@ sys.exit(0 if a > 0 and b > 0 and abs(a / b - r) <= 0.051 else 1)' "$line"
 for b in bench_classify bench_pipeline bench_crc; do
   check "$b is built next to attnsweep" test -x "$benchdir/$b"
 done
-"$benchdir/bench_classify" 100 1 >"$tmp/c1" && "$benchdir/bench_classify" 100 1 >"$tmp/c2"
-rc=$?
-cat "$tmp/c1"
-check "bench_classify exits 0 (rc $rc)" test $rc -eq 0
-d1=$(grep -o "record digest [0-9a-f]*" "$tmp/c1")
-d2=$(grep -o "record digest [0-9a-f]*" "$tmp/c2")
-check "bench_classify: a time per trial and the same digest twice ($d1, $d2)" \
-  bash -c '[ -n "$1" ] && [ "$1" = "$2" ] && grep -Eq " [0-9.]+ us per trial at best" "$3"' \
-  _ "$d1" "$d2" "$tmp/c1"
+twice() { # twice NAME ARGS...: runs the bench twice; exit 0 and the same record digest
+  local b=$1 rc d1 d2
+  shift
+  "$benchdir/$b" "$@" >"$tmp/$b.1" && "$benchdir/$b" "$@" >"$tmp/$b.2"
+  rc=$?
+  cat "$tmp/$b.1"
+  check "$b exits 0 (rc $rc)" test $rc -eq 0
+  d1=$(grep -o "record digest [0-9a-f]*" "$tmp/$b.1")
+  d2=$(grep -o "record digest [0-9a-f]*" "$tmp/$b.2")
+  check "$b: the same digest twice ($d1, $d2)" bash -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$d1" "$d2"
+}
+twice bench_classify 100 1
+check "bench_classify: a time per trial" grep -Eq " [0-9.]+ us per trial at best" "$tmp/bench_classify.1"
 "$benchdir/bench_classify" hull3 10 12 >"$tmp/h3"
 rc=$?
 cat "$tmp/h3"
@@ -125,16 +129,9 @@ check "bench_classify hull3: exact test, LP and the 3-D count agree (rc $rc)" \
   bash -c '[ "$1" -eq 0 ] && grep -Eq "; [0-9]+ vertices either way$" "$2" &&
     grep -Eq ": [0-9.]+ us per set of 12 points \(CPU\); [0-9]+ vertices, as the tests found$" "$2"' \
   _ "$rc" "$tmp/h3"
-"$benchdir/bench_pipeline" 100 >"$tmp/p1" && "$benchdir/bench_pipeline" 100 >"$tmp/p2"
-rc=$?
-cat "$tmp/p1"
-check "bench_pipeline exits 0 (rc $rc)" test $rc -eq 0
-d1=$(grep -o "record digest [0-9a-f]*" "$tmp/p1")
-d2=$(grep -o "record digest [0-9a-f]*" "$tmp/p2")
-check "bench_pipeline: the same digest twice ($d1, $d2)" \
-  bash -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$d1" "$d2"
+twice bench_pipeline 100
 check "bench_pipeline: the paper's setting (V = I) consistent in all 100 trials" \
-  grep -q "verdicts: consistent 100$" "$tmp/p1"
+  grep -q "verdicts: consistent 100$" "$tmp/bench_pipeline.1"
 "$benchdir/bench_crc" 0.02 >"$tmp/crc"
 rc=$?
 cat "$tmp/crc"

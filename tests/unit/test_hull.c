@@ -77,6 +77,64 @@ static int spatial_vs_lp(as_hull *h, int m, const double *Q, double tol, double 
   return bad;
 }
 
+/* m rows of 3-D test points (q, m x 3) of kind rep % 8 (integers in [-4, 4], coplanar,
+ * collinear, dyadic, on a cube's faces, repeated cube corners, 53-bit doubles, far from the
+ * origin; from kind 3 on midpoints of two rows, from kind 6 on rows rounded from the centroid
+ * of three others, every fourth set a copy of row 1) at scale 2^-200, 1 or 2^200 (rep % 5);
+ * returns the scale. */
+static double points3(as_rng *g, int rep, int m, double *q) {
+  const int kind = rep % 8;
+  double o[3], u[3], w[3];
+  for (int a = 0; a < 3; a++) {
+    o[a] = floor(as_rng_uniform(g) * 5.0) - 2.0;
+    u[a] = floor(as_rng_uniform(g) * 5.0) - 2.0;
+    w[a] = floor(as_rng_uniform(g) * 5.0) - 2.0;
+  }
+  for (int j = 0; j < m; j++) {
+    double s = floor(as_rng_uniform(g) * 7.0) - 3.0, t = floor(as_rng_uniform(g) * 7.0) - 3.0;
+    for (int a = 0; a < 3; a++) {
+      double x = floor(as_rng_uniform(g) * 9.0) - 4.0;
+      switch (kind) {
+      case 0:
+        break; /* integers in [-4, 4] */
+      case 1:
+        x = o[a] + s * u[a] + t * w[a];
+        break; /* coplanar */
+      case 2:
+        x = o[a] + s * u[a];
+        break; /* collinear */
+      case 3:
+        x = floor(as_rng_uniform(g) * 64.0) / 8.0 - 4.0;
+        break; /* dyadic */
+      case 4:
+        x = a == j % 3 ? (j % 2 ? 4.0 : -4.0) : x;
+        break; /* on the faces of a cube */
+      case 5:
+        x = as_rng_uniform(g) < 0.5 ? -4.0 : 4.0;
+        break; /* cube corners, repeated */
+      case 6:
+        x = 8.0 * as_rng_uniform(g) - 4.0;
+        break; /* 53-bit doubles */
+      default:
+        x = 1e6 * o[a] + as_rng_uniform(g);
+        break; /* far from the origin */
+      }
+      q[3 * j + a] = x;
+    }
+  }
+  /* midpoints of two rows (on an edge or a face, or inside) and exact copies */
+  for (int j = 0; j + 2 < m && kind >= 3; j += 5)
+    for (int a = 0; a < 3; a++) q[3 * j + a] = 0.5 * (q[3 * (j + 1) + a] + q[3 * (j + 2) + a]);
+  /* rows rounded from the centroid of three others: on or within a few ulps of their plane */
+  for (int j = 1; j + 3 < m && kind >= 6; j += 4)
+    for (int a = 0; a < 3; a++)
+      q[3 * j + a] = (q[3 * (j + 1) + a] + q[3 * (j + 2) + a] + q[3 * (j + 3) + a]) / 3.0;
+  if (m > 4 && rep % 4 == 1) memcpy(q + 3 * (m - 1), q + 3, 3 * sizeof *q);
+  const double scale = rep % 5 == 3 ? 0x1p-200 : rep % 5 == 4 ? 0x1p200 : 1.0;
+  for (int e = 0; e < 3 * m; e++) q[e] *= scale;
+  return scale;
+}
+
 /* The 3-D count and flags (as_hull_vertices_3d) against the exact LP on the same numbers: a
  * distinct point is a vertex iff its distance to the hull of the other distinct points is
  * positive (as_hull_dist_inf, exact), and a row is flagged iff its point is. Returns the
@@ -340,55 +398,8 @@ int main(void) {
     double q[3 * 40];
     int bad = 0, nonv = 0, tested = 0, edge = 0;
     for (int rep = 0; rep < 320; rep++) {
-      int m = 2 + rep % 30, kind = rep % 8;
-      double o[3], u[3], w[3];
-      for (int a = 0; a < 3; a++) {
-        o[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-        u[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-        w[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-      }
-      for (int j = 0; j < m; j++) {
-        double s = floor(as_rng_uniform(&g) * 7.0) - 3.0, t = floor(as_rng_uniform(&g) * 7.0) - 3.0;
-        for (int a = 0; a < 3; a++) {
-          double x = floor(as_rng_uniform(&g) * 9.0) - 4.0;
-          switch (kind) {
-          case 0:
-            break; /* integers in [-4, 4] */
-          case 1:
-            x = o[a] + s * u[a] + t * w[a];
-            break; /* coplanar */
-          case 2:
-            x = o[a] + s * u[a];
-            break; /* collinear */
-          case 3:
-            x = floor(as_rng_uniform(&g) * 64.0) / 8.0 - 4.0;
-            break; /* dyadic */
-          case 4:
-            x = a == j % 3 ? (j % 2 ? 4.0 : -4.0) : x;
-            break; /* on the faces of a cube */
-          case 5:
-            x = as_rng_uniform(&g) < 0.5 ? -4.0 : 4.0;
-            break; /* cube corners, repeated */
-          case 6:
-            x = 8.0 * as_rng_uniform(&g) - 4.0;
-            break; /* 53-bit doubles */
-          default:
-            x = 1e6 * o[a] + as_rng_uniform(&g);
-            break; /* far from the origin */
-          }
-          q[3 * j + a] = x;
-        }
-      }
-      /* midpoints of two rows (on an edge or a face, or inside) and exact copies */
-      for (int j = 0; j + 2 < m && kind >= 3; j += 5)
-        for (int a = 0; a < 3; a++) q[3 * j + a] = 0.5 * (q[3 * (j + 1) + a] + q[3 * (j + 2) + a]);
-      /* rows rounded from the centroid of three others: on or within a few ulps of their plane */
-      for (int j = 1; j + 3 < m && kind >= 6; j += 4)
-        for (int a = 0; a < 3; a++)
-          q[3 * j + a] = (q[3 * (j + 1) + a] + q[3 * (j + 2) + a] + q[3 * (j + 3) + a]) / 3.0;
-      if (m > 4 && rep % 4 == 1) memcpy(q + 3 * (m - 1), q + 3, 3 * sizeof *q);
-      const double scale = rep % 5 == 3 ? 0x1p-200 : rep % 5 == 4 ? 0x1p200 : 1.0;
-      for (int e = 0; e < 3 * m; e++) q[e] *= scale;
+      const int m = 2 + rep % 30;
+      const double scale = points3(&g, rep, m, q);
       const double tols[] = {0.0, 0.5, 1.0, 2.5};
       for (int ti = 0; ti < 4; ti++)
         bad += spatial_vs_lp(h, m, q, tols[ti] * scale, scale, &nonv, &tested, &edge);
@@ -443,53 +454,8 @@ int main(void) {
     as_hull *h3 = NULL;
     AS_EXPECT(as_hull_create(3, 128, &h3) == AS_OK, "create 3 x 128");
     for (int rep = 0; rep < 480; rep++) {
-      int m = rep % 40 == 39 ? 60 + rep % 41 : 1 + rep % 40, kind = rep % 8;
-      double o[3], u[3], w[3];
-      for (int a = 0; a < 3; a++) {
-        o[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-        u[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-        w[a] = floor(as_rng_uniform(&g) * 5.0) - 2.0;
-      }
-      for (int j = 0; j < m; j++) {
-        double s = floor(as_rng_uniform(&g) * 7.0) - 3.0, t = floor(as_rng_uniform(&g) * 7.0) - 3.0;
-        for (int a = 0; a < 3; a++) {
-          double x = floor(as_rng_uniform(&g) * 9.0) - 4.0;
-          switch (kind) {
-          case 0:
-            break;
-          case 1:
-            x = o[a] + s * u[a] + t * w[a];
-            break;
-          case 2:
-            x = o[a] + s * u[a];
-            break;
-          case 3:
-            x = floor(as_rng_uniform(&g) * 64.0) / 8.0 - 4.0;
-            break;
-          case 4:
-            x = a == j % 3 ? (j % 2 ? 4.0 : -4.0) : x;
-            break;
-          case 5:
-            x = as_rng_uniform(&g) < 0.5 ? -4.0 : 4.0;
-            break;
-          case 6:
-            x = 8.0 * as_rng_uniform(&g) - 4.0;
-            break;
-          default:
-            x = 1e6 * o[a] + as_rng_uniform(&g);
-            break;
-          }
-          q[3 * j + a] = x;
-        }
-      }
-      for (int j = 0; j + 2 < m && kind >= 3; j += 5)
-        for (int a = 0; a < 3; a++) q[3 * j + a] = 0.5 * (q[3 * (j + 1) + a] + q[3 * (j + 2) + a]);
-      for (int j = 1; j + 3 < m && kind >= 6; j += 4)
-        for (int a = 0; a < 3; a++)
-          q[3 * j + a] = (q[3 * (j + 1) + a] + q[3 * (j + 2) + a] + q[3 * (j + 3) + a]) / 3.0;
-      if (m > 4 && rep % 4 == 1) memcpy(q + 3 * (m - 1), q + 3, 3 * sizeof *q);
-      const double scale = rep % 5 == 3 ? 0x1p-200 : rep % 5 == 4 ? 0x1p200 : 1.0;
-      for (int e = 0; e < 3 * m; e++) q[e] *= scale;
+      const int m = rep % 40 == 39 ? 60 + rep % 41 : 1 + rep % 40;
+      (void)points3(&g, rep, m, q);
       bad += count3_vs_lp(h3, m, q, &nonv);
       sets++;
     }
