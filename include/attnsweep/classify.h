@@ -160,7 +160,7 @@ void as_classify_ws_destroy(as_classify_ws **p);
  * mean_shift (|mean Y(T) - mean Y(0)| / s0, in the classified coordinates), spread (s), and the
  * empirical-measure fields mass_1..mass_8, mass_rest (as_measure_masses of the clusters),
  * hull_vertices, hull_vertices_init (distinct vertices of the hull of Y(T), Y(0): k = 1, 2 any
- * n; k = 3 up to 4096 tokens in the exact range of as_hull_count_3d; else -1, not counted);
+ * n; k = 3 up to AS_HULL_3D_MAX tokens in the range of as_hull_count_3d; else -1: not counted);
  * other fields are untouched. Fields that do not apply are NaN (F64) or 0 (I32).
  * Outcomes (non-finite state, failed set-up, unsettled tokens) are verdicts, not errors.
  * Returns AS_ERR_ARG for NULL or mis-shaped input (n, d not those of ws; sp->d != d; Z0 not
@@ -189,8 +189,10 @@ void as_classify_set_stop(as_classify_ws *ws, const volatile sig_atomic_t *stop)
 /* Work of classifying n tokens in dimension d, in the cost model's units (cost.h: about one
  * multiply-add each): n^2 (2 d + 6) for P Z, the distances of P, the diameters and the single
  * linkage, plus 4/3 n^3 for the SVD of P (n <= AS_CLASSIFY_SVD_NMAX) or 48 n^2 for the first
- * block of the rank estimate (none above AS_ATTENTION_STREAM_N: P is not formed). The hull LPs
- * are left out (they depend on the end state). */
+ * block of the rank estimate (none above AS_ATTENTION_STREAM_N: P is not formed), plus, at
+ * d = 3 up to AS_HULL_3D_MAX tokens, 200 n for the two 3-D hull counts (hull_vertices,
+ * hull_vertices_init: each token tested against the facets of a hull of some 20 vertices). The
+ * hull LPs are left out (they depend on the end state). */
 double as_classify_work(int n, int d);
 
 /* Per-token results of the last successful as_classify on ws (n entries, owned by ws, valid

@@ -24,6 +24,11 @@
 
 typedef struct as_hull as_hull;
 
+/* The most points as_hull_count_3d takes (beyond: -1, not counted). Its cost grows as the points
+ * times the facets of the hull (each point is tested against every facet), at most about 2 n^2
+ * plane tests. */
+#define AS_HULL_3D_MAX 4096
+
 /* Object for up to kmax coordinates and mmax points (kmax, mmax >= 1). *out set on success.
  * Switches GLPK terminal output off (glp_term_out(GLP_OFF)). AS_ERR_ARG, AS_ERR_NOMEM. */
 as_status as_hull_create(int kmax, int mmax, as_hull **out);
@@ -94,8 +99,8 @@ as_status as_hull_vertices_2d(int n, const double *P, double *scratch, int *iscr
  * the hull of the points before it; the facets it sees go and their horizon is joined to it),
  * then a vertex of that triangulated hull counts iff its facets lie in at least three distinct
  * planes (exact). Coplanar points: the exact 2-D count of their projection; collinear: 2.
- * About 2 n^2 plane tests. *count = -1 (not counted) when n exceeds the object's points or
- * AS_HULL_3D_MAX (hull.c, 4096) or a coordinate is nonzero and of magnitude outside
+ * At most about 2 n^2 plane tests. *count = -1 (not counted) when n exceeds the object's points
+ * or AS_HULL_3D_MAX or a coordinate is nonzero and of magnitude outside
  * [2^-280, 2^280] (the range where every sign is exact); 0 for n = 0. The object must come
  * from as_hull_create with kmax >= 3. AS_ERR_ARG for NULL or n < 0, AS_ERR_DATA for a
  * non-finite coordinate. */

@@ -78,6 +78,8 @@ double as_classify_work(int n, int d) {
   /* rank P: dgesvd of the whole matrix (about 4/3 n^3 multiply-adds, values only), or the
    * first block of the randomised estimate with its probes (about 2 n^2 (16 + 8)). */
   if (n <= AS_ATTENTION_STREAM_N) w += n <= AS_CLASSIFY_SVD_NMAX ? 4.0 / 3.0 * nn * n : 48.0 * nn;
+  /* the 3-D hull counts of Y(T) and Y(0): about 2 x n x 40 facets, ~2.5 units a plane test */
+  if (d == 3 && n <= AS_HULL_3D_MAX) w += 200.0 * n;
   return w;
 }
 
@@ -94,6 +96,10 @@ double as_classify_ws_bytes(int n, int d) {
   /* the hull's LP arrays: 2 d (n + 1) + n non-zeros (index, index, value), 2 d n more */
   b += (8.0 + 4.0 + 4.0) * (2.0 * d * (n + 1.0) + n) + 8.0 * 2.0 * nd;
   b += 4.0 * (5.0 * n + 2.0) + 8.0 * 3.0 * n; /* the 2-D hull's chain, groups, flags, points */
+  if (d >= 3) { /* the 3-D hull (hull.c): 12 doubles and 9 ints a point, 2 n + 8 facets of 110 B */
+    const double c = n < AS_HULL_3D_MAX ? n : AS_HULL_3D_MAX;
+    b += (8.0 * 12.0 + 4.0 * 9.0) * c + 110.0 * (2.0 * c + 8.0);
+  }
   return b;
 }
 

@@ -41,9 +41,6 @@
  * AS_HULL_WRAP_MAX points. */
 #define AS_HULL_SPATIAL_MAX 32
 
-/* The most points as_hull_count_3d takes (beyond: -1, not counted). Its cost grows as the points
- * times the facets (each point is tested against every facet), about 2 n^2 plane tests. */
-#define AS_HULL_3D_MAX 4096
 #define F3_N 8 /* per facet of the 3-D hull: the normal n (3), m (3), N, M of plane_normal */
 _Static_assert(AS_HULL_SPATIAL_MAX <= AS_HULL_WRAP_MAX, "planar_separated must not use h->qs");
 
