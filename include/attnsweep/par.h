@@ -19,9 +19,9 @@ as_status as_par_blas_threads(int *threads);
 
 /* Not collective. Makes BLAS take its work buffer now, while a failure is clean: checks with
  * an allocation of its own that the buffer fits (AS_ERR_NOMEM naming the size and the
- * `ulimit -v` limit when it does not), then runs one 1 x 1 dgemm, after which OpenBLAS reuses
- * that buffer. Without it, OpenBLAS meeting an address-space limit at a trial's first
- * level-3 call retries its allocation forever. Commands that run trials call it once per
+ * `ulimit -v` limit when it does not), then runs a 1 x 1 dgetrf and a 1 x 1 dgemm, after which
+ * OpenBLAS reuses that buffer. Without it, OpenBLAS meeting an address-space limit at a trial's
+ * first level-3 call retries its allocation forever. Commands that run trials call it once per
  * process, after as_par_setup. */
 as_status as_par_blas_reserve(void);
 
