@@ -449,7 +449,7 @@ int main(void) {
    * corners, 53-bit doubles, far from the origin; midpoints, near-plane centroids, copies) at
    * 2^-200, 1 and 2^200, 1 to 100 rows; then known counts and the edges of its range. */
   {
-    double q[3 * 128];
+    double q[3 * 129]; /* 128 rows for the comparisons, 129 for the count beyond the object */
     int bad = 0, nonv = 0, sets = 0;
     as_hull *h3 = NULL;
     AS_EXPECT(as_hull_create(3, 128, &h3) == AS_OK, "create 3 x 128");
@@ -494,6 +494,7 @@ int main(void) {
     fl[0] = 7;
     AS_EXPECT(as_hull_vertices_3d(h3, 5, tt, fl, &c) == AS_OK && c == -1 && fl[0] == 7,
               "2^-300: %d", c);
+    for (int e = 0; e < 3 * 129; e++) q[e] = (double)(e % 7);
     AS_EXPECT(as_hull_count_3d(h3, 129, q, &c) == AS_OK && c == -1, "129 rows: %d", c);
     tt[1] = NAN;
     AS_EXPECT(as_hull_count_3d(h3, 5, tt, &c) == AS_ERR_DATA, "NaN is data");
