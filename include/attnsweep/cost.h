@@ -74,24 +74,26 @@ typedef enum as_cost_path {
  * AS_COST_NS_BATCH, _SMALL and _MODEL refitted alone (FIT_FREE) on a quiet core, where the
  * figures before gave up to 1.55 (docs/performance.md); then, once a rank's start and close
  * got cheaper (a one-trial run 0.055-0.06 s of CPU instead of 0.15-0.19), the same four
- * refitted again on a quiet core, where the figures before gave up to 2.92; AS_COST_NS_CLASSIFY
- * from issue 37's
- * classifier figure (27.6-31.6 us at n = 20, d = 2), kept for the large n where it holds (the
- * small-n classifier is faster now: docs/performance.md); the dopri5 figures from the step counts
+ * refitted again on a quiet core, where the figures before gave up to 2.92; then
+ * AS_COST_NS_DENSE, _CLASSIFY, _SMALL and AS_COST_RANK_START_S chosen between two runs of
+ * the 27 examples, one with OpenBLAS's Haswell kernels (OPENBLAS_CORETYPE=Haswell) and one
+ * with those it picks itself on this AVX-512 machine (Cooperlake: dense products and the
+ * large-n classifier up to 1.5 times faster), where the figures before gave 0.71-1.41 and
+ * 0.73-1.92 (docs/performance.md); the dopri5 figures from the step counts
  * of identity triples (rtol 1e-6 and 1e-9, T 5 and 20, v_scale 0.5 to 4); the Sinkhorn figures from
  * the iterations and CPU time per evaluation (as_dyn_sinkhorn_stats_of) of
  * jobs/examples/sinkhorn.yaml at n = 10 to 100 on a quiet core (docs/performance.md). */
 #define AS_COST_NS_BATCH 0.88 /* ns per pair (n^2 per head and evaluation) of each path */
-#define AS_COST_NS_SMALL 2.05
+#define AS_COST_NS_SMALL 2.3
 #define AS_COST_NS_MODEL 3.2
 #define AS_COST_NS_BLOCKS 5.9
 #define AS_COST_NS_STREAM 1.75
-#define AS_COST_NS_DENSE 0.052   /* ns per multiply-add of the dense products */
+#define AS_COST_NS_DENSE 0.033   /* ns per multiply-add of the dense products */
 #define AS_COST_NS_SINKHORN 7.2  /* ns per n^2 entry of a Sinkhorn iteration */
 #define AS_COST_NS_NEWTON 3.0    /* ns per n^3 of a Sinkhorn iteration's Newton step */
 #define AS_COST_EXP_OPS 8.0      /* multiply-adds of one feed-forward activation */
 #define AS_COST_NS_SPECTRAL 19.0 /* ns per d^3 of a triple's build and spectral analysis */
-#define AS_COST_NS_CLASSIFY 2.0  /* ns per unit of as_classify_work: refit with the classifier */
+#define AS_COST_NS_CLASSIFY 0.85 /* ns per unit of as_classify_work: refit with the classifier */
 #define AS_COST_NS_TRIAL 4600.0  /* ns per trial: tokens, record, scheduling */
 #define AS_COST_NS_BYTE 1.0      /* ns per byte of bulk output */
 #define AS_COST_SINKHORN_PER_DECADE 20.0 /* Sinkhorn iterations per decade of sinkhorn_tol */
@@ -102,9 +104,9 @@ typedef enum as_cost_path {
 #define AS_COST_DOPRI5_REJECTED 0.1 /* rejected steps per accepted one */
 /* CPU seconds of a rank's start and end (MPI, HDF5, the results file): a one-trial run takes
  * 0.052-0.064 s on a quiet core (bench/run_vs_inprocess.sh, docs/performance.md), more under
- * load; 0.046 fitted with the figures above on a quiet core (0.14 before the start and the
+ * load; 0.040 chosen with the figures above on a quiet core (0.14 before the start and the
  * close got cheaper). */
-#define AS_COST_RANK_START_S 0.046
+#define AS_COST_RANK_START_S 0.040
 
 /* The path of t (above). Pure. */
 as_cost_path as_cost_path_of(const as_trial *t);
