@@ -12,9 +12,12 @@
 #                                sets $dog. watchdog_stop ends it. The watchdog holds none of
 #                                the test's output: ctest waits for every holder of the test's
 #                                stdout, and a bare (sleep N; kill) & made each test last N s.
-#   slow_spec NAME SEED          prints a spec of 30 trials of 2,000 RK4 steps each (n = 24,
-#                                T = 20, dt = 0.01): long enough that --time-limit 0.05 stops
-#                                a 2-rank run before its end
+#   slow_spec NAME SEED          prints a spec of 30 trials of 4,000 RK4 steps each (n = 24,
+#                                T = 40, dt = 0.01, about 10 ms each): long enough that
+#                                --time-limit 0.05 stops a 2-rank run before its end, and
+#                                twice the largest trial the sweep batches (sweep.c,
+#                                SWEEP_BATCH_WORK, about 5 ms by the cost figures), so that a
+#                                refit of those figures does not batch them
 bin=${ATTNSWEEP:?ATTNSWEEP must point at the attnsweep binary}
 mpiexec=${MPIEXEC:-mpiexec}
 py=/usr/bin/python3
@@ -77,7 +80,7 @@ seed: $2
 replicates: 30
 sweep:
   concat:
-    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 20, dt: 0.01,
+    - {case: id, vfamily: identity, mfamily: identity, d: 2, n: 24, T: 40, dt: 0.01,
        init: {kind: box, scale: 3}}
 YAML
 }
