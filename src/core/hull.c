@@ -581,21 +581,26 @@ static int cmp_xyi(const void *pa, const void *pb) {
   return c ? c : (a[2] > b[2]) - (a[2] < b[2]);
 }
 
-/* Sort n points of the given stride (2 or 3) lexicographically (x, then y, then the row):
- * insertion sort for the classifier's small sets, qsort above 32. */
-static void sort_points(double *pts, int n, int stride) {
+/* Sort n tuples of w <= 4 doubles by cmp: insertion sort for the classifier's small sets, qsort
+ * above 32 (glibc's qsort is a merge sort through memmove: most of the time of a small sort). */
+static void sort_tuples(double *a, int n, int w, int (*cmp)(const void *, const void *)) {
   if (n > 32) {
-    qsort(pts, (size_t)n, (size_t)stride * sizeof *pts, stride == 3 ? cmp_xyi : cmp_xy);
+    qsort(a, (size_t)n, (size_t)w * sizeof *a, cmp);
     return;
   }
   for (int i = 1; i < n; i++) {
-    double t[3];
-    memcpy(t, pts + (size_t)i * stride, (size_t)stride * sizeof *t);
+    double t[4];
+    memcpy(t, a + (size_t)w * i, (size_t)w * sizeof *a);
     int j = i;
-    for (; j > 0 && lex_less(t, pts + (size_t)(j - 1) * stride); j--)
-      memcpy(pts + (size_t)j * stride, pts + (size_t)(j - 1) * stride, (size_t)stride * sizeof *t);
-    memcpy(pts + (size_t)j * stride, t, (size_t)stride * sizeof *t);
+    for (; j > 0 && cmp(a + (size_t)w * (j - 1), t) > 0; j--)
+      memcpy(a + (size_t)w * j, a + (size_t)w * (j - 1), (size_t)w * sizeof *a);
+    memcpy(a + (size_t)w * j, t, (size_t)w * sizeof *a);
   }
+}
+
+/* Points are sorted lexicographically (x, then y, then the row for stride 3). */
+static void sort_points(double *pts, int n, int stride) {
+  sort_tuples(pts, n, stride, stride == 3 ? cmp_xyi : cmp_xy);
 }
 
 /* Andrew's monotone chain over the u distinct points at[0..u-1] (pointers, sorted
@@ -1150,23 +1155,6 @@ static int vertex3_extreme(const as_hull *h, int f0, int e0) {
     AS_ASSERT(steps <= h->fcap);
   } while (f != f0);
   return 0;
-}
-
-/* Sort n tuples of w <= 4 doubles by cmp: insertion sort for the classifier's small sets, qsort
- * above 32 (glibc's qsort is a merge sort through memmove: most of the time of a small sort). */
-static void sort_tuples(double *a, int n, int w, int (*cmp)(const void *, const void *)) {
-  if (n > 32) {
-    qsort(a, (size_t)n, (size_t)w * sizeof *a, cmp);
-    return;
-  }
-  for (int i = 1; i < n; i++) {
-    double t[4];
-    memcpy(t, a + (size_t)w * i, (size_t)w * sizeof *a);
-    int j = i;
-    for (; j > 0 && cmp(a + (size_t)w * (j - 1), t) > 0; j--)
-      memcpy(a + (size_t)w * j, a + (size_t)w * (j - 1), (size_t)w * sizeof *a);
-    memcpy(a + (size_t)w * j, t, (size_t)w * sizeof *a);
-  }
 }
 
 /* (key, index) pairs: by key, then by index. */
