@@ -38,6 +38,10 @@ typedef struct as_spectral {
                                     conjecture: the span of the kpos eigenvalues); 0 if none */
   double *proj_f;                /* d x d row-major projector onto F along G (NULL-free; zero when
                                     dim_f = 0) */
+  int dim_pos;                   /* kpos when proj_pos holds the projector onto the invariant
+                                    subspace of the eigenvalues with Re > tol*scale (the F of the
+                                    codimension conjecture), else 0 (below) */
+  double *proj_pos;              /* d x d row-major, meaningful when dim_pos > 0 */
   uint32_t flags;                /* AS_FLAG_* of record.h */
   as_theorem theorem;            /* the most specific theorem whose hypotheses hold */
   as_geom predicted;             /* the geometry it predicts */
@@ -99,6 +103,11 @@ as_status as_spectral_analyze_factored(const as_triple *tr, int r, const double 
  * invariant subspace of the eigenvalues with Re > tol*scale along the rest; both as (I + sign(V -
  * cI))/2 by the scaled Newton iteration, c halfway between the two groups' real parts. dim_f = 0
  * and proj_f = 0 when the iteration fails (a clean split is impossible).
+ * proj_pos, dim_pos: the projector onto the Re > tol*scale subspace whatever the paranormal test
+ * says (the codimension conjecture reads pi_F z on that F of dimension kpos, never on the
+ * eigenspace of lambda_1 alone): a copy of proj_f when proj_f is it (dim_f = kpos >= 1), else
+ * formed by the same iteration when the theorem is codim_k (its only reader); dim_pos = 0 when
+ * neither applies or the iteration fails.
  *
  * Theorem precedence: the rows of the theorem table (theorem.h, `attnsweep help theorems`) in
  * their order, the first base-model row whose hypotheses hold wins (d1, identity,
@@ -132,6 +141,12 @@ void as_spectral_set_vectors(const as_triple *tr, double tol, as_spectral *sp);
  * means F = R^d (P = I, no iteration). Returns 0 when no projector applies. */
 int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal, double *shift,
                                int *dim);
+
+/* After as_spectral_decide: proj_pos from proj_f when proj_f is the projector onto the Re > 0
+ * subspace (dim_f = kpos >= 1; returns 0), else dim_pos = 0 and returns 1 when the caller must
+ * form proj_pos itself (as_spectral_projector_plan with paranormal = 0: the theorem is codim_k,
+ * whose reading needs it), 0 when nothing needs it. */
+int as_spectral_pos_from_f(as_spectral *sp);
 
 /* The scale of the spectrum: |lambda_1| (1 when it is 0). Pure. */
 double as_spectral_eig_scale(const as_spectral *sp);

@@ -20,18 +20,21 @@ as_status as_spectral_copy(const as_spectral *src, as_spectral *dst) {
   as_status st = AS_OK;
   AS_CHECK(src && dst && src->d == dst->d, AS_ERR_ARG, "spectral copy: shapes differ");
   size_t d = (size_t)src->d;
-  double *wr = dst->wr, *wi = dst->wi, *phi1 = dst->phi1, *l1 = dst->l1, *pf = dst->proj_f;
+  double *wr = dst->wr, *wi = dst->wi, *phi1 = dst->phi1, *l1 = dst->l1, *pf = dst->proj_f,
+         *pp = dst->proj_pos;
   *dst = *src;
   dst->wr = wr;
   dst->wi = wi;
   dst->phi1 = phi1;
   dst->l1 = l1;
   dst->proj_f = pf;
+  dst->proj_pos = pp;
   memcpy(wr, src->wr, d * sizeof *wr);
   memcpy(wi, src->wi, d * sizeof *wi);
   memcpy(phi1, src->phi1, d * sizeof *phi1);
   memcpy(l1, src->l1, d * sizeof *l1);
   memcpy(pf, src->proj_f, d * d * sizeof *pf);
+  if (src->dim_pos > 0) memcpy(pp, src->proj_pos, d * d * sizeof *pp); /* else not read */
 cleanup:
   return st;
 }
@@ -55,6 +58,8 @@ as_status as_spectral_create(int d, as_spectral **out) {
   AS_CHECK_ALLOC(sp->l1);
   sp->proj_f = calloc(dd * dd, sizeof(double));
   AS_CHECK_ALLOC(sp->proj_f);
+  sp->proj_pos = calloc(dd * dd, sizeof(double));
+  AS_CHECK_ALLOC(sp->proj_pos);
   *out = sp;
   sp = NULL;
 cleanup:
@@ -70,6 +75,7 @@ void as_spectral_destroy(as_spectral **p) {
   free(sp->phi1);
   free(sp->l1);
   free(sp->proj_f);
+  free(sp->proj_pos);
   free(sp);
   *p = NULL;
 }
@@ -242,6 +248,17 @@ int as_spectral_projector_plan(const as_spectral *sp, double tol, int paranormal
   return 2;
 }
 
+int as_spectral_pos_from_f(as_spectral *sp) {
+  sp->dim_pos = 0;
+  if (sp->kpos < 1) return 0;
+  if (sp->dim_f == sp->kpos) {
+    memcpy(sp->proj_pos, sp->proj_f, (size_t)sp->d * (size_t)sp->d * sizeof *sp->proj_pos);
+    sp->dim_pos = sp->kpos;
+    return 0;
+  }
+  return sp->theorem == AS_THM_CODIM;
+}
+
 void as_spectral_decide(const as_triple *tr, double tol, as_spectral *sp) {
   uint32_t f = sp->flags;
   f &= ~(uint32_t)(AS_FLAG_MARGIN_POSITIVE | AS_FLAG_M_SPD | AS_FLAG_GOOD);
@@ -320,6 +337,32 @@ static double eigenspace_residual(int d, const double *V, const double *P, doubl
 static void set_identity(int d, double *P) {
   memset(P, 0, (size_t)d * d * sizeof(double));
   for (int i = 0; i < d; i++) P[(size_t)i * d + i] = 1.0;
+}
+
+/* The projector of as_spectral_projector_plan(pass) into P (d x d, zero when it fails) with
+ * its checks: the trace is its dimension *dim, and for the paranormal pass (1) the eigenspace
+ * residual is below AS_SPECTRAL_SEMISIMPLE_TOL. Returns 1 when P holds it. S, R: d x d scratch;
+ * work, lwork, ipiv: as_spectral_analyze's. */
+static int lapack_projector(const as_triple *tr, const as_spectral *sp, double tol, int pass,
+                            double *P, int *dim, double *S, double *R, double *work, int lwork,
+                            int *ipiv) {
+  const int d = tr->d;
+  double c;
+  int plan = as_spectral_projector_plan(sp, tol, pass, &c, dim), ok = 1;
+  if (plan == 0) return 0;
+  if (plan == 3)
+    set_identity(d, P);
+  else
+    ok = sign_projector(d, tr->V, c, P, S, work, lwork, ipiv);
+  if (ok) {
+    double tr_p = 0;
+    for (int i = 0; i < d; i++) tr_p += P[(size_t)i * d + i];
+    ok = fabs(tr_p - *dim) < 0.5;
+  }
+  if (ok && pass == 1)
+    ok = eigenspace_residual(d, tr->V, P, sp->lambda1_re, R) <= AS_SPECTRAL_SEMISIMPLE_TOL;
+  if (!ok) memset(P, 0, (size_t)d * d * sizeof *P);
+  return ok;
 }
 
 /* The smallest eigenvalue of (M + M^T)/2 into *out (A: d x d scratch, wr: d). Shared by the
@@ -420,34 +463,23 @@ as_status as_spectral_analyze(const as_triple *tr, double tol, as_spectral *sp) 
   /* Smallest eigenvalue of the symmetric part of M. */
   AS_TRY(m_min_sym_eig(tr, A, wr, work, lwork, &sp->m_min_sym_eig));
 
-  /* Paranormal structure, else the codimension-k subspace. */
+  /* Paranormal structure, else the codimension-k subspace; then the latter for codim_k. */
   memset(sp->proj_f, 0, dd * sizeof(double));
   sp->dim_f = 0;
   for (int pass = 1; pass >= 0; pass--) {
-    double c;
-    int dim, plan = as_spectral_projector_plan(sp, tol, pass, &c, &dim);
-    if (plan == 0) continue;
-    int ok = 1;
-    if (plan == 3)
-      set_identity(d, sp->proj_f);
-    else
-      ok = sign_projector(d, tr->V, c, sp->proj_f, S, work, lwork, ipiv);
-    if (ok) {
-      double tr_p = 0;
-      for (int i = 0; i < d; i++) tr_p += sp->proj_f[(size_t)i * d + i];
-      ok = fabs(tr_p - dim) < 0.5;
-    }
-    if (ok && pass == 1)
-      ok = eigenspace_residual(d, tr->V, sp->proj_f, sp->lambda1_re, R) <=
-           AS_SPECTRAL_SEMISIMPLE_TOL;
-    if (ok) {
+    int dim = 0;
+    if (lapack_projector(tr, sp, tol, pass, sp->proj_f, &dim, S, R, work, lwork, ipiv)) {
       sp->dim_f = dim;
       if (pass == 1) sp->flags |= AS_FLAG_PARANORMAL;
       break;
     }
-    memset(sp->proj_f, 0, dd * sizeof(double));
   }
   as_spectral_decide(tr, tol, sp);
+  if (as_spectral_pos_from_f(sp)) {
+    int dim = 0;
+    if (lapack_projector(tr, sp, tol, 0, sp->proj_pos, &dim, S, R, work, lwork, ipiv))
+      sp->dim_pos = dim;
+  }
 cleanup:
   free(A);
   free(VL);
@@ -490,6 +522,83 @@ static as_status factored_eigs(const as_triple *tr, int r, const double *VL, con
   cblas_dgemv(CblasRowMajor, CblasTrans, r, d, 1.0, VR, d, z, 1, 0.0, sp->l1, 1);
   as_spectral_set_vectors(tr, tol, sp);
 cleanup:
+  return st;
+}
+
+/* The scratch of the factored analysis (as_spectral_analyze_factored's buffers). */
+typedef struct factored_ws {
+  int d, r;
+  const double *VL, *VR, *C; /* d x r, r x d, r x r = VR VL */
+  double *Pc, *S, *EL;       /* r x r each */
+  double *T, *R;             /* r x d, d x d */
+  double *work;
+  int lwork;
+  int *ipiv;
+} factored_ws;
+
+/* The projector of as_spectral_projector_plan(pass) into P (d x d, zero when it fails) in
+ * factored form: V's zero eigenvalues lie below either shift (c > 0), so P_V = VL C^{-1} P_C VR
+ * with P_C C's sign projector at c; C^{-1} P_C = (C P_C + I - P_C)^{-1} P_C (C is invertible on
+ * the range of P_C; the matrix in brackets everywhere). The checks of lapack_projector: the
+ * trace is *dim, the paranormal pass's eigenspace residual. *ok = 1 when P holds it. */
+static as_status factored_projector(const factored_ws *f, const as_spectral *sp, double tol,
+                                    int pass, double *P, int *dim, int *ok) {
+  as_status st = AS_OK;
+  const int d = f->d;
+  int r = f->r, info = 0;
+  const size_t rr = (size_t)r * r, dd = (size_t)d * d;
+  double c;
+  const int plan = as_spectral_projector_plan(sp, tol, pass, &c, dim);
+  *ok = plan != 0;
+  if (plan == 0) goto cleanup;
+  if (plan == 3) {
+    set_identity(d, P); /* every eigenvalue in F: V has none at 0, not reached */
+  } else {
+    *ok = c > 0 && sign_projector(r, f->C, c, f->Pc, f->S, f->work, f->lwork, f->ipiv);
+    if (*ok) {
+      /* S = C P_C + I - P_C; solve S W = P_C (S and P_C commute, so the column-major solve
+       * of the transposes gives the row-major W). */
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, f->C, r, f->Pc, r, 0.0,
+                  f->S, r);
+      for (size_t k = 0; k < rr; k++) f->S[k] -= f->Pc[k];
+      for (int i = 0; i < r; i++) f->S[(size_t)i * r + i] += 1.0;
+      memcpy(f->EL, f->Pc, rr * sizeof(double));
+      dgesv_(&r, &r, f->S, &r, f->ipiv, f->EL, &r, &info);
+      AS_LAPACK_CHECK("dgesv", info);
+      *ok = info == 0;
+    }
+    if (*ok) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, f->EL, r, f->VR, d, 0.0,
+                  f->T, d);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, f->VL, r, f->T, d, 0.0,
+                  P, d);
+    }
+  }
+  if (*ok) {
+    double tr_p = 0;
+    for (int i = 0; i < d; i++) tr_p += P[(size_t)i * d + i];
+    *ok = isfinite(tr_p) && fabs(tr_p - *dim) < 0.5;
+  }
+  if (*ok && pass == 1 && plan != 3) {
+    /* The test of as_spectral_analyze, ||V P - lam P||_F <= tol |lam| ||P||_F, in factored
+     * form: V P - lam P = VL (C W - lam W) VR. */
+    const double lam = sp->lambda1_re;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, f->C, r, f->EL, r, 0.0,
+                f->S, r);
+    for (size_t k = 0; k < rr; k++) f->S[k] -= lam * f->EL[k];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, f->S, r, f->VR, d, 0.0,
+                f->T, d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, f->VL, r, f->T, d, 0.0,
+                f->R, d);
+    double rn = 0, pn = 0;
+    for (size_t k = 0; k < dd; k++) {
+      rn += f->R[k] * f->R[k];
+      pn += P[k] * P[k];
+    }
+    *ok = sqrt(rn) <= AS_SPECTRAL_SEMISIMPLE_TOL * fabs(lam) * sqrt(pn);
+  }
+cleanup:
+  if (!*ok) memset(P, 0, dd * sizeof *P);
   return st;
 }
 
@@ -557,67 +666,25 @@ as_status as_spectral_analyze_factored(const as_triple *tr, int r, const double 
   /* Smallest eigenvalue of the symmetric part of M. */
   AS_TRY(m_min_sym_eig(tr, A, wr, work, lwork, &sp->m_min_sym_eig));
 
-  /* F: V's zero eigenvalues lie below either shift (c > 0), so P_V = VL C^{-1} P_C VR with P_C
-   * C's sign projector at c; C^{-1} P_C = (C P_C + I - P_C)^{-1} P_C (C is invertible on the
-   * range of P_C; the matrix in brackets everywhere). */
+  /* Paranormal structure, else the codimension-k subspace; then the latter for codim_k. */
+  factored_ws fw = {d, r, VL, VR, C, Pc, S, EL, T, R, work, lwork, ipiv};
   memset(sp->proj_f, 0, dd * sizeof(double));
   sp->dim_f = 0;
   for (int pass = 1; pass >= 0; pass--) {
-    double c;
-    int dim, plan = as_spectral_projector_plan(sp, tol, pass, &c, &dim);
-    if (plan == 0) continue;
-    int ok = 1;
-    if (plan == 3) {
-      set_identity(d, sp->proj_f); /* every eigenvalue in F: V has none at 0, not reached */
-    } else {
-      ok = c > 0 && sign_projector(r, C, c, Pc, S, work, lwork, ipiv);
-      if (ok) {
-        /* S = C P_C + I - P_C; solve S W = P_C (S and P_C commute, so the column-major solve
-         * of the transposes gives the row-major W). */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, C, r, Pc, r, 0.0, S,
-                    r);
-        for (size_t k = 0; k < rr; k++) S[k] -= Pc[k];
-        for (int i = 0; i < r; i++) S[(size_t)i * r + i] += 1.0;
-        memcpy(EL, Pc, rr * sizeof(double));
-        dgesv_(&r, &r, S, &r, ipiv, EL, &r, &info);
-        AS_LAPACK_CHECK("dgesv", info);
-        ok = info == 0;
-      }
-      if (ok) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, EL, r, VR, d, 0.0, T,
-                    d);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, VL, r, T, d, 0.0,
-                    sp->proj_f, d);
-      }
-    }
-    if (ok) {
-      double tr_p = 0;
-      for (int i = 0; i < d; i++) tr_p += sp->proj_f[(size_t)i * d + i];
-      ok = isfinite(tr_p) && fabs(tr_p - dim) < 0.5;
-    }
-    if (ok && pass == 1 && plan != 3) {
-      /* The test of as_spectral_analyze, ||V P - lam P||_F <= tol |lam| ||P||_F, in factored
-       * form: V P - lam P = VL (C W - lam W) VR. */
-      const double lam = sp->lambda1_re;
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, C, r, EL, r, 0.0, S, r);
-      for (size_t k = 0; k < rr; k++) S[k] -= lam * EL[k];
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, d, r, 1.0, S, r, VR, d, 0.0, T, d);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, r, 1.0, VL, r, T, d, 0.0, R, d);
-      double rn = 0, pn = 0;
-      for (size_t k = 0; k < dd; k++) {
-        rn += R[k] * R[k];
-        pn += sp->proj_f[k] * sp->proj_f[k];
-      }
-      ok = sqrt(rn) <= AS_SPECTRAL_SEMISIMPLE_TOL * fabs(lam) * sqrt(pn);
-    }
+    int dim = 0, ok = 0;
+    AS_TRY(factored_projector(&fw, sp, tol, pass, sp->proj_f, &dim, &ok));
     if (ok) {
       sp->dim_f = dim;
       if (pass == 1) sp->flags |= AS_FLAG_PARANORMAL;
       break;
     }
-    memset(sp->proj_f, 0, dd * sizeof(double));
   }
   as_spectral_decide(tr, tol, sp);
+  if (as_spectral_pos_from_f(sp)) {
+    int dim = 0, ok = 0;
+    AS_TRY(factored_projector(&fw, sp, tol, 0, sp->proj_pos, &dim, &ok));
+    if (ok) sp->dim_pos = dim;
+  }
 cleanup:
   free(C);
   free(A);

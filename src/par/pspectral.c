@@ -609,9 +609,51 @@ static int block_size(int d) {
   return d >= 6 ? d : 6;
 }
 
-/* Collective on this rank's grid: the analysis of one triple. tr: built on the grid's first
- * rank only (NULL elsewhere, or when its build failed with build_st); sp: created for the d
- * the caller expects. Returns the same status on every rank of the grid. */
+/* Collective on this rank's grid: the projector of as_spectral_projector_plan(pass) for the
+ * analysis sp into P (d x d, every rank; zero when it fails) with the checks of the LAPACK path
+ * in the same order: the trace is *dim, then for the paranormal pass the eigenspace residual.
+ * Vf: V whole; C: V distributed (for the residual); A, B: distributed scratch. *ok = 1 (on
+ * every rank) when P holds it. */
+static as_status grid_projector(as_pspectral *ps, dist *ds, const double *Vf, const double *C,
+                                double *A, double *B, double tol, int pass, const as_spectral *sp,
+                                double *P, int *dim, int *ok) {
+  as_status st = AS_OK;
+  const int d = ds->d;
+  const size_t nloc = (size_t)ds->lld * (ds->locc > 0 ? ds->locc : 1);
+  double c;
+  const int plan = as_spectral_projector_plan(sp, tol, pass, &c, dim);
+  *ok = plan != 0;
+  if (plan == 0) goto cleanup;
+  if (plan == 3) {
+    memset(B, 0, nloc * sizeof(double));
+    for (int lj = 0; lj < ds->locc; lj++) {
+      int j = g_of(lj, ds->nb, ds->mycol, ds->q);
+      for (int li = 0; li < ds->locr; li++)
+        if (g_of(li, ds->nb, ds->myrow, ds->p) == j) B[(size_t)lj * ds->lld + li] = 1.0;
+    }
+  } else {
+    scatter(ds, Vf, -c, B);
+    AS_TRY(grid_agree(ds, sign_projector(ds, B, A, ok, &ps->times.sign_iters)));
+  }
+  if (*ok) {
+    AS_TRY(gather_full(ds, B, P));
+    double trp = 0;
+    for (int i = 0; i < d; i++) trp += P[(size_t)i * d + i];
+    *ok = fabs(trp - *dim) < 0.5;
+  }
+  if (*ok && pass == 1) {
+    double r = 0;
+    AS_TRY(residual(ds, C, B, sp->lambda1_re, A, &r));
+    *ok = r <= AS_SPECTRAL_SEMISIMPLE_TOL;
+  }
+cleanup:
+  if (!*ok) memset(P, 0, (size_t)d * d * sizeof *P);
+  return st;
+}
+
+/* Collective on this rank's grid: the analysis of one triple. tr: built on the grid's first rank
+ * only (NULL elsewhere, or when its build failed with build_st); sp: created for the d the caller
+ * expects. Returns the same status on every rank of the grid. */
 static as_status grid_analyze(as_pspectral *ps, const as_triple *tr, as_status build_st, double tol,
                               as_spectral *sp, const volatile sig_atomic_t *stop) {
   as_status st = AS_OK;
@@ -705,42 +747,23 @@ static as_status grid_analyze(as_pspectral *ps, const as_triple *tr, as_status b
   sp->dim_f = 0;
   scatter(&ds, Vf, 0.0, C); /* V, kept for the residual */
   for (int pass = 1; pass >= 0; pass--) {
-    double c;
-    int dim, plan = as_spectral_projector_plan(sp, tol, pass, &c, &dim), ok = 1;
-    if (plan == 0) continue;
-    if (plan == 3) {
-      memset(B, 0, nloc * sizeof(double));
-      for (int lj = 0; lj < ds.locc; lj++) {
-        int j = g_of(lj, ds.nb, ds.mycol, ds.q);
-        for (int li = 0; li < ds.locr; li++)
-          if (g_of(li, ds.nb, ds.myrow, ds.p) == j) B[(size_t)lj * ds.lld + li] = 1.0;
-      }
-    } else {
-      scatter(&ds, Vf, -c, B);
-      AS_TRY(grid_agree(&ds, sign_projector(&ds, B, A, &ok, &ps->times.sign_iters)));
-    }
-    /* The same order of checks as the LAPACK path: the trace first, then the residual. */
-    if (ok) {
-      AS_TRY(gather_full(&ds, B, sp->proj_f));
-      double trp = 0;
-      for (int i = 0; i < d; i++) trp += sp->proj_f[(size_t)i * d + i];
-      ok = fabs(trp - dim) < 0.5;
-    }
-    if (ok && pass == 1) {
-      double r = 0;
-      AS_TRY(residual(&ds, C, B, sp->lambda1_re, A, &r));
-      ok = r <= AS_SPECTRAL_SEMISIMPLE_TOL;
-    }
+    int dim = 0, ok = 0;
+    AS_TRY(grid_projector(ps, &ds, Vf, C, A, B, tol, pass, sp, sp->proj_f, &dim, &ok));
     if (ok) {
       sp->dim_f = dim;
       if (pass == 1) sp->flags |= AS_FLAG_PARANORMAL;
       break;
     }
-    memset(sp->proj_f, 0, dd * sizeof(double));
+  }
+  AS_TRY(grid_agree(&ds, AS_OK));
+  as_spectral_decide(&view, tol, sp);
+  if (as_spectral_pos_from_f(sp)) { /* codim_k reads the Re > 0 subspace (spectral.h) */
+    int dim = 0, ok = 0;
+    AS_TRY(grid_projector(ps, &ds, Vf, C, A, B, tol, 0, sp, sp->proj_pos, &dim, &ok));
+    if (ok) sp->dim_pos = dim;
   }
   AS_TRY(grid_agree(&ds, AS_OK));
   ps->times.proj = now() - t;
-  as_spectral_decide(&view, tol, sp);
   ps->times.total = now() - t0;
 cleanup:
   free(Vf);
@@ -775,12 +798,12 @@ cleanup:
 }
 
 /* Result packet of one triple: header (status, integers, scalars, message), then wr, wi,
- * phi1, l1, proj_f. Integers and flags travel as doubles (exact below 2^53). */
-enum { PK_INTS = 6, PK_REALS = 10, PK_MSG = (AS_RECORD_MSG + 7) / 8 };
+ * phi1, l1, proj_f, proj_pos. Integers and flags travel as doubles (exact below 2^53). */
+enum { PK_INTS = 7, PK_REALS = 10, PK_MSG = (AS_RECORD_MSG + 7) / 8 };
 #define PK_HEAD (PK_INTS + PK_REALS + PK_MSG)
 
 static size_t packet_len(int d) {
-  return PK_HEAD + 4 * (size_t)d + (size_t)d * d;
+  return PK_HEAD + 4 * (size_t)d + 2 * (size_t)d * d;
 }
 
 static void pack(const as_spectral *sp, as_status st, const char *msg, double *pk) {
@@ -792,6 +815,7 @@ static void pack(const as_spectral *sp, as_status st, const char *msg, double *p
   h[3] = (double)sp->flags;
   h[4] = (double)sp->theorem;
   h[5] = (double)sp->predicted;
+  h[6] = sp->dim_pos;
   double *r = h + PK_INTS;
   r[0] = sp->lambda1_re;
   r[1] = sp->lambda1_im;
@@ -813,6 +837,7 @@ static void pack(const as_spectral *sp, as_status st, const char *msg, double *p
   memcpy(a + 2 * (size_t)d, sp->phi1, (size_t)d * sizeof(double));
   memcpy(a + 3 * (size_t)d, sp->l1, (size_t)d * sizeof(double));
   memcpy(a + 4 * (size_t)d, sp->proj_f, (size_t)d * d * sizeof(double));
+  memcpy(a + 4 * (size_t)d + (size_t)d * d, sp->proj_pos, (size_t)d * d * sizeof(double));
 }
 
 static void unpack(const double *pk, as_spectral *sp, as_status *st, char *msg) {
@@ -824,6 +849,7 @@ static void unpack(const double *pk, as_spectral *sp, as_status *st, char *msg) 
   sp->flags = (uint32_t)h[3];
   sp->theorem = (as_theorem)(int)h[4];
   sp->predicted = (as_geom)(int)h[5];
+  sp->dim_pos = (int)h[6];
   sp->lambda1_re = r[0];
   sp->lambda1_im = r[1];
   sp->lambda2_abs = r[2];
@@ -841,6 +867,7 @@ static void unpack(const double *pk, as_spectral *sp, as_status *st, char *msg) 
   memcpy(sp->phi1, a + 2 * (size_t)d, (size_t)d * sizeof(double));
   memcpy(sp->l1, a + 3 * (size_t)d, (size_t)d * sizeof(double));
   memcpy(sp->proj_f, a + 4 * (size_t)d, (size_t)d * d * sizeof(double));
+  memcpy(sp->proj_pos, a + 4 * (size_t)d + (size_t)d * d, (size_t)d * d * sizeof(double));
 }
 
 /* "1m07s" style. */

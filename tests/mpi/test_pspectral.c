@@ -73,6 +73,15 @@ static void compare(const char *name, const as_spectral *a, const as_spectral *b
     double pn = maxabs(a->proj_f, dd);
     AS_EXPECT(e <= 1e-8 * fmax(1.0, pn), "%s: projectors differ by %g (max entry %g)", name, e, pn);
   }
+  AS_EXPECT(a->dim_pos == b->dim_pos, "%s: dim_pos %d/%d", name, a->dim_pos, b->dim_pos);
+  if (a->dim_pos > 0 && a->dim_pos == b->dim_pos) {
+    double e = 0;
+    size_t dd = (size_t)d * d;
+    for (size_t k = 0; k < dd; k++) e = fmax(e, fabs(a->proj_pos[k] - b->proj_pos[k]));
+    double pn = maxabs(a->proj_pos, dd);
+    AS_EXPECT(e <= 1e-8 * fmax(1.0, pn), "%s: Re > 0 projectors differ by %g (max entry %g)", name,
+              e, pn);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -39,9 +39,10 @@ static uint64_t hash_sp(const as_spectral *s) {
   h = hash_bytes(s->phi1, d * sizeof(double), h);
   h = hash_bytes(s->l1, d * sizeof(double), h);
   h = hash_bytes(s->proj_f, d * d * sizeof(double), h);
+  if (s->dim_pos > 0) h = hash_bytes(s->proj_pos, d * d * sizeof(double), h);
   double sc[] = {s->lambda1_re, s->lambda2_abs, s->gap, s->margin, s->m_min_sym_eig};
   h = hash_bytes(sc, sizeof sc, h);
-  int iv[] = {(int)s->flags, s->kpos, s->dim_f, (int)s->theorem};
+  int iv[] = {(int)s->flags, s->kpos, s->dim_f, s->dim_pos, (int)s->theorem};
   return hash_bytes(iv, sizeof iv, h);
 }
 

@@ -137,6 +137,17 @@ static void compare(const char *name, const as_spectral *a, const as_spectral *b
     }
     AS_EXPECT(e <= 1e-8 * fmax(1.0, pn), "%s: projectors differ by %g (max entry %g)", name, e, pn);
   }
+  /* The Re > 0 projector of the codimension conjecture (spectral.h: proj_pos). */
+  AS_EXPECT(a->dim_pos == b->dim_pos, "%s: dim_pos %d/%d", name, a->dim_pos, b->dim_pos);
+  if (a->dim_pos > 0 && a->dim_pos == b->dim_pos) {
+    double e = 0, pn = 0;
+    for (size_t k = 0; k < (size_t)d * d; k++) {
+      e = fmax(e, fabs(a->proj_pos[k] - b->proj_pos[k]));
+      pn = fmax(pn, fabs(a->proj_pos[k]));
+    }
+    AS_EXPECT(e <= 1e-8 * fmax(1.0, pn), "%s: Re > 0 projectors differ by %g (max entry %g)", name,
+              e, pn);
+  }
 }
 
 int main(int argc, char **argv) {

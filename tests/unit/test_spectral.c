@@ -250,6 +250,83 @@ static void test_complex_and_codim(fixture *fx) {
   AS_EXPECT(sp->theorem == AS_THM_NONE && sp->kpos == 0 && sp->dim_f == 0, "zero V");
 }
 
+/* 3 x 3 products for the closed forms below. */
+static void mul3(const double *A, const double *B, double *C) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double v = 0;
+      for (int k = 0; k < 3; k++) v += A[i * 3 + k] * B[k * 3 + j];
+      C[i * 3 + j] = v;
+    }
+}
+
+/* The codimension conjecture reads pi_F z on F = the invariant subspace of the eigenvalues with
+ * positive real part, dimension kpos, whatever the paranormal test says (issue 47): with lambda_1
+ * simple and dominant the paranormal projector (onto lambda_1's eigenspace, dim 1) stands in
+ * proj_f, and proj_pos must still be the Re > 0 one. */
+static void test_codim_positive_subspace(fixture *fx) {
+  /* V = diag(1, 1/2, -1/10), M = diag(-1, 1, 1): margin -1, not good; paranormal structure of
+   * dimension 1; kpos = 2: codim_k, read on span(e1, e2). */
+  double w[3] = {1, 0.5, -0.1}, m[3] = {-1, 1, 1}, V[9], M[9], P[9];
+  diag(3, w, V);
+  diag(3, m, M);
+  as_spectral *sp = analyse(fx, 3, V, M);
+  if (!sp) return;
+  AS_EXPECT(has(sp, AS_FLAG_PARANORMAL) && sp->dim_f == 1 && !has(sp, AS_FLAG_GOOD),
+            "diag: paranormal of dim %d, flags 0x%x", sp->dim_f, sp->flags);
+  AS_EXPECT(sp->theorem == AS_THM_CODIM && sp->kpos == 2 && sp->dim_pos == 2,
+            "diag: theorem %d, kpos %d, dim_pos %d", sp->theorem, sp->kpos, sp->dim_pos);
+  double p2[3] = {1, 1, 0};
+  diag(3, p2, P);
+  AS_EXPECT(maxdiff(3, sp->proj_pos, P) < 1e-14, "diag: Re > 0 projector off by %g",
+            maxdiff(3, sp->proj_pos, P));
+  /* The same spectrum in an oblique basis S, M negative on phi_1: proj_pos = S diag(1, 1, 0)
+   * S^{-1} (S^{-1} by its adjugate: det S = 1.008 - 0.012 + ... computed below). */
+  const double S[9] = {1, 0.3, 0.2, 0, 1, 0.4, 0.1, 0, 1};
+  double Si[9], T[9], D[9];
+  const double det = S[0] * (S[4] * S[8] - S[5] * S[7]) - S[1] * (S[3] * S[8] - S[5] * S[6]) +
+                     S[2] * (S[3] * S[7] - S[4] * S[6]);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) { /* Si_ij = cofactor_ji / det */
+      const int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+      Si[i * 3 + j] = (S[r0 * 3 + c0] * S[r1 * 3 + c1] - S[r0 * 3 + c1] * S[r1 * 3 + c0]) / det;
+    }
+  diag(3, w, D);
+  mul3(S, D, T);
+  mul3(T, Si, V);
+  const double u0 = S[0], u1 = S[3], u2 = S[6], un = u0 * u0 + u1 * u1 + u2 * u2;
+  const double u[3] = {u0, u1, u2};
+  for (int i = 0; i < 3; i++) /* M = I - 3 u u^T / |u|^2: <phi_1, M phi_1> = -2 */
+    for (int j = 0; j < 3; j++) M[i * 3 + j] = (i == j) - 3.0 * u[i] * u[j] / un;
+  sp = analyse(fx, 3, V, M);
+  diag(3, p2, D);
+  mul3(S, D, T);
+  mul3(T, Si, P);
+  AS_EXPECT(sp->theorem == AS_THM_CODIM && sp->dim_f == 1 && sp->dim_pos == 2,
+            "oblique: theorem %d, dim_f %d, dim_pos %d", sp->theorem, sp->dim_f, sp->dim_pos);
+  AS_EXPECT(maxdiff(3, sp->proj_pos, P) < 1e-12, "oblique: Re > 0 projector off by %g",
+            maxdiff(3, sp->proj_pos, P));
+  /* Where proj_f already is that projector, proj_pos is its copy: codim without a paranormal
+   * structure (a tie in modulus), and the paranormal theorem with dim F = kpos. */
+  double t3[3] = {1, 0.5, -1};
+  diag(3, t3, V);
+  sp = analyse(fx, 3, V, NULL);
+  AS_EXPECT(sp->theorem == AS_THM_CODIM && sp->dim_pos == 2 &&
+                maxdiff(3, sp->proj_pos, sp->proj_f) == 0,
+            "tie: dim_pos %d", sp->dim_pos);
+  double pn[3] = {1, 1, -0.5};
+  diag(3, pn, V);
+  sp = analyse(fx, 3, V, NULL);
+  AS_EXPECT(sp->theorem == AS_THM_PARANORMAL && sp->dim_pos == 2 &&
+                maxdiff(3, sp->proj_pos, sp->proj_f) == 0,
+            "paranormal: dim_pos %d", sp->dim_pos);
+  /* Not needed: a good triple with kpos = 2 reads l_1 (dim_pos 0, nothing formed). */
+  diag(3, w, V);
+  sp = analyse(fx, 3, V, NULL);
+  AS_EXPECT(sp->theorem == AS_THM_GOOD && sp->dim_f == 1 && sp->dim_pos == 0,
+            "good: theorem %d, dim_pos %d", sp->theorem, sp->dim_pos);
+}
+
 static void test_d1(fixture *fx) {
   double v = 2, m = 3;
   as_spectral *sp = analyse(fx, 1, &v, &m);
@@ -302,6 +379,9 @@ static double unit_rand(uint64_t *s) {
   *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
   return (double)(*s >> 11) / 9007199254740992.0 - 0.5;
 }
+
+/* dim_pos and theorem of the last compare_factored. */
+static int last_dim_pos, last_theorem;
 
 /* Compares both paths on V = VL VR (d x r, r x d) and M; returns the factored analysis' dim_f
  * and its flags in *flags. */
@@ -375,8 +455,18 @@ static int compare_factored(int d, int r, const double *VL, const double *VR, co
     AS_EXPECT(maxdiff(d, fac->proj_f, full->proj_f) <= 1e-8 * pn, "%s: projectors differ by %g",
               what, maxdiff(d, fac->proj_f, full->proj_f));
   }
+  AS_EXPECT(full->dim_pos == fac->dim_pos, "%s: dim_pos %d/%d", what, full->dim_pos, fac->dim_pos);
+  if (fac->dim_pos > 0) {
+    double pn = 0;
+    for (int k = 0; k < d * d; k++) pn = fmax(pn, fabs(full->proj_pos[k]));
+    AS_EXPECT(maxdiff(d, fac->proj_pos, full->proj_pos) <= 1e-8 * pn,
+              "%s: Re > 0 projectors differ by %g", what,
+              maxdiff(d, fac->proj_pos, full->proj_pos));
+  }
   dim = fac->dim_f;
   *flags = fac->flags;
+  last_dim_pos = fac->dim_pos;
+  last_theorem = fac->theorem;
 done:
   as_spectral_destroy(&full);
   as_spectral_destroy(&fac);
@@ -421,6 +511,24 @@ static void test_factored(fixture *fx) {
     AS_EXPECT(dim == want_dim[b], "%s: dim_f %d, want %d", what, dim, want_dim[b]);
     AS_EXPECT(!!(f & AS_FLAG_PARANORMAL) == want_par[b], "%s: flags 0x%x", what, f);
   }
+  /* lambda_1 simple and dominant (paranormal of dim 1), M negative on phi_1 = e_1: codim_k
+   * read on the Re > 0 subspace of dim 3, formed by the factored path too. */
+  {
+    const double c4[16] = {1, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, -0.1, 0, 0, 0, 0, 0.2};
+    double M2[d * d];
+    memcpy(M2, M, sizeof M2);
+    M2[0] = -10.0;
+    memset(VL, 0, sizeof VL);
+    for (int q = 0; q < r; q++) VL[q * r + q] = 1.0;
+    for (int q = 0; q < r; q++)
+      for (int j = 0; j < d; j++) VR[q * d + j] = j < r ? c4[q * r + j] : 0.3 * unit_rand(&s);
+    uint32_t f = 0;
+    int dim = compare_factored(d, r, VL, VR, M2, "codim, paranormal dim 1", &f);
+    AS_EXPECT(dim == 1 && (f & AS_FLAG_PARANORMAL) && last_theorem == AS_THM_CODIM &&
+                  last_dim_pos == 3,
+              "codim, paranormal dim 1: dim_f %d, theorem %d, dim_pos %d", dim, last_theorem,
+              last_dim_pos);
+  }
   /* Arguments: r must be in 1..d-1. */
   as_triple *tr = NULL;
   as_spectral *sp = NULL;
@@ -441,6 +549,7 @@ int main(void) {
   test_identities(&fx);
   test_paranormal(&fx);
   test_complex_and_codim(&fx);
+  test_codim_positive_subspace(&fx);
   test_d1(&fx);
   test_errors(&fx);
   test_factored(&fx);
