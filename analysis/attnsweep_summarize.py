@@ -457,7 +457,8 @@ STAT_FIELDS = ["verdict", "outcome", "n_clusters", "rank_p", "p_uniform_dist", "
                "n_plateaus", "plateau_length"]
 #: The reasons an unresolved verdict gives (enums.h AS_REASON_LIST, docs/theory.md 2.2), in the
 #: order the tables print them; violated verdicts carry the others.
-UNRESOLVED_REASONS = ("moving", "metastable", "merging", "mixing", "precision")
+UNRESOLVED_REASONS = ("moving", "metastable", "merging", "mixing", "precision",
+                      "precision_vars_x")
 #: rank P counts the singular values of P above this fraction of the largest (AS_CLASSIFY_RANK_RTOL
 #: of include/attnsweep/classify.h): a nearly uniform P has a nearly full numerical rank.
 RANK_RTOL = 1e-6
@@ -564,12 +565,15 @@ def reason_text(s, i):
 
 def rerun_text(s, i):
     """The horizon that decides the unresolved trials of group i: "T >= 41.2" (+ how many have
-    no estimate), "-" when none is unresolved."""
+    no estimate), "-" when none is unresolved; "; vars x for 3" when trials of reason
+    precision_vars_x are among them (docs/theory.md 2.2: rerun those with vars: x)."""
     if "rerun_T" not in s or s["unresolved"][i] == 0:
         return "-"
     t, unknown = s["rerun_T"][i], int(s["rerun_unknown"][i])
     text = ("T >= %s" % _g(t, 4)) if not math.isnan(t) else "none known"
-    return text + (" (%d without)" % unknown if unknown and not math.isnan(t) else "")
+    text += " (%d without)" % unknown if unknown and not math.isnan(t) else ""
+    vx = s.get("unresolved_by", {}).get("precision_vars_x")
+    return text + ("; vars x for %d" % vx[i] if vx is not None and vx[i] else "")
 
 
 def _g(v, digits=3):

@@ -80,9 +80,15 @@ static int run_phases(long trials, double *ph) {
     double t4 = cpu_now();
     if (as_dyn_state_x(w, X) != AS_OK) goto cleanup;
     double t5 = cpu_now();
-    as_classify_input in = {n,     d,   X0,         as_dyn_state(w), X,         as_dyn_attention(w),
-                            tr->V, sp,  ds.outcome, ds.t_final,      t.integ.T, NULL,
-                            0,     NULL};
+    as_classify_input in = {n,          d,
+                            X0,         as_dyn_state(w),
+                            X,          as_dyn_attention(w),
+                            tr->V,      sp,
+                            ds.outcome, ds.t_final,
+                            t.integ.T,  NULL,
+                            0,          NULL,
+                            NULL,       NULL,
+                            0};
     if (as_classify(&in, cws, &rec) != AS_OK) goto cleanup;
     double t6 = cpu_now();
     ph[PH_TRIPLE] += t1 - t0;

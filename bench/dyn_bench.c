@@ -478,7 +478,8 @@ as_status as_dyn_bench_classify(long trials, long rounds, double *us_best, uint6
     for (long k = 0; k < trials; k++) {
       cb_state *e = &es[k];
       as_classify_input in = {CB_N,  CB_D,       e->X0,      e->Z,         e->X, e->P, e->V,
-                              e->sp, e->outcome, e->t_final, e->t.integ.T, NULL, 0,    NULL};
+                              e->sp, e->outcome, e->t_final, e->t.integ.T, NULL, 0,    NULL,
+                              NULL,  NULL,       0};
       AS_TRY(as_classify(&in, cws, &recs[k]));
     }
     double us = 1e6 * (now() - t0) / (double)trials;

@@ -144,6 +144,15 @@ typedef struct as_classify_input {
   /* ---- horizons (t_decide); NULL: a token nears its limit at the theorem's rate rho */
   const double *A; /* n x d: z'' at the end (d/dt of the velocity of Z), for the measured
                       approach rate of each token still moving (ignored with F) */
+  /* ---- precision (docs/theory.md 2.2); NULL / 0: none */
+  const double *E;  /* d x d: e^{-tV} when Z was formed from an integrated X as X E^T (its
+                       rounding counts in the reading's error bound); NULL: Z integrated */
+  const double *Zp; /* n x d: the positive part of z (as_expm_positive_part) computed from an
+                       integrated x, read in place of Z where Z is beyond double precision (or
+                       not finite) and the theorem reads only that part; needs P */
+  int x_decides;    /* z was integrated, and integrating x instead would give Zp (base model,
+                       continuous time, eigenbasis path of e^{tV}, x finite at the end): a loss
+                       of resolution says so (reason precision_vars_x) */
 } as_classify_input;
 
 typedef struct as_classify_ws as_classify_ws;

@@ -110,23 +110,43 @@
 
 /* Why a verdict is what it is (docs/theory.md 2.2, "Reasons and horizons"): for an unresolved
  * verdict what keeps it from being decided, for a violated one where the theorem's conclusion
- * fails; "none" for consistent verdicts and those without a theorem. */
-#define AS_REASON_LIST(X)                                                                      \
-  X(AS_REASON_NONE, "none", "consistent, or nothing to judge (no_prediction, nonfinite, ...)") \
-  X(AS_REASON_MOVING, "moving", "unresolved: tokens not settled (travel left > cluster_tol)")  \
-  X(AS_REASON_METASTABLE, "metastable",                                                        \
-    "unresolved: settled in another geometry before the separation time ln 50 / sep")          \
-  X(AS_REASON_MERGING, "merging",                                                              \
-    "unresolved: settled in several clusters the theorem merges into one")                     \
-  X(AS_REASON_MIXING, "mixing", "unresolved: rows of P not yet Boolean (d = 1)")               \
-  X(AS_REASON_PRECISION, "precision",                                                          \
-    "unresolved: tokens not settled within the rounding error of the reading (z too large)")   \
-  X(AS_REASON_INTERIOR, "interior", "violated: a cluster inside the hull of the others")       \
-  X(AS_REASON_LEVELS, "levels", "violated: more than three levels (hyperplanes, subspaces)")   \
-  X(AS_REASON_MIDDLE, "middle", "violated: the middle of three levels away from 0")            \
-  X(AS_REASON_STALLED, "stalled", "violated: x stalled away from 0 (collapse)")                \
-  X(AS_REASON_NOT_BOOLEAN, "not_boolean",                                                      \
-    "violated: rows of P settled off the two extreme tokens, or rank P > 3")
+ * fails; "none" for consistent verdicts and those without a theorem. Each doc string is
+ * "VERDICT: what decides it[; t_decide]": `attnsweep help reasons` prints them as the table of
+ * docs/theory.md 2.2 (tests/cli/test_docs_tables.sh keeps the two equal). New reasons go at the
+ * end: the values are stored in results files. */
+#define AS_REASON_LIST(X)                                                                        \
+  X(AS_REASON_NONE, "none",                                                                      \
+    "consistent, no_prediction, nonfinite, failed: nothing held back and nothing contradicted")  \
+  X(AS_REASON_MOVING, "moving",                                                                  \
+    "unresolved: a token's remaining travel r_i = u_i / rho exceeds cluster_tol (it has not "    \
+    "settled); t_decide from the measured approach rates, at least 3.912 / sep")                 \
+  X(AS_REASON_METASTABLE, "metastable",                                                          \
+    "unresolved: settled in a geometry the theorem excludes while sep t < 3.912 (ln 50 = "       \
+    "3.91202 to 4 digits: e^{-sep t} > 2%; good, paranormal, codim_k): its geometry has not "    \
+    "emerged yet; t_decide = 3.912 / sep")                                                       \
+  X(AS_REASON_MERGING, "merging",                                                                \
+    "unresolved: settled in several clusters the theorem merges into one (sphere, causal, "      \
+    "and the models without a theorem); no horizon")                                             \
+  X(AS_REASON_MIXING, "mixing",                                                                  \
+    "unresolved: d = 1, an exceptional row of P not yet Boolean; no horizon")                    \
+  X(AS_REASON_PRECISION, "precision",                                                            \
+    "unresolved: moving, and the rounding error of reading the state, d eps max_i sum_a "        \
+    "|z_ia| max_c |W_ac| over the coordinates the reading uses, reaches cluster_tol (or a "      \
+    "coordinate exceeds 2^500): no horizon decides it in double precision; none")                \
+  X(AS_REASON_INTERIOR, "interior",                                                              \
+    "violated: a cluster centre inside the hull of the others, neither a vertex nor at 0 "       \
+    "(identity, paranormal)")                                                                    \
+  X(AS_REASON_LEVELS, "levels",                                                                  \
+    "violated: more than three settled limits (good: levels of l_1^T z; codim_k: points of "     \
+    "pi_F z)")                                                                                   \
+  X(AS_REASON_MIDDLE, "middle", "violated: good, three levels with the middle one away from 0")  \
+  X(AS_REASON_STALLED, "stalled", "violated: minus_identity, x stalled away from 0")             \
+  X(AS_REASON_NOT_BOOLEAN, "not_boolean",                                                        \
+    "violated: d1, rows of P settled off the two extreme tokens, or rank P > 3")                 \
+  X(AS_REASON_PRECISION_VARS_X, "precision_vars_x",                                              \
+    "unresolved: as precision, in a run that integrated z, where integrating x (vars: x) reads " \
+    "the part of z the theorem needs without forming the part that grows: rerun with vars: x; "  \
+    "none")
 
 /* How a trial's integration ended (an outcome is data, not an error). */
 #define AS_OUTCOME_LIST(X)                                             \

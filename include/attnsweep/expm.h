@@ -84,4 +84,14 @@ void as_expm_layer_blocks(const as_expm_plan *p, double dt, long k, double rho, 
 void as_expm_apply_blocks(const as_expm_plan *p, int n, const double *bd, const double *bo,
                           double *U);
 
+/* Zp = rows e^{-tV} Pi x_i of the n x d tokens X, Pi the spectral projector onto the invariant
+ * subspace of the eigenvalues with real part > cut, along the others: the part of z = e^{-tV} x
+ * that a theorem reading the positive spectrum reads (docs/theory.md 2.2, "precision"),
+ * computed in the eigenbasis (u_i = W^{-1} x_i, the other components dropped, the kept ones
+ * times e^{-tB}, back with W) so that the components along eigenvalues with real part <= 0,
+ * which grow like e^{|Re| t} in z, are never formed. U: n x d scratch; Zp may not alias X or U.
+ * AS_ERR_ARG when the plan has no eigenbasis (path not AS_EXPM_EIGEN). Allocates nothing. */
+as_status as_expm_positive_part(as_expm_plan *p, double t, double cut, int n, const double *X,
+                                double *U, double *Zp);
+
 #endif /* ATTNSWEEP_EXPM_H */

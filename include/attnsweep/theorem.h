@@ -58,12 +58,13 @@
   X(AS_THM_MODEL_OTHER, "other", "any other variant: no theorem")
 
 /* The coordinates a verdict reads (classify.h, "coordinates"). */
-#define AS_THM_READING_LIST(X)               \
-  X(AS_READ_Z, "z", "Y = z (the sphere: x)") \
-  X(AS_READ_L1, "l1", "Y = l_1^T z")         \
-  X(AS_READ_F, "pi_F z", "Y = B^T pi_F z")   \
-  X(AS_READ_X, "x", "Y = x = e^{tV} z")      \
-  X(AS_READ_SEEN, "seen", "pi_F z when the analysis has an F, else z")
+#define AS_THM_READING_LIST(X)                                         \
+  X(AS_READ_Z, "z", "Y = z (the sphere: x)")                           \
+  X(AS_READ_L1, "l1", "Y = l_1^T z")                                   \
+  X(AS_READ_F, "pi_F z", "Y = B^T pi_F z")                             \
+  X(AS_READ_X, "x", "Y = x = e^{tV} z")                                \
+  X(AS_READ_SEEN, "seen", "pi_F z when the analysis has an F, else z") \
+  X(AS_READ_POS, "pi_+ z", "Y = B^T pi_+ z, F = the Re > 0 subspace (dim kpos)")
 
 /* The approach rate rho (classify.h, "thresholds"). */
 #define AS_THM_RATE_LIST(X)                                            \

@@ -284,16 +284,17 @@ static void read_rows(const as_classify_ws *ws, int n, int d, int k, const doubl
 
 /* ------------------------------------------------------------------ coordinates */
 
-/* Fill ws->W (d x k) with the orthonormal-basis reading of range(proj_f): W = proj_f^T B. */
-static as_status reading_f(const as_spectral *sp, as_classify_ws *ws, int *k) {
+/* Fill ws->W (d x k) with the orthonormal-basis reading of the range F of the projector pf
+ * (d x d, rank kf; sp->proj_f or sp->proj_pos): W = pf^T B. */
+static as_status reading_f(int d, const double *pf, int kf, as_classify_ws *ws, int *k) {
   as_status st = AS_OK;
-  int d = sp->d, kf = sp->dim_f, info = 0;
-  AS_CHECK(kf >= 1 && kf <= d && sp->proj_f != NULL, AS_ERR_ARG,
+  int info = 0;
+  AS_CHECK(kf >= 1 && kf <= d && pf != NULL, AS_ERR_ARG,
            "spectral analysis gives dim F = %d (d = %d) without a projector", kf, d);
-  AS_CHECK(all_finite(sp->proj_f, (size_t)d * d), AS_ERR_DATA, "projector onto F not finite");
-  /* Row-major proj_f read column-major is proj_f^T; its right singular vectors are the left
-   * singular vectors of proj_f, whose first dim_f span range(proj_f) = F. */
-  memcpy(ws->fcopy, sp->proj_f, (size_t)d * d * sizeof *ws->fcopy);
+  AS_CHECK(all_finite(pf, (size_t)d * d), AS_ERR_DATA, "projector onto F not finite");
+  /* Row-major pf read column-major is pf^T; its right singular vectors are the left singular
+   * vectors of pf, whose first kf span range(pf) = F. */
+  memcpy(ws->fcopy, pf, (size_t)d * d * sizeof *ws->fcopy);
   int one = 1;
   double u = 0.0;
   dgesvd_("N", "A", &d, &d, ws->fcopy, &d, ws->fsv, &u, &one, ws->fvt, &d, ws->work, &ws->lwork,
@@ -304,7 +305,7 @@ static as_status reading_f(const as_spectral *sp, as_classify_ws *ws, int *k) {
   for (int a = 0; a < d; a++)
     for (int c = 0; c < kf; c++) {
       double s = 0.0;
-      for (int b = 0; b < d; b++) s += sp->proj_f[(size_t)b * d + a] * ws->fvt[c + (size_t)b * d];
+      for (int b = 0; b < d; b++) s += pf[(size_t)b * d + a] * ws->fvt[c + (size_t)b * d];
       ws->W[(size_t)a * kf + c] = s;
     }
   *k = kf;
@@ -674,6 +675,224 @@ cleanup:
   return st;
 }
 
+/* The coordinates of row's reading (classify.h, "coordinates") into ws->W, their number into
+ * cl->k, and the state they read into *S (z, or x for minus_identity). */
+static as_status coordinates(const as_classify_input *in, as_classify_ws *ws,
+                             const as_theorem_row *row, cl_result *cl, const double **S) {
+  as_status st = AS_OK;
+  const as_spectral *sp = in->sp;
+  const int d = in->d;
+  *S = in->Z;
+  ws->w_identity = 0;
+  switch (row->reading) {
+  case AS_READ_L1:
+    AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
+             "%s triple without a finite left eigenvector",
+             as_enum_label(&as_theorem_table, (int)row->id));
+    memcpy(ws->W, sp->l1, (size_t)d * sizeof *ws->W);
+    cl->k = 1;
+    break;
+  case AS_READ_F:
+    AS_TRY(reading_f(d, sp->proj_f, sp->dim_f, ws, &cl->k));
+    break;
+  case AS_READ_POS:
+    AS_TRY(reading_f(d, sp->proj_pos, sp->dim_pos, ws, &cl->k));
+    break;
+  case AS_READ_X:
+    reading_identity(ws, d, &cl->k);
+    *S = in->X;
+    break;
+  case AS_READ_Z:
+    reading_identity(ws, d, &cl->k);
+    break;
+  case AS_READ_SEEN:
+  case AS_READ_COUNT:
+    if (in->sphere)
+      reading_identity(ws, d, &cl->k);
+    else if (sp->dim_f > 0 && sp->proj_f != NULL)
+      AS_TRY(reading_f(d, sp->proj_f, sp->dim_f, ws, &cl->k));
+    else
+      reading_identity(ws, d, &cl->k);
+    break;
+  }
+cleanup:
+  return st;
+}
+
+/* Whether row reads z only through the invariant subspace of the eigenvalues with positive real
+ * part (l_1 of a positive lambda_1, the paranormal F, the Re > 0 subspace, all of z when every
+ * eigenvalue is positive): then the positive part of z (in->Zp, as_expm_positive_part) reads
+ * the same as z. */
+static int reads_positive_part(const as_theorem_row *row, const as_spectral *sp) {
+  switch (row->reading) {
+  case AS_READ_L1:
+    return sp->lambda1_re > 0.0;
+  case AS_READ_F:
+  case AS_READ_POS:
+    return 1;
+  case AS_READ_Z:
+    return sp->kpos == sp->d;
+  default:
+    return 0;
+  }
+}
+
+/* The rounding error of reading S (n x d) in the coordinates ws->W (d x k): a dot product of
+ * length d errs by at most d eps sum_a |S_ia| |W_ac| (Higham, Accuracy and Stability, 3.1), so
+ * the bound is d eps max_i sum_a |S_ia| max_c |W_ac|: only the coordinates the reading uses
+ * count (z along an eigenvalue of negative real part grows without bound, and a reading that
+ * gives it no weight loses nothing to it). With E (Z = X E^T formed from an integrated X), the
+ * product's own error, d eps sum_b |E_ab| |x_ib| in coordinate a, counts too. */
+static double reading_error(const as_classify_ws *ws, const as_classify_input *in, int k,
+                            const double *S) {
+  const int n = in->n, d = in->d;
+  const double *E = S == in->Z ? in->E : NULL;
+  double worst = 0.0;
+  for (int i = 0; i < n; i++) {
+    const double *s = S + (size_t)i * d, *x = in->X ? in->X + (size_t)i * d : NULL;
+    double sum = 0.0;
+    for (int a = 0; a < d; a++) {
+      double w = ws->w_identity ? 1.0 : 0.0, e = fabs(s[a]);
+      if (!ws->w_identity)
+        for (int c = 0; c < k; c++) w = fmax(w, fabs(ws->W[(size_t)a * k + c]));
+      if (E && x)
+        for (int b = 0; b < d; b++) e += fabs(E[(size_t)a * d + b]) * fabs(x[b]);
+      sum += e * w;
+    }
+    worst = fmax(worst, sum);
+  }
+  return DBL_EPSILON * d * worst;
+}
+
+/* The end state S read in the coordinates of ws->W: Y, Y0, the token speeds and remaining
+ * travels (classify.h, thresholds), the measured approach rates from A (NULL: none; *have_q),
+ * the spread, the resolution and the clusters, and the record fields they give (spread,
+ * cluster_tol, n_clusters, n_unresolved, mean_shift, sep_gap). *huge: the coordinates or speeds
+ * are beyond what double precision resolves (nothing else is computed then). */
+static as_status observe(const as_classify_input *in, as_classify_ws *ws, const double *S,
+                         const double *A, int read_x, double t, cl_result *cl, double *vmax,
+                         int *have_q, int *huge, as_record *rec) {
+  as_status st = AS_OK;
+  const int n = in->n, d = in->d, k = cl->k;
+  read_rows(ws, n, d, k, S, ws->Y);
+  read_rows(ws, n, d, k, in->Z0, ws->Y0);
+  /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
+   * W. Without P (streamed attention) P S comes from as_classify_set_product. */
+  if (in->F) {
+    memcpy(ws->buf, in->F, (size_t)n * d * sizeof *ws->buf);
+  } else {
+    if (in->P)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
+                  ws->acc, d);
+    else
+      memcpy(ws->acc, ws->ps, (size_t)n * d * sizeof *ws->acc);
+    if (!read_x)
+      for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
+                ws->buf, d);
+  }
+  read_rows(ws, n, d, k, ws->buf, ws->acc);
+  /* Coordinates or speeds so large that their squares overflow (z along eigenvalues with
+   * negative real part, long horizons): nothing can be resolved in double precision. */
+  double big = 0.0;
+  for (size_t e = 0; e < (size_t)n * k; e++)
+    big = fmax(big, fmax(fabs(ws->acc[e]), fabs(ws->Y[e])));
+  *huge = big > 0x1p500 && isfinite(big);
+  if (*huge) goto cleanup;
+  *vmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    double u = norm(ws->acc + (size_t)i * k, k);
+    ws->r[i] = u / cl->rho;
+    if (!(u <= *vmax)) *vmax = u;
+  }
+  AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_DATA, "token speeds not finite (V not finite?)");
+  /* Measured approach rates (t_decide): q_i = -<u_i, u_i'> / |u_i|^2 with u_i' read from z''. */
+  *have_q = A != NULL && in->F == NULL && all_finite(A, (size_t)n * d);
+  if (*have_q) {
+    read_rows(ws, n, d, k, A, ws->buf);
+    for (int i = 0; i < n; i++) {
+      const double *u = ws->acc + (size_t)i * k, *a = ws->buf + (size_t)i * k;
+      double uu = 0.0, ua = 0.0;
+      for (int c = 0; c < k; c++) uu += u[c] * u[c], ua += u[c] * a[c];
+      ws->q[i] = uu > 0.0 ? -ua / uu : NAN;
+    }
+  }
+
+  /* ---- spread, resolution, clusters */
+  AS_TRY(poll_stop(ws));
+  cl->s0 = as_diameter(ws->Y0, n, k, ws->stop);
+  cl->s = as_diameter(ws->Y, n, k, ws->stop);
+  double L = fmax(fmax(cl->s0, cl->s), DBL_MIN);
+  double rel = AS_CLASSIFY_TOL_C * exp(-cl->rho * t);
+  rel = fmin(fmax(rel, AS_CLASSIFY_TOL_MIN), AS_CLASSIFY_TOL_MAX);
+  cl->tol = L * rel;
+  cluster(ws, n, cl);
+  AS_TRY(poll_stop(ws));
+  rec->spread = cl->s;
+  rec->cluster_tol = cl->tol;
+  rec->n_clusters = cl->n_clusters;
+  rec->n_unresolved = cl->n_unresolved;
+  double shift2 = 0.0;
+  for (int a = 0; a < k; a++) {
+    double m1 = 0.0, m0 = 0.0;
+    for (int i = 0; i < n; i++) m1 += ws->Y[(size_t)i * k + a], m0 += ws->Y0[(size_t)i * k + a];
+    shift2 += (m1 - m0) * (m1 - m0) / ((double)n * n);
+  }
+  rec->mean_shift = cl->s0 > 0.0 ? sqrt(shift2) / cl->s0 : NAN;
+  rec->sep_gap = as_observe_sep_gap(n, k, ws->Y, ws->label, cl->n_clusters, ws->cent, cl->s);
+cleanup:
+  return st;
+}
+
+/* The verdict of row on the observed end state (observe) into rec, vc filled for decide. */
+static as_status judge(const as_classify_input *in, as_classify_ws *ws, const as_theorem_row *row,
+                       double t, const cl_result *cl, double vmax, int have_q, as_verdict_ctx *vc,
+                       as_record *rec) {
+  /* Whether the horizon is long enough for the theorem's geometry to have emerged: a
+   * "violated" end state before that is a metastable one, reported as unresolved. */
+  const double sep = row->sep != AS_SEP_NONE ? as_theorem_separation(row, in->sp) : NAN;
+  *vc = (as_verdict_ctx){.in = in,
+                         .ws = ws,
+                         .row = row,
+                         .n = in->n,
+                         .d = in->d,
+                         .k = cl->k,
+                         .t = t,
+                         .sep_t = row->sep != AS_SEP_NONE ? sep * t : INFINITY,
+                         .sep = sep,
+                         .rho = cl->rho,
+                         .vmax = vmax,
+                         .cluster_tol = cl->tol,
+                         .unresolved_margin = cl->rmax / cl->tol,
+                         .n_clusters = cl->n_clusters,
+                         .n_unresolved = cl->n_unresolved,
+                         .max_size = cl->max_size,
+                         .centres = ws->cent,
+                         .r = ws->r,
+                         .q = have_q ? ws->q : NULL};
+  return row->verdict(vc, rec);
+}
+
+/* Every field reset_fields resets except what the end state's reading does not change (the
+ * observables of P and max_norm_x): a second reading starts from these. */
+static void keep_p_fields(as_record *rec) {
+  const as_record keep = *rec;
+  reset_fields(rec);
+  rec->p_bool_dist = keep.p_bool_dist;
+  rec->p_uniform_dist = keep.p_uniform_dist;
+  rec->n_leaders = keep.n_leaders;
+  rec->rank_p = keep.rank_p;
+  rec->max_norm_x = keep.max_norm_x;
+}
+
+/* Unresolved for lack of resolution (docs/theory.md 2.2, "precision"): the reason, without a
+ * horizon. */
+static void unresolved_precision(as_reason why, as_record *rec) {
+  rec->verdict = AS_VERDICT_UNRESOLVED;
+  rec->reason = why;
+  rec->observed = AS_GEOM_UNRESOLVED;
+}
+
 as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record *rec) {
   as_status st = AS_OK;
   AS_CHECK(in != NULL && ws != NULL && rec != NULL, AS_ERR_ARG, "NULL argument");
@@ -711,7 +930,14 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
   }
   AS_CHECK(!read_x || in->X != NULL, AS_ERR_ARG, "theorem %s reads the final x",
            as_enum_label(&as_theorem_table, (int)row->id));
-  if (in->outcome == AS_OUT_NONFINITE || !all_finite(in->Z, (size_t)n * d) ||
+  /* The positive part of z (vars x) stands in for z where z itself is beyond double precision
+   * and the theorem reads nothing else (docs/theory.md 2.2, "precision"). */
+  const double *Zp =
+      in->Zp && in->P && !in->F && reads_positive_part(row, sp) && all_finite(in->Zp, (size_t)n * d)
+          ? in->Zp
+          : NULL;
+  const int z_finite = all_finite(in->Z, (size_t)n * d);
+  if (in->outcome == AS_OUT_NONFINITE || (!z_finite && !Zp) ||
       (in->P && !all_finite(in->P, (size_t)n * n)) ||
       (!in->P && !all_finite(ws->ps, (size_t)n * d)) ||
       (read_x && !all_finite(in->X, (size_t)n * d))) {
@@ -724,159 +950,53 @@ as_status as_classify(const as_classify_input *in, as_classify_ws *ws, as_record
     rec->rank_p = -1; /* P not formed (streamed): its observables are not computed */
   }
 
-  /* ---- coordinates, rate, speeds */
+  /* ---- coordinates, the end state read in them, the verdict */
   double t = isfinite(in->t_final) ? in->t_final : in->T;
   AS_CHECK(isfinite(t) && t >= 0.0, AS_ERR_ARG, "final time %g invalid", t);
   cl_result cl = {0};
-  const double *S = in->Z; /* the state read (z, or x for minus_identity) */
-  ws->w_identity = 0;
-  switch (row->reading) {
-  case AS_READ_L1:
-    AS_CHECK(sp->l1 != NULL && all_finite(sp->l1, (size_t)d), AS_ERR_DATA,
-             "%s triple without a finite left eigenvector",
-             as_enum_label(&as_theorem_table, (int)row->id));
-    memcpy(ws->W, sp->l1, (size_t)d * sizeof *ws->W);
-    cl.k = 1;
-    break;
-  case AS_READ_F:
-    AS_TRY(reading_f(sp, ws, &cl.k));
-    break;
-  case AS_READ_X:
-    reading_identity(ws, d, &cl.k);
-    S = in->X;
-    break;
-  case AS_READ_Z:
-    reading_identity(ws, d, &cl.k);
-    break;
-  case AS_READ_SEEN:
-  case AS_READ_COUNT:
-    if (in->sphere)
-      reading_identity(ws, d, &cl.k);
-    else if (sp->dim_f > 0 && sp->proj_f != NULL)
-      AS_TRY(reading_f(sp, ws, &cl.k));
-    else
-      reading_identity(ws, d, &cl.k);
-    break;
-  }
+  const double *S = NULL;
+  AS_TRY(coordinates(in, ws, row, &cl, &S));
   cl.rho = as_theorem_rate(row, sp);
-  const int k = cl.k;
-  read_rows(ws, n, d, k, S, ws->Y);
-  read_rows(ws, n, d, k, in->Z0, ws->Y0);
-  /* velocities: z' = (P Z - Z) V^T, x' = (P X) V^T (or the model's own, in->F); then read with
-   * W. Without P (streamed attention) P S comes from as_classify_set_product. */
-  if (in->F) {
-    memcpy(ws->buf, in->F, (size_t)n * d * sizeof *ws->buf);
-  } else {
-    if (in->P)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, in->P, n, S, d, 0.0,
-                  ws->acc, d);
-    else
-      memcpy(ws->acc, ws->ps, (size_t)n * d * sizeof *ws->acc);
-    if (!read_x)
-      for (size_t e = 0; e < (size_t)n * d; e++) ws->acc[e] -= S[e];
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, ws->acc, d, in->V, d, 0.0,
-                ws->buf, d);
-  }
-  read_rows(ws, n, d, k, ws->buf, ws->acc);
-  {
-    /* Coordinates or speeds so large that their squares overflow (z along eigenvalues with
-     * negative real part, long horizons): nothing can be resolved in double precision. */
-    double big = 0.0;
-    for (size_t e = 0; e < (size_t)n * k; e++)
-      big = fmax(big, fmax(fabs(ws->acc[e]), fabs(ws->Y[e])));
-    if (big > 0x1p500 && isfinite(big)) {
-      rec->verdict = AS_VERDICT_UNRESOLVED;
-      rec->reason = AS_REASON_PRECISION;
-      rec->observed = AS_GEOM_UNRESOLVED;
-      goto cleanup;
-    }
-  }
+  if (!z_finite) S = Zp;
   double vmax = 0.0;
-  for (int i = 0; i < n; i++) {
-    double u = norm(ws->acc + (size_t)i * k, k);
-    ws->r[i] = u / cl.rho;
-    if (!(u <= vmax)) vmax = u;
+  int have_q = 0, huge = 0;
+  AS_TRY(observe(in, ws, S, S == in->Z ? in->A : NULL, read_x, t, &cl, &vmax, &have_q, &huge, rec));
+  as_verdict_ctx vc;
+  if (!huge) {
+    AS_TRY(leaders_init(in, ws, cl.k, &rec->leaders_init_vertices));
+    AS_TRY(judge(in, ws, row, t, &cl, vmax, have_q, &vc, rec));
   }
-  AS_CHECK(all_finite(ws->r, (size_t)n), AS_ERR_DATA, "token speeds not finite (V not finite?)");
-  /* Measured approach rates (t_decide): q_i = -<u_i, u_i'> / |u_i|^2 with u_i' read from z''. */
-  const int have_q = in->A != NULL && in->F == NULL && all_finite(in->A, (size_t)n * d);
-  if (have_q) {
-    read_rows(ws, n, d, k, in->A, ws->buf);
-    for (int i = 0; i < n; i++) {
-      const double *u = ws->acc + (size_t)i * k, *a = ws->buf + (size_t)i * k;
-      double uu = 0.0, ua = 0.0;
-      for (int c = 0; c < k; c++) uu += u[c] * u[c], ua += u[c] * a[c];
-      ws->q[i] = uu > 0.0 ? -ua / uu : NAN;
+  /* Tokens along eigenvalues with negative real part grow in z (docs/theory.md 2.2): once
+   * the rounding error of reading them reaches the resolution, no horizon settles them in
+   * double precision. The positive part (vars x) is read instead when there is one. */
+  int lost = huge || (rec->reason == AS_REASON_MOVING && !read_x &&
+                      reading_error(ws, in, cl.k, S) >= cl.tol);
+  if (lost && Zp && S != Zp) {
+    S = Zp;
+    keep_p_fields(rec);
+    AS_TRY(observe(in, ws, S, NULL, read_x, t, &cl, &vmax, &have_q, &huge, rec));
+    if (!huge) {
+      AS_TRY(leaders_init(in, ws, cl.k, &rec->leaders_init_vertices));
+      AS_TRY(judge(in, ws, row, t, &cl, vmax, have_q, &vc, rec));
     }
+    lost = huge || (rec->reason == AS_REASON_MOVING && reading_error(ws, in, cl.k, S) >= cl.tol);
   }
-
-  /* ---- spread, resolution, clusters */
-  AS_TRY(poll_stop(ws));
-  cl.s0 = as_diameter(ws->Y0, n, k, ws->stop);
-  cl.s = as_diameter(ws->Y, n, k, ws->stop);
-  double L = fmax(fmax(cl.s0, cl.s), DBL_MIN);
-  double rel = AS_CLASSIFY_TOL_C * exp(-cl.rho * t);
-  rel = fmin(fmax(rel, AS_CLASSIFY_TOL_MIN), AS_CLASSIFY_TOL_MAX);
-  cl.tol = L * rel;
-  cluster(ws, n, &cl);
-  AS_TRY(poll_stop(ws));
-  rec->spread = cl.s;
-  rec->cluster_tol = cl.tol;
-  rec->n_clusters = cl.n_clusters;
-  rec->n_unresolved = cl.n_unresolved;
-  {
-    double shift2 = 0.0;
-    for (int a = 0; a < k; a++) {
-      double m1 = 0.0, m0 = 0.0;
-      for (int i = 0; i < n; i++) m1 += ws->Y[(size_t)i * k + a], m0 += ws->Y0[(size_t)i * k + a];
-      shift2 += (m1 - m0) * (m1 - m0) / ((double)n * n);
-    }
-    rec->mean_shift = cl.s0 > 0.0 ? sqrt(shift2) / cl.s0 : NAN;
+  if (lost) {
+    /* vars z: integrating x instead keeps the positive part (the reason names that remedy). */
+    const int x_helps = in->x_decides && !Zp && reads_positive_part(row, sp);
+    unresolved_precision(x_helps ? AS_REASON_PRECISION_VARS_X : AS_REASON_PRECISION, rec);
+    if (huge) goto cleanup;
+  } else {
+    as_verdict_decide(&vc, rec);
   }
-  rec->sep_gap = as_observe_sep_gap(n, k, ws->Y, ws->label, cl.n_clusters, ws->cent, cl.s);
-  AS_TRY(leaders_init(in, ws, k, &rec->leaders_init_vertices));
-  const double unresolved_margin = cl.rmax / cl.tol;
-  /* Whether the horizon is long enough for the theorem's geometry to have emerged: a
-   * "violated" end state before that is a metastable one, reported as unresolved. */
-  const double sep = row->sep != AS_SEP_NONE ? as_theorem_separation(row, sp) : NAN;
-  as_verdict_ctx vc = {.in = in,
-                       .ws = ws,
-                       .row = row,
-                       .n = n,
-                       .d = d,
-                       .k = k,
-                       .t = t,
-                       .sep_t = row->sep != AS_SEP_NONE ? sep * t : INFINITY,
-                       .sep = sep,
-                       .rho = cl.rho,
-                       .vmax = vmax,
-                       .cluster_tol = cl.tol,
-                       .unresolved_margin = unresolved_margin,
-                       .n_clusters = cl.n_clusters,
-                       .n_unresolved = cl.n_unresolved,
-                       .max_size = cl.max_size,
-                       .centres = ws->cent,
-                       .r = ws->r,
-                       .q = have_q ? ws->q : NULL};
-  AS_TRY(row->verdict(&vc, rec));
-  if (rec->reason == AS_REASON_MOVING && !read_x) {
-    /* Tokens along eigenvalues with negative real part grow in z (docs/theory.md 2.2): once
-     * the rounding error of reading them, about eps d max|z| max|W|, reaches the resolution, no
-     * horizon settles them in double precision. */
-    double zmax = 0.0, wmax = 0.0;
-    for (size_t e = 0; e < (size_t)n * d; e++) zmax = fmax(zmax, fabs(S[e]));
-    for (int a = 0; a < d; a++)
-      for (int c = 0; c < k; c++) wmax = fmax(wmax, fabs(ws->W[(size_t)a * k + c]));
-    if (DBL_EPSILON * d * zmax * wmax >= cl.tol) rec->reason = AS_REASON_PRECISION;
-  }
-  as_verdict_decide(&vc, rec);
   AS_TRY(measure_fields(ws, n, &cl, rec));
   /* Every cluster at the end, settled or not (the parents of cluster() are spent). */
   {
+    const double L = fmax(fmax(cl.s0, cl.s), DBL_MIN);
     const double tol_all = fmax(cl.tol, AS_CLASSIFY_ALL_TOL * L);
     rec->n_clusters_all = cl.n_unresolved == 0 && tol_all == cl.tol
                               ? cl.n_clusters
-                              : as_verdict_count_all(ws->Y, n, k, tol_all, ws->parent);
+                              : as_verdict_count_all(ws->Y, n, cl.k, tol_all, ws->parent);
     if (rec->observed == AS_GEOM_COLLAPSE) rec->n_clusters_all = 1;
   }
 cleanup:

@@ -397,6 +397,21 @@ void as_expm_apply_blocks(const as_expm_plan *p, int n, const double *bd, const 
   }
 }
 
+as_status as_expm_positive_part(as_expm_plan *p, double t, double cut, int n, const double *X,
+                                double *U, double *Zp) {
+  as_status st = AS_OK;
+  AS_CHECK(p != NULL && p->path == AS_EXPM_EIGEN, AS_ERR_ARG,
+           "the positive part of z needs the eigenbasis path of e^{tV}");
+  as_expm_blocks(p, -t, 0.0, p->bd, p->bo);
+  for (int j = 0; j < p->d; j++) /* a complex pair shares its real part: both go together */
+    if (!(p->wr[j] > cut)) p->bd[j] = p->bo[j] = 0.0;
+  as_expm_to_eigen(p, n, X, U);
+  as_expm_apply_blocks(p, n, p->bd, p->bo, U);
+  as_expm_from_eigen(p, n, U, Zp);
+cleanup:
+  return st;
+}
+
 /* E = W diag-blocks W^{-1} from block coefficients. */
 static void dense_from_blocks(as_expm_plan *p, const double *bd, const double *bo, double *E) {
   const int d = p->d;

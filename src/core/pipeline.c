@@ -49,6 +49,8 @@ struct as_pipeline {
   double *Z;          /* n x d final z (x variables only) */
   double *E;          /* d x d e^{-tV} */
   double *PS;         /* n x d P Z for the classifier when P is not formed (else NULL) */
+  double *Zp, *Zu;    /* n x d: the positive part of z from x (as_expm_positive_part) and its
+                         scratch, for the classifier's precision rule (P formed; else NULL) */
   int *ipiv;          /* d pivots */
   /* The measured approach rates of t_decide (classify.h; n <= AS_CLASSIFY_SVD_NMAX only): */
   double *acc_F, *acc_Z, *acc_A; /* n x d: z' at the end, z + h z', then z'' */
@@ -164,6 +166,9 @@ static void free_shape(as_pipeline *pl) {
   free(pl->E);
   free(pl->PS);
   pl->PS = NULL;
+  free(pl->Zp);
+  free(pl->Zu);
+  pl->Zp = pl->Zu = NULL;
   free(pl->ipiv);
   free(pl->acc_F);
   free(pl->acc_Z);
@@ -232,6 +237,11 @@ static as_status ensure_shape(as_pipeline *pl, int n, int d, int m) {
   if (n > AS_ATTENTION_STREAM_N) {
     pl->PS = malloc(nd * sizeof *pl->PS);
     AS_CHECK_ALLOC(pl->PS);
+  } else {
+    pl->Zp = malloc(nd * sizeof *pl->Zp);
+    pl->Zu = malloc(nd * sizeof *pl->Zu);
+    AS_CHECK_ALLOC(pl->Zp);
+    AS_CHECK_ALLOC(pl->Zu);
   }
   pl->ipiv = malloc((size_t)d * sizeof *pl->ipiv);
   if (n <= AS_CLASSIFY_SVD_NMAX) {
@@ -256,11 +266,12 @@ cleanup:
 
 double as_pipeline_bytes(int n, int d, int m) {
   const double nd = (double)n * d, dd = (double)d * d;
-  /* X0, X, Z, E, ipiv; the triple (V, M, Q, K: m x d) and its spectral analysis (about
-   * 12 d^2 doubles with LAPACK's workspaces); the e^{tV} plan for z from x (16 d^2). */
-  double b = 8.0 * ((n > AS_ATTENTION_STREAM_N ? 4.0 : 3.0) * nd + dd) + 4.0 * d;
+  /* X0, X, Z, E, ipiv, and PS (streamed) or Zp, Zu; the triple (V, M, Q, K: m x d) and its
+   * spectral analysis (three of them, with both projectors: about 15 d^2 doubles with LAPACK's
+   * workspaces); the e^{tV} plan for z from x (16 d^2). */
+  double b = 8.0 * ((n > AS_ATTENTION_STREAM_N ? 4.0 : 5.0) * nd + dd) + 4.0 * d;
   if (n <= AS_CLASSIFY_SVD_NMAX) b += 8.0 * (3.0 * nd + (double)n * n); /* approach rates */
-  b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 12.0 * dd + 8.0 * 16.0 * dd;
+  b += 8.0 * (2.0 * dd + 2.0 * (double)m * d) + 8.0 * 15.0 * dd + 8.0 * 16.0 * dd;
   return b + as_dyn_bytes(n, d) + as_classify_ws_bytes(n, d);
 }
 
@@ -339,6 +350,14 @@ static void copy_near(const as_near *nr, as_record *rec) {
 #define AS_X_NEAR_COPY(h) rec->dist_##h = nr->h;
   AS_NEAR_HYPOTHESES(AS_X_NEAR_COPY)
 #undef AS_X_NEAR_COPY
+}
+
+/* Every one of the len entries of x within 2^500 in magnitude: an integration of x to this
+ * state keeps its squares (and scores) finite, as the classifier's own range check. */
+static int x_in_range(const double *x, size_t len) {
+  for (size_t e = 0; e < len; e++)
+    if (!(fabs(x[e]) <= 0x1p500)) return 0;
+  return 1;
 }
 
 /* z'' at the end state (t, Z) by a forward difference of z' along itself, for the measured
@@ -676,7 +695,7 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
   AS_TRY(as_dyn_state_x(dyn, pl->X));
 
   /* The theorems speak about z: when x was integrated, z = x e^{-tV}^T (rows are tokens). */
-  const double *Z = state;
+  const double *Z = state, *Zp = NULL, *Ez = NULL;
   if (bkind == AS_BLOCKS_FIELD) {
     /* Scalar rescaling: the state is z (or x) itself, classified as it is. */
   } else if (t->integ.vars == AS_VARS_X && !sphere) {
@@ -702,6 +721,14 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       AS_TRY(as_expm_eval(pl->expm, -ds.t_final, 0.0, pl->E));
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, pl->X, d, pl->E, d, 0.0,
                   pl->Z, d);
+      Ez = pl->E;
+      /* The part of z a theorem of the positive spectrum reads, never formed from the part
+       * that grows (the classifier's precision rule, docs/theory.md 2.2). */
+      if (pl->Zp && pl->sp->kpos >= 1 && as_expm_path(pl->expm) == AS_EXPM_EIGEN) {
+        const double cut = AS_PIPELINE_SPECTRAL_TOL * as_spectral_eig_scale(pl->sp);
+        AS_TRY(as_expm_positive_part(pl->expm, ds.t_final, cut, n, pl->X, pl->Zu, pl->Zp));
+        Zp = pl->Zp;
+      }
     }
     Z = pl->Z;
   }
@@ -738,10 +765,27 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
       if (ts != AS_OK) goto trial_failed;
       A = pl->acc_A;
     }
-    as_classify_input in = {
-        n,      d,    pl->X0,     Z,          pl->X,      P,
-        Vc,     &spg, ds.outcome, ds.t_final, t->integ.T, sphere ? as_dyn_velocity(dyn) : NULL,
-        sphere, A};
+    /* z integrated where x would give its positive part (the remedy of reason precision). */
+    const int x_decides = t->integ.vars == AS_VARS_Z && t->integ.method != AS_METHOD_LAYERS &&
+                          bkind != AS_BLOCKS_FIELD && !sphere && path == AS_EXPM_EIGEN && P &&
+                          x_in_range(pl->X, nd);
+    as_classify_input in = {.n = n,
+                            .d = d,
+                            .Z0 = pl->X0,
+                            .Z = Z,
+                            .X = pl->X,
+                            .P = P,
+                            .V = Vc,
+                            .sp = &spg,
+                            .outcome = ds.outcome,
+                            .t_final = ds.t_final,
+                            .T = t->integ.T,
+                            .F = sphere ? as_dyn_velocity(dyn) : NULL,
+                            .sphere = sphere,
+                            .A = A,
+                            .E = Ez,
+                            .Zp = Zp,
+                            .x_decides = x_decides};
     as_classify_set_stop(pl->cws, stop);
     as_classify_set_product(pl->cws, NULL);
     if (!P) { /* streamed: P Z (P X for minus_identity) from tiles */

@@ -316,7 +316,7 @@ static const as_theorem_row rows[] = {
      AS_RATE_SEEN, AS_SEP_NONE, holds_complex, NULL, verdict_none, "complex leading pair", "any",
      "no clustering expected", "-", "no verdict", "complex",
      "leading eigenvalues of $V$ a complex pair", "no clustering expected"},
-    {AS_THM_CODIM, AS_THM_MODEL_BASE, 0, 0, AS_GEOM_SUBSPACES, AS_READ_F, AS_RATE_MIN_POSITIVE,
+    {AS_THM_CODIM, AS_THM_MODEL_BASE, 0, 0, AS_GEOM_SUBSPACES, AS_READ_POS, AS_RATE_MIN_POSITIVE,
      AS_SEP_CODIM, holds_codim, NULL, verdict_subspaces, "1 <= k < d eigenvalues with Re > 0",
      "any", "<= 3 parallel affine subspaces, codim k", "conjecture", "`n_levels`", "conjecture",
      "$k$ eigenvalues of $V$ with $\\mathrm{Re} > 0$",

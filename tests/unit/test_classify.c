@@ -20,7 +20,7 @@
 typedef struct fake {
   int n, d;
   double Z0[NMAX * DMAX], Z[NMAX * DMAX], X[NMAX * DMAX], P[NMAX * NMAX], V[DMAX * DMAX];
-  double wr[DMAX], wi[DMAX], phi1[DMAX], l1[DMAX], pf[DMAX * DMAX];
+  double wr[DMAX], wi[DMAX], phi1[DMAX], l1[DMAX], pf[DMAX * DMAX], pp[DMAX * DMAX];
   as_spectral sp;
   as_classify_input in;
 } fake;
@@ -44,6 +44,7 @@ static void fake_init(fake *f, int n, int d, as_theorem thm, const double *vdiag
   sp->phi1 = f->phi1;
   sp->l1 = f->l1;
   sp->proj_f = f->pf;
+  sp->proj_pos = f->pp;
   sp->lambda1_re = vdiag[0];
   sp->theorem = thm;
   for (int a = 0; a < d; a++) sp->mu = fmax(sp->mu, vdiag[a]), sp->kpos += vdiag[a] > 0;
@@ -409,23 +410,34 @@ static void test_paranormal(as_classify_ws *ws) {
       EXPECT_VERDICT(r, AS_VERDICT_VIOLATED, AS_GEOM_CLUSTERS);
     }
   }
-  /* codim k = 2: the same F; at most 3 distinct limits of pi_F z */
+  /* codim k = 2: the same F as the Re > 0 subspace (proj_pos); at most 3 distinct limits of
+   * pi_F z. proj_f holds a projector of dim 1 (the paranormal test's onto lambda_1's
+   * eigenspace when lambda_1 is simple): the conjecture never reads it (issue 47). */
   f.sp.theorem = AS_THM_CODIM;
-  for (int variant = 0; variant < 2; variant++) {
+  memcpy(f.pp, pf, sizeof pf);
+  f.sp.dim_pos = 2;
+  const double pf1[] = {1, 0, -1, 0, 0, 0, 0, 0, 0};
+  memcpy(f.pf, pf1, sizeof pf1);
+  f.sp.dim_f = 1;
+  /* Variant 2: four limits (0, 0), (0, 1), (1, 0), (-1, 0) in F, three values on proj_f's
+   * line: violated on F, "consistent" on the wrong reading. */
+  const double four[] = {0, 0, 0, 1, 1, 0, -1, 0};
+  for (int variant = 0; variant < 3; variant++) {
     int ng = variant ? 4 : 3;
+    const double *pts = variant == 2 ? four : tri;
     int first[4] = {-1, -1, -1, -1};
     for (int i = 0; i < 24; i++) {
       int c = i % ng;
       if (first[c] < 0) first[c] = i;
       lead[i] = first[c];
       double y = 50.0 * as_rng_normal(&g);
-      f.Z[3 * i] = tri[2 * c] + y;
-      f.Z[3 * i + 1] = tri[2 * c + 1] + y;
+      f.Z[3 * i] = pts[2 * c] + y;
+      f.Z[3 * i + 1] = pts[2 * c + 1] + y;
       f.Z[3 * i + 2] = y;
     }
     hardmax(&f, lead);
     as_record r = run(&f, ws);
-    AS_EXPECT(r.n_levels == ng, "codim levels %d", r.n_levels);
+    AS_EXPECT(r.n_levels == ng, "codim variant %d: levels %d", variant, r.n_levels);
     if (variant == 0)
       EXPECT_VERDICT(r, AS_VERDICT_CONSISTENT, AS_GEOM_SUBSPACES);
     else

@@ -71,9 +71,15 @@ static void run_case(const tcase *c, int counts[AS_VERDICT_COUNT], int geoms[AS_
     if (st != AS_OK) continue;
     st = as_dyn_state_x(dyn, X);
     AS_EXPECT(st == AS_OK, "state_x");
-    as_classify_input in = {N,     d,   X0,         as_dyn_state(dyn), X,    as_dyn_attention(dyn),
-                            tr->V, sp,  ds.outcome, ds.t_final,        c->T, NULL,
-                            0,     NULL};
+    as_classify_input in = {N,          d,
+                            X0,         as_dyn_state(dyn),
+                            X,          as_dyn_attention(dyn),
+                            tr->V,      sp,
+                            ds.outcome, ds.t_final,
+                            c->T,       NULL,
+                            0,          NULL,
+                            NULL,       NULL,
+                            0};
     as_record rec;
     as_record_init(&rec, NULL);
     st = as_classify(&in, ws, &rec);

@@ -56,7 +56,8 @@ static as_status classify(as_classify_ws *ws, int n, as_record *rec) {
   sp.wr = wr;
   sp.wi = wi;
   sp.theorem = AS_THM_NONE;
-  as_classify_input in = {n, D, Z0, Z, NULL, P, V, &sp, AS_OUT_REACHED_T, 5.0, 5.0, NULL, 0, NULL};
+  as_classify_input in = {n,   D,   Z0,   Z, NULL, P,    V,    &sp, AS_OUT_REACHED_T,
+                          5.0, 5.0, NULL, 0, NULL, NULL, NULL, 0};
   as_record_init(rec, NULL);
   return as_classify(&in, ws, rec);
 }

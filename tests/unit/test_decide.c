@@ -100,7 +100,7 @@ static void one_init(one *o, double t, double D, double q) {
   sp->kpos = 1;
   sp->theorem = AS_THM_IDENTITY;
   o->in = (as_classify_input){N, 1, o->Z0, o->Z, NULL, o->P, o->V, sp, AS_OUT_REACHED_T,
-                              t, t, NULL,  0,    o->A};
+                              t, t, NULL,  0,    o->A, NULL, NULL, 0};
 }
 
 static as_record classify(one *o, as_classify_ws *ws) {
