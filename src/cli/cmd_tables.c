@@ -1,8 +1,9 @@
-/* cmd_tables.c: `attnsweep help keys`, `attnsweep help fields`, `attnsweep help theorems` and
- * `attnsweep help combinations`: the sweep keys (params.h), the fields of /trials (record.h),
- * the theorem table (theorem.h) and the pairs of model variants against the rules (rules.h) as
- * markdown tables. docs/spec.md, docs/results.md, docs/theory.md and docs/variants.md hold
- * these tables verbatim between markers; tests/cli/test_docs_tables.sh fails when they differ,
+/* cmd_tables.c: `attnsweep help keys`, `attnsweep help fields`, `attnsweep help theorems`,
+ * `attnsweep help reasons` and `attnsweep help combinations`: the sweep keys (params.h), the
+ * fields of /trials (record.h), the theorem table (theorem.h), the reasons of a verdict
+ * (enums.h) and the pairs of model variants against the rules (rules.h) as markdown tables.
+ * docs/spec.md, docs/results.md, docs/theory.md and docs/variants.md hold these tables verbatim
+ * between markers; tests/cli/test_docs_tables.sh fails when they differ,
  * so the docs never drift from the one declaration. */
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +136,24 @@ static void print_theorems(void) {
   }
 }
 
+/* The reasons of the record (enums.h AS_REASON_LIST): label, the verdict it goes with and what
+ * decides it (the doc string "VERDICT: rule" split at its first colon). */
+static void print_reasons(void) {
+  printf("| reason | verdict | what decides it; t_decide |\n|---|---|---|\n");
+  for (int i = 0; i < as_reason_table.count; i++) {
+    const char *doc = as_reason_table.docs[i], *colon = strchr(doc, ':');
+    printf("| `%s` | ", as_reason_table.labels[i]);
+    if (colon) {
+      printf("%.*s | ", (int)(colon - doc), doc);
+      cell(colon + 2);
+    } else {
+      printf("- | ");
+      cell(doc);
+    }
+    printf(" |\n");
+  }
+}
+
 /* Every pair of model variants against the rules (rules.h, as_variant_pair_broken): `yes`, `no`
  * with the first rule the pair breaks, or `-` for two values of one key. */
 static void print_combinations(void) {
@@ -167,6 +186,10 @@ int as_cli_help_table(const char *topic) {
   }
   if (strcmp(topic, "theorems") == 0) {
     print_theorems();
+    return 0;
+  }
+  if (strcmp(topic, "reasons") == 0) {
+    print_reasons();
     return 0;
   }
   if (strcmp(topic, "theorem_table") == 0) { /* the /trials attribute, for tests and scripts */

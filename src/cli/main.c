@@ -160,6 +160,7 @@ static const struct {
     {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
     {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
     {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
+    {"reasons", "the reasons of a verdict and what decides each (docs/theory.md 2.2)"},
     {"combinations", "pairs of model variants: allowed, or the rule that refuses them"},
     {"help", "this list of topics"},
 };

@@ -2,9 +2,11 @@
 # The generated tables of the docs match their one declaration: the key table of docs/spec.md
 # is `attnsweep help keys` (include/attnsweep/params.h) and the field table of docs/results.md
 # is `attnsweep help fields` (include/attnsweep/record.h), the theorem table of docs/theory.md is
-# `attnsweep help theorems` (src/core/theorem.c), the table of combinations of docs/variants.md
-# is `attnsweep help combinations` (src/core/rules.c), byte for byte between the markers.
-# To refresh a table: replace the lines between its markers by the command's output.
+# `attnsweep help theorems` (src/core/theorem.c), its table of reasons is `attnsweep help
+# reasons` (AS_REASON_LIST of include/attnsweep/enums.h: every reason a record can hold, and
+# what decides it), the table of combinations of docs/variants.md is `attnsweep help
+# combinations` (src/core/rules.c), byte for byte between the markers.
+# To refresh the tables: tests/tools/refresh_docs_tables.sh ATTNSWEEP_BINARY.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_test_init docs_tables
@@ -17,7 +19,7 @@ block() { # block FILE NAME: the lines strictly between <!-- BEGIN NAME... --> a
 }
 
 for pair in "keys docs/spec.md" "fields docs/results.md" "theorems docs/theory.md" \
-  "combinations docs/variants.md"; do
+  "reasons docs/theory.md" "combinations docs/variants.md"; do
   read -r topic doc <<<"$pair"
   "$bin" help "$topic" >"$tmp/$topic.gen"
   block "$src/$doc" "$topic" >"$tmp/$topic.doc"
@@ -26,6 +28,9 @@ for pair in "keys docs/spec.md" "fields docs/results.md" "theorems docs/theory.m
 done
 # The generated key table really comes from the table: one row per key, e.g. perturb.
 check "help keys lists perturb with its record field" grep -q '^| `perturb` | v, m, both | v | `perturb` |' "$tmp/keys.gen"
+# The reason table holds every label of the enumeration (the results file's enum `reason`).
+check "help reasons lists every reason once" test "$(grep -c '^| `' "$tmp/reasons.gen")" -eq "$(grep -c 'X(AS_REASON_' "$src/include/attnsweep/enums.h")"
+check "docs/theory.md 2.2 names precision_vars_x" grep -q '^| `precision_vars_x` | unresolved |' "$tmp/reasons.doc"
 # The theorem table is the table: one row per theorem, precedence order (d1 before identity).
 check "help theorems lists every theorem once" test "$(grep -c '^| `' "$tmp/theorems.gen")" -eq "$("$bin" help theorem_table | wc -l)"
 check "help theorems: d1 precedes identity" test "$(grep -n '^| `d1`' "$tmp/theorems.gen" | cut -d: -f1)" -lt "$(grep -n '^| `identity`' "$tmp/theorems.gen" | cut -d: -f1)"
