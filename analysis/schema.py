@@ -118,7 +118,7 @@ INT_FILL = {"rank_p": 0, "n_plateaus": -1, "n_clusters_track": -1, "hull_vertice
 BOOL_FIELDS = ("v_oblique", "skip", "ffn_bias")
 
 #: The newest schema_version (root attribute) this analysis knows.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 _UNITS_SUFFIX = re.compile(r"\s*\[([^\[\]]*)\]\s*$")

@@ -29,8 +29,11 @@
 #include "attnsweep/status.h"
 
 /* 2: every sweep key recorded (from params.h), case_name (LABEL), content hashes, /labels,
- *    field descriptions as attributes of /trials. */
-#define AS_RESULTS_SCHEMA_VERSION 3
+ *    field descriptions as attributes of /trials.
+ * 3: reason, t_decide, near_reason, near_t_decide, n_clusters_all.
+ * 4: the enum `reason` gains precision_vars_x: a build of version 4 writes that value, which a
+ *    file of version 3 cannot hold (it is refused for resume, merge and repair, not misread). */
+#define AS_RESULTS_SCHEMA_VERSION 4
 
 /* Kinds of optional bulk data (datasets /bulk/<name>, offsets /bulk/<name>_offset). */
 #define AS_BULK_LIST(X)                                                          \

@@ -112,7 +112,7 @@ with tempfile.TemporaryDirectory() as tmp:
         promised = re.findall(r"^\| `(\w+)` \|", attr_table, re.M)
         missing = [a for a in promised if a not in f.attrs]
         check("root attributes present (missing: %s)" % missing, not missing)
-        check("schema_version is 3", int(f.attrs["schema_version"]) == 3)
+        check("schema_version is 4", int(f.attrs["schema_version"]) == 4)
         off = f["bulk/final_tokens_offset"][:]
         t = f["trials"][:]
         check("offsets are prefix sums of n*d",

@@ -2,13 +2,16 @@
 """Check and compare attnsweep results files: the one tool the shell tests use.
 
 usage: compare_results.py A.h5 B.h5 [--require-complete] [--rows-done-only]
+                          [--allow=FIELD:LABEL[,LABEL...] ...]
        compare_results.py --complete F.h5 [--closed]
        compare_results.py --segments F.h5
 
 A B: the /trials records must be byte-identical except the bookkeeping fields wall_time and
      rank (machine and scheduling dependent; floats compared bit for bit, so NaN equals NaN);
      bulk datasets under /bulk must be identical where the rows are done (failed trials store
-     none). --require-complete: no row may be pending in either file. --rows-done-only:
+     none). --allow=FIELD:LABEL,...: rows whose enum FIELD holds one of the labels in A or in B
+     (e.g. --allow=theorem:codim_k --allow=reason:precision) may differ: a change that concerns
+     them is compared on every other row, and the rows it changed are counted by field. --require-complete: no row may be pending in either file. --rows-done-only:
      compare only the rows done in both (a partial run against a reference).
 --complete F: every done row is a whole record (its trial index, a valid outcome other than
      interrupted, a valid verdict, d and n >= 1); --closed: and the last segment was closed.
@@ -92,7 +95,23 @@ def same_bits(a, b):
     return a == b
 
 
-def compare(path_a, path_b, require_complete, rows_done_only):
+def allowed_rows(ta, tb, allow):
+    """Rows that --allow exempts: the enum field holds one of the labels in either file."""
+    out = np.zeros(len(ta), dtype=bool)
+    for spec in allow:
+        field, _, labels = spec.partition(":")
+        for t in (ta, tb):
+            codes = enum(t, field)
+            unknown = [lab for lab in labels.split(",") if lab not in codes]
+            if t is ta and unknown:
+                raise KeyError(f"--allow: {field} has no label {unknown} in A")
+            for lab in labels.split(","):
+                if lab in codes:
+                    out |= t[field] == codes[lab]
+    return out
+
+
+def compare(path_a, path_b, require_complete, rows_done_only, allow=()):
     fa, fb = h5py.File(path_a, "r"), h5py.File(path_b, "r")
     (ta, bulk_a), (tb, bulk_b) = load(fa), load(fb)
     if ta.dtype != tb.dtype or ta.shape != tb.shape:
@@ -105,6 +124,15 @@ def compare(path_a, path_b, require_complete, rows_done_only):
         print(f"incomplete: {int(pa.sum())} and {int(pb.sum())} rows pending")
         return False
     rows = ~pa & ~pb if rows_done_only else np.ones(len(ta), dtype=bool)
+    exempt = allowed_rows(ta, tb, allow) & rows if allow else np.zeros(len(ta), dtype=bool)
+    if allow:
+        changed = np.zeros(len(ta), dtype=bool)
+        for name in ta.dtype.names:
+            if name not in IGNORED:
+                changed |= exempt & ~same_bits(ta[name], tb[name])
+        print(f"allowed to differ ({' '.join(allow)}): {int(exempt.sum())} rows, "
+              f"{int(changed.sum())} of them changed, e.g. trials {list(np.flatnonzero(changed)[:8])}")
+        rows = rows & ~exempt
     bad = []
     for name in ta.dtype.names:
         if name in IGNORED:
@@ -144,9 +172,11 @@ def main(argv):
             ok = complete(args[0], "--closed" in flags)
         elif "--segments" in flags and len(args) == 1:
             ok = segments(args[0])
-        elif len(args) == 2 and not flags - {"--require-complete", "--rows-done-only"}:
+        elif len(args) == 2 and all(f in ("--require-complete", "--rows-done-only") or
+                                    f.startswith("--allow=") for f in flags):
             ok = compare(args[0], args[1], "--require-complete" in flags,
-                         "--rows-done-only" in flags)
+                         "--rows-done-only" in flags,
+                         sorted(f[len("--allow="):] for f in flags if f.startswith("--allow=")))
         else:
             print(__doc__, file=sys.stderr)
             return 2
