@@ -4,7 +4,10 @@ with its reason (ctest shows a passing test's output only in its log,
 Testing/Temporary/LastTest.log; tests/run.sh lists the SKIPPED lines after the run).
 
 The packages the tests touch beyond the required ones (python3-numpy, -h5py, -matplotlib,
--mpmath: tests/deps.sh), with the Debian 12 package that brings each (None: not packaged)."""
+-mpmath: tests/deps.sh), with the Debian 12 package that brings each (None: not packaged):
+tests/deps.sh --test installs the packaged ones but torch (no test needs it), so that CI runs
+every test that one of them enables; the py_nodeps_* runs of tests/CMakeLists.txt hide them
+all (tests/tools/hide_modules), so that CI also sees each test pass or skip without them."""
 
 import os
 import sys

@@ -343,4 +343,5 @@ class DocTablesTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()
