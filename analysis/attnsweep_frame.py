@@ -4,13 +4,15 @@ sweep as an xarray Dataset indexed by its swept axes.
 
     import sys
     sys.path.insert(0, "analysis")          # or PREFIX/share/attnsweep/analysis
-    from attnsweep_frame import load_trials, sweep_axes, to_xarray
+    from attnsweep_frame import load_trials, sweep_axes, to_xarray, from_netcdf
 
     df = load_trials("out.h5")               # one row per trial, index = trial
     df.groupby(["theorem", "d"], observed=True)["verdict"].value_counts(normalize=True)
     df[df.flag_good & (df.verdict == "violated")]
     df.attrs["descriptions"]["margin"]       # what a column means, from the file
     ds = to_xarray(df[df.case == "gap"])     # dims: the axes swept in that case
+    ds.to_netcdf("gap.nc")                   # any netCDF backend: netCDF4, h5netcdf, scipy
+    ds = from_netcdf("gap.nc")               # the same Dataset back, booleans as booleans
 
 The frame (docs/analysis.md, "pandas and xarray"):
 * one row per trial in plan order, index `trial`; every /trials field is a column;
@@ -27,17 +29,50 @@ The frame (docs/analysis.md, "pandas and xarray"):
   attributes, else the built-in table of schema.py), `flag_bits`, `coordinates` (the sweep
   coordinate fields), `root` (tool version, spec SHA-256, seed, ... as schema reads them).
 
-Needs pandas (Debian: python3-pandas); to_xarray needs xarray (python3-xarray). Reads the file
-through schema.py only.
+The Dataset (docs/analysis.md, "netCDF"): every variable has a dtype that each netCDF backend
+writes (netCDF4, h5netcdf, and scipy's netCDF 3):
+* booleans with every cell known as numpy bool (xarray stores them as int8 0/1); a boolean
+  with <NA> or a grid cell no trial fills as float64 1.0/0.0/NaN, stored as int8 with
+  _FillValue -1; both carry the CF attributes flag_values = [0, 1] (int8) and
+  flag_meanings = "false true", which from_netcdf reads back;
+* enum labels as str with NaN for "not applicable" (stored as "": netCDF has no missing
+  string; the attribute missing_label = "" says so and from_netcdf gives NaN back);
+* the root attributes as str, int (int32 range) or float; the master seed (a uint64) and any
+  integer beyond int32 as a decimal string, every digit kept.
+
+Needs pandas (Debian: python3-pandas); to_xarray needs xarray (python3-xarray); a netCDF file
+needs one of python3-netcdf4, python3-h5netcdf, python3-scipy. Reads the results file through
+schema.py only.
 """
+
+from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+
+if TYPE_CHECKING:
+    import pandas
+    import xarray
+
+#: The CF attributes of a boolean variable in to_xarray's Dataset and its netCDF files.
+BOOL_FLAG_VALUES = np.array([0, 1], dtype=np.int8)
+BOOL_FLAG_MEANINGS = "false true"
+#: The stored value of a boolean's "unknown" cell (<NA>, or no trial): its _FillValue.
+BOOL_FILL = np.int8(-1)
+#: Root attributes written as decimal strings whatever their value (a uint64 seed: netCDF 3
+#: has no 64-bit integer, and a float would lose digits).
+STRING_ATTRS = ("master_seed",)
+#: xarray's netCDF engines, the module each needs and its Debian package, in xarray's order of
+#: preference when reading. Writing without engine= takes netcdf4, else scipy (never h5netcdf).
+NETCDF_ENGINES = (("netcdf4", "netCDF4", "python3-netcdf4"),
+                  ("h5netcdf", "h5netcdf", "python3-h5netcdf"),
+                  ("scipy", "scipy.io", "python3-scipy"))
 
 
 def _pandas():
@@ -203,21 +238,31 @@ def _zip_axes(df, axes):
     return dims, zipped
 
 
-def to_xarray(df, dims=None, max_cells=None):
+def _xarray():
+    try:
+        import xarray as xr
+    except ImportError:
+        raise ImportError("to_xarray needs xarray: apt-get install python3-xarray (and run "
+                          "with /usr/bin/python3)")
+    return xr
+
+
+def to_xarray(df: pandas.DataFrame, dims: list[str] | None = None,
+              max_cells: int | None = None) -> xarray.Dataset:
     """An xarray Dataset of the rows of df with one dimension per swept axis (default:
     sweep_axes(df), zipped axes (one to one with an earlier axis) as one dimension, the later
     ones a coordinate along it) and every other column as a data variable (enum columns as
-    their labels; nullable integers and booleans as floats with NaN for <NA>);
-    variables carry `description` and `units` attributes, the Dataset the file's root
-    attributes. Cells of the grid that no trial fills are NaN.
+    their labels, NaN for "not applicable"; nullable integers as floats with NaN for <NA>;
+    booleans as bool where every cell is known, else as floats 1/0 with NaN, both with the
+    CF attributes flag_values/flag_meanings); variables carry `description` and `units`
+    attributes, the Dataset the file's root attributes (the master seed as a decimal string).
+    Cells of the grid that no trial fills are NaN. Every netCDF backend writes the result
+    (ds.to_netcdf(path, engine=...)); from_netcdf(path) reads it back (module doc).
     ValueError when the axes do not identify the rows (name more dims), when an axis is NaN
     ("not applicable") on some rows only (a concat of cases: select one case first,
     df[df.case == NAME]), or when the grid would have more than max_cells cells (default
     10 x rows + 10^6: a sparse sweep, select a case first). ImportError without xarray."""
-    try:
-        import xarray  # noqa: F401 (pandas' to_xarray needs it)
-    except ImportError:
-        raise ImportError("to_xarray needs xarray: apt-get install python3-xarray")
+    xr = _xarray()
     pd = _pandas()
     zipped = {}
     if dims is None:
@@ -248,26 +293,128 @@ def to_xarray(df, dims=None, max_cells=None):
                          "(df[df.case == NAME]) or pass max_cells=" % (", ".join(dims), cells,
                                                                        len(df)))
     flat = df.reset_index()
-    for c in flat.columns:  # categoricals become their labels (xarray keeps no categories)
-        if hasattr(flat[c], "cat"):
+    booleans, labels = [], []
+    for c in flat.columns:
+        dt = flat[c].dtype
+        if hasattr(flat[c], "cat"):  # categoricals become their labels (xarray keeps none)
             flat[c] = flat[c].astype(object)
-        elif isinstance(flat[c].dtype, pd.BooleanDtype):  # nullable: <NA> becomes NaN
-            flat[c] = flat[c].astype(object).where(flat[c].notna(), np.nan)
-        elif pd.api.types.is_extension_array_dtype(flat[c].dtype):
+            labels.append(c)
+        elif isinstance(dt, pd.BooleanDtype) or dt == np.bool_:
+            # 1.0/0.0, <NA> NaN: xarray would make an object array of a boolean with a hole,
+            # which the netCDF4 and h5netcdf backends refuse; bool again below where it can
+            flat[c] = flat[c].astype("float64")
+            booleans.append(c)
+        elif pd.api.types.is_extension_array_dtype(dt):
             flat[c] = flat[c].astype("float64")
     ds = flat.set_index(dims).to_xarray()
     for z, p in zipped.items():  # a zipped axis: a coordinate along its partner's dimension
         pairs = flat[[p, z]].drop_duplicates().set_index(p)[z]
         ds = ds.drop_vars(z).assign_coords({z: (p, pairs.reindex(ds[p].values).to_numpy())})
+    ds = _replace_variables(ds, {c: _boolean_variable(xr, ds.variables[c]) for c in booleans})
+    for c in labels:
+        ds.variables[c].attrs["missing_label"] = ""
     desc, units = df.attrs.get("descriptions", {}), df.attrs.get("units", {})
     for name in list(ds.variables):
         if name in desc:
-            ds[name].attrs["description"] = desc[name]
+            ds.variables[name].attrs["description"] = desc[name]
         if name in units:
-            ds[name].attrs["units"] = units[name]
-    ds.attrs.update({k: (str(v) if not isinstance(v, (int, float, str)) else v)
-                     for k, v in df.attrs.get("root", {}).items()})
+            ds.variables[name].attrs["units"] = units[name]
+    ds.attrs.update({k: _attr_value(k, v) for k, v in df.attrs.get("root", {}).items()})
     return ds
+
+
+def _attr_value(name, v):
+    """A root attribute as a value every netCDF format stores: str, an int in the int32 range
+    (netCDF 3 has no 64-bit integer), a float; the seed and wider integers as decimal text."""
+    if isinstance(v, (bytes, np.bytes_)):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, (str, np.str_)):
+        return str(v)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        v = int(v)
+        return str(v) if name in STRING_ATTRS or not -2 ** 31 <= v < 2 ** 31 else v
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    return str(v)
+
+
+def _boolean_variable(xr, var):
+    """var (bool; 1/0 floats with NaN; True/False/None/NaN objects; int8 0/1 read from a file)
+    as to_xarray's boolean: bool when every cell is known, else float64 1.0/0.0/NaN stored as
+    int8 with _FillValue -1; the CF flag attributes either way."""
+    v = np.asarray(var.values)
+    if v.dtype == object:
+        v = np.array([np.nan if x is None or x != x else float(x) for x in v.ravel()],
+                     dtype=np.float64).reshape(v.shape)
+    f = v.astype(np.float64)
+    attrs = {k: a for k, a in var.attrs.items()
+             if k not in ("_FillValue", "missing_value", "dtype")}
+    attrs.update(flag_values=BOOL_FLAG_VALUES.copy(), flag_meanings=BOOL_FLAG_MEANINGS)
+    if np.isnan(f).any():
+        return xr.Variable(var.dims, f, attrs, {"dtype": "int8", "_FillValue": BOOL_FILL})
+    # xarray's own coder stores a bool as int8 (and an attribute dtype = "bool")
+    return xr.Variable(var.dims, f.astype(bool), attrs)
+
+
+def _replace_variables(ds, new):
+    """ds with its variables (data variables or coordinates) replaced by those of new (name ->
+    xarray.Variable), encodings included; one update, not one per variable."""
+    coords = {n: v for n, v in new.items() if n in ds.coords}
+    if coords:
+        ds = ds.assign_coords(coords)
+    data = {n: v for n, v in new.items() if n not in ds.coords}
+    if data:
+        ds = ds.assign(data)
+    for n, v in new.items():
+        ds.variables[n].encoding = dict(v.encoding)
+    return ds
+
+
+def _is_boolean(var):
+    fv = np.ravel(var.attrs.get("flag_values", []))
+    return (var.attrs.get("flag_meanings") == BOOL_FLAG_MEANINGS and len(fv) == 2 and
+            int(fv[0]) == 0 and int(fv[1]) == 1)
+
+
+def netcdf_engines() -> list[str]:
+    """The netCDF engines of xarray that this Python can use, in NETCDF_ENGINES order
+    ("netcdf4", "h5netcdf", "scipy")."""
+    import importlib
+    out = []
+    for engine, module, _ in NETCDF_ENGINES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        out.append(engine)
+    return out
+
+
+def from_netcdf(path: str | os.PathLike, engine: str | None = None) -> xarray.Dataset:
+    """The Dataset of a netCDF file that to_xarray(...).to_netcdf(path) wrote, as to_xarray
+    made it, loaded into memory (the file closed): booleans (the variables whose attributes
+    are flag_values = [0, 1], flag_meanings = "false true") as bool where every cell is known,
+    else float64 1.0/0.0/NaN; labels (attribute missing_label) with NaN for their stored "".
+    What the file format cannot hold stays converted: a netCDF 3 file (scipy's, or
+    format="NETCDF3_*") has int64 variables as int32. engine: xarray's ("netcdf4",
+    "h5netcdf", "scipy"; default: xarray's choice for the file). Raises what
+    xarray.load_dataset raises (FileNotFoundError, ValueError: no engine reads it),
+    ImportError without xarray."""
+    xr = _xarray()
+    ds = xr.load_dataset(path, engine=engine)
+    new = {}
+    for name, var in ds.variables.items():
+        if _is_boolean(var):
+            new[name] = _boolean_variable(xr, var)
+        elif var.attrs.get("missing_label") == "":
+            v = np.asarray(var.values)
+            if v.dtype.kind == "f":  # every cell missing: xarray stored NaN as a float
+                lab = np.full(v.shape, np.nan, dtype=object)
+            else:
+                lab = v.astype(object)
+                lab[lab == ""] = np.nan
+            new[name] = xr.Variable(var.dims, lab, var.attrs)
+    return _replace_variables(ds, new)
 
 
 def load_bulk(path, trial, xarray=True):

@@ -2534,7 +2534,8 @@ BINARY_FORMATS = ("parquet", "netcdf")
 def write_table_file(tables, fmt, pre, path):
     """The csv of the tables (one table: the tidy csv) as a pandas frame, written as Parquet
     (pandas' to_parquet: needs pyarrow or fastparquet) or netCDF (xarray, one dimension `row`;
-    netCDF 4 with python3-netcdf4, else netCDF 3 through scipy). Strings stay strings, empty
+    netCDF 4 with python3-netcdf4, else netCDF 3 through python3-scipy, else netCDF 4 through
+    python3-h5netcdf: xarray's own default never takes h5netcdf). Strings stay strings, empty
     cells of a text column become "", numbers keep NaN."""
     import io
     import pandas as pd
@@ -2553,8 +2554,16 @@ def write_table_file(tables, fmt, pre, path):
                     "does not package; write -o FILE.csv (or .nc) and convert it where pyarrow "
                     "is installed" % (path, str(e).split("\n")[0]))
         else:
+            import attnsweep_frame
+            engines = attnsweep_frame.netcdf_engines()
+            engine = next((e for e in ("netcdf4", "scipy", "h5netcdf") if e in engines), None)
+            if engine is None:
+                raise schema.FileAccessError(
+                    "cannot write %s: netCDF needs python3-netcdf4, python3-scipy or "
+                    "python3-h5netcdf (apt-get install python3-netcdf4); or write -o FILE.csv"
+                    % path)
             ds = df.rename_axis("row").to_xarray()
-            ds.to_netcdf(tmp)
+            ds.to_netcdf(tmp, engine=engine)
         os.replace(tmp, path)
     except OSError as e:
         raise schema.FileAccessError("cannot write %s: %s" % (path, e))

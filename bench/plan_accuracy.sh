@@ -26,6 +26,12 @@ if [ "${1:-}" = --fit ]; then
   shift
 fi
 export OPENBLAS_NUM_THREADS=1
+# --fit is a least-squares fit by scipy: say so before the runs, not after them (exit 77, as
+# vs_peer.sh without numba)
+if [ $fit -eq 1 ] && ! "$py" -c "import scipy.optimize" 2>/dev/null; then
+  echo "plan_accuracy.sh: --fit needs python3-scipy (apt-get install python3-scipy)" >&2
+  exit 77
+fi
 if [ $# -gt 0 ]; then
   specs=()
   for f in "$@"; do specs+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")"); done

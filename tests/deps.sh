@@ -17,6 +17,11 @@ if [ "${1:-}" = "--test" ]; then
          # summarize --stat/--pair
          texlive-latex-base texlive-latex-recommended python3-pandas python3-xarray
          python3-yaml python3-scipy
+         # the netCDF backends of xarray besides scipy's netCDF 3 (tests/py/test_frame.py,
+         # test_export.py): python3-netcdf4 is xarray's default writer wherever it is
+         # installed, and the one users have (issue 55: without it here the suite never wrote
+         # netCDF 4); python3-h5netcdf (small, pure Python on h5py) is the third backend
+         python3-netcdf4 python3-h5netcdf
          # the compiled peer of bench/vs_peer.sh (tests/cli/test_bench_scripts.sh)
          python3-numba
          # the HTML page of `attnsweep report` is loaded in a real headless browser

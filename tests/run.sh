@@ -39,6 +39,14 @@ echo "== tests"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" ${AS_CTEST_ARGS:-} 2>&1 |
   tee "$build/ctest.log" || true
 grep -q "tests passed, 0 tests failed" "$build/ctest.log" || status=1
+# What this machine could not test: the tests and subtests that skipped for a missing package
+# or tool, with their reasons (ctest counts a skip inside a test file as passed, and keeps the
+# output of a passing test only in its log). The py_nodeps_* runs, which hide every optional
+# Python package on purpose, are left out of the list.
+skips=$(grep -h '^SKIPPED: ' "$build/Testing/Temporary/LastTest.log" 2>/dev/null |
+  grep -v '(AS_HIDE_MODULES)' | sort -u || true)
+echo "== skipped on this machine (a package or tool missing): $(grep -c . <<<"$skips" || true)"
+[ -z "$skips" ] || echo "$skips"
 
 echo "== AddressSanitizer/UBSan build: unit, io, MPI (1 and 2 ranks) and cli tests"
 # -O1: the trials of the io, MPI and cli tests are an order of magnitude slower at -O0 under

@@ -1,6 +1,8 @@
 # tests/cli/lib.sh: the common preamble of the shell tests that drive sweeps (sourced).
 #   bin, mpiexec, py, tools      the attnsweep binary, mpiexec, Debian's python3, tests/tools
 #   check DESCRIPTION CMD...     runs CMD; prints ok/FAIL and sets fail=1 on failure
+#   py_has MODULE                whether Debian's python3 imports MODULE (an optional package)
+#   skip WHAT REASON             prints "SKIPPED: <test> WHAT: REASON" (tests/run.sh lists them)
 #   as_test_init NAME            private temp dir $tmp, removed at exit together with a job
 #                                still running ($job, killed with its children) and whatever
 #                                the test's optional cleanup_extra function undoes; seeds
@@ -31,6 +33,14 @@ check() { # check DESCRIPTION CMD...
   local what=$1
   shift
   if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
+}
+
+py_has() { # py_has MODULE
+  "$py" -c "import $1" 2>/dev/null
+}
+
+skip() { # skip WHAT REASON
+  echo "SKIPPED: $(basename "$0") $1: $2"
 }
 
 as_test_cleanup() {

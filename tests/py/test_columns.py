@@ -148,4 +148,5 @@ class ColumnsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()

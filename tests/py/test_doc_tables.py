@@ -351,4 +351,5 @@ class DocTablesTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()

@@ -187,4 +187,5 @@ class TablesTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Tests of analysis/attnsweep_frame.py (pandas/xarray access to a results file): enum fields
 as Categoricals of the file's labels, case names, flag columns, strings without padding, the
-file's field descriptions in df.attrs, --where filters, and the xarray Dataset over the swept
-axes with its refusals. Skips what needs pandas or xarray when they are missing (tests/deps.sh
---test installs python3-pandas and python3-xarray)."""
+file's field descriptions in df.attrs, --where filters, the xarray Dataset over the swept
+axes with its refusals, and its netCDF files: written by each netCDF backend of xarray that is
+installed (netCDF4 in both formats, h5netcdf, scipy's netCDF 3) and read back by from_netcdf
+with booleans as booleans. Skips what needs a missing package, naming it (tests/deps.sh --test
+installs python3-pandas, -xarray, -yaml, -scipy, -netcdf4 and -h5netcdf)."""
 
 import os
 import subprocess
@@ -17,8 +19,10 @@ import h5py
 SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
 import attnsweep_frame as frame  # noqa: E402
+import optional  # noqa: E402
 
 try:
     import pandas as pd
@@ -28,6 +32,12 @@ try:
     import xarray as xr
 except ImportError:
     xr = None
+
+#: (engine, format) of every netCDF writer the tests try: each engine's default format, and
+#: netCDF 3 through the netCDF4 library (the limits of scipy's, on another code path).
+NETCDF_WRITERS = (("netcdf4", "NETCDF4"), ("netcdf4", "NETCDF3_64BIT"), ("h5netcdf", None),
+                  ("scipy", None))
+MODULE_OF_ENGINE = {e: m for e, m, _ in frame.NETCDF_ENGINES}
 
 INCLUDE = os.path.join(SRC, "include")
 LABELS = schema.enum_labels_from_headers(INCLUDE)
@@ -93,7 +103,56 @@ def synthetic(path, case_field=True, shuffle_verdict=False, spec=None):
     return a
 
 
-@unittest.skipIf(pd is None, "pandas is not installed (python3-pandas)")
+def is_netcdf3(engine, fmt):
+    return engine == "scipy" or (fmt or "").startswith("NETCDF3")
+
+
+def check_netcdf_round_trip(test, ds, directory, tag):
+    """ds written by every netCDF writer installed here (a subtest each; skipped, naming the
+    package, where one is missing), then read back by from_netcdf with the same engine: the
+    same Dataset (int64 as int32 in netCDF 3, as docs/analysis.md says), booleans
+    stored as int8 with their flag attributes and read back as bool or 1/0/NaN floats, a
+    text variable's holes as ""."""
+    want_bool = [n for n in ds.variables if ds[n].dtype == bool]
+    want_nullable = [n for n in ds.variables if "flag_meanings" in ds[n].attrs and
+                     ds[n].dtype != bool]
+    test.assertTrue(want_bool or want_nullable, "%s: no boolean to check" % tag)
+    for engine, fmt in NETCDF_WRITERS:
+        with test.subTest(data=tag, engine=engine, format=fmt):
+            if engine not in frame.netcdf_engines():
+                test.skipTest(optional.missing(MODULE_OF_ENGINE[engine]))
+            path = os.path.join(directory, "%s_%s_%s.nc" % (tag, engine, fmt))
+            ds.to_netcdf(path, engine=engine, format=fmt)
+            plain = xr.load_dataset(path, engine=engine)  # xarray alone
+            for n in want_bool + want_nullable:  # stored as int8 with the CF flag attributes
+                test.assertEqual(plain[n].encoding["dtype"], np.int8, n)
+                test.assertEqual(list(plain[n].attrs["flag_values"]), [0, 1], n)
+                test.assertEqual(plain[n].attrs["flag_meanings"], "false true", n)
+            for n in want_nullable:
+                test.assertEqual(int(plain[n].encoding["_FillValue"]), -1, n)
+            for n in want_bool:  # xarray reads a complete boolean as bool (its dtype attribute)
+                test.assertEqual(plain[n].dtype, bool, n)
+            want = ds.copy()
+            for n in want.variables:  # text (not labels): a hole is "" (no missing string)
+                v = want[n].values
+                if v.dtype == object and "missing_label" not in want[n].attrs:
+                    want[n].values = np.where(pd.isna(v), "", v).astype(object)
+            if is_netcdf3(engine, fmt):  # no 64-bit integers in netCDF 3
+                for n in want.variables:
+                    if want[n].dtype == np.int64:
+                        want[n] = want[n].astype(np.int32)
+            back = frame.from_netcdf(path, engine=engine)
+            test.assertEqual(sorted(back.variables), sorted(want.variables))
+            test.assertEqual(dict(back.sizes), dict(want.sizes))
+            for n in want.variables:
+                test.assertEqual(back[n].dtype, want[n].dtype, n)
+            xr.testing.assert_identical(back, want)
+            for n in want_nullable:  # the unknown cells are NaN again
+                np.testing.assert_array_equal(np.isnan(back[n].values), np.isnan(ds[n].values))
+            os.remove(path)
+
+
+@unittest.skipIf(pd is None, optional.missing("pandas"))
 class FrameTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -168,6 +227,10 @@ class FrameTest(unittest.TestCase):
         path = os.path.join(self.tmp.name, "nocase.h5")
         a = synthetic(path, case_field=False, spec=spec)
         df = frame.load_trials(path)
+        if not optional.have("yaml"):  # the spec is not read: no names invented
+            self.assertNotIn("case", df.columns)
+            np.testing.assert_array_equal(df["case_id"].to_numpy(), cid_of(a))
+            self.skipTest(optional.missing("yaml") + ": case names from the spec")
         self.assertEqual(list(df["case"].cat.categories), CASES)
         self.assertEqual(list(df["case"].astype(str)), [CASES[c] for c in cid_of(a)])
         # a spec of another shape: no names invented
@@ -175,7 +238,7 @@ class FrameTest(unittest.TestCase):
         synthetic(path, case_field=False, spec="sweep:\n  product:\n    - {d: [2, 3]}\n")
         self.assertNotIn("case", frame.load_trials(path).columns)
 
-    @unittest.skipIf(xr is None, "xarray is not installed (python3-xarray)")
+    @unittest.skipIf(xr is None, optional.missing("xarray"))
     def test_xarray(self):
         df = frame.load_trials(self.path)
         self.assertEqual(frame.sweep_axes(df), ["case", "replicate", "d", "eps"])
@@ -203,7 +266,22 @@ class FrameTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "cells"):
             frame.to_xarray(df, dims=["d", "eps", "replicate", "wall_time"], max_cells=100)
 
-    @unittest.skipIf(xr is None, "xarray is not installed (python3-xarray)")
+    @unittest.skipIf(xr is None, optional.missing("xarray"))
+    def test_netcdf(self):
+        # every field of the record (labels, text, the flag booleans, the true/false keys) on
+        # a grid with a hole (one trial left out): the flags are 1/0 with NaN there
+        df = frame.load_trials(self.path)
+        ds = frame.to_xarray(df, dims=["d", "eps", "replicate"])
+        self.assertEqual(ds["flag_good"].dtype, bool)
+        self.assertEqual(ds["skip"].dtype, bool)
+        self.assertEqual(ds["verdict"].attrs["missing_label"], "")
+        ds = frame.to_xarray(df[df.index != 5], dims=["d", "eps", "replicate"])
+        self.assertEqual(ds["flag_good"].dtype, np.float64)
+        self.assertEqual(int(ds["flag_good"].isnull().sum()), 1)
+        self.assertEqual(int(ds["verdict"].isnull().sum()), 1)
+        check_netcdf_round_trip(self, ds, self.tmp.name, "holes")
+
+    @unittest.skipIf(xr is None, optional.missing("xarray"))
     def test_documented_example(self):
         import re
         with open(os.path.join(SRC, "docs", "analysis.md")) as fh:
@@ -233,8 +311,8 @@ class FrameTest(unittest.TestCase):
         if not exe or not os.access(exe, os.X_OK):
             self.skipTest("ATTNSWEEP (the built executable) not given")
         spec = os.path.join(self.tmp.name, "grid.yaml")
-        with open(spec, "w") as fh:
-            fh.write("name: grid\nseed: 4\nreplicates: 3\n"
+        with open(spec, "w") as fh:  # a seed beyond 64-bit signed: a string in the Dataset
+            fh.write("name: grid\nseed: 18446744073709551557\nreplicates: 3\n"
                      "defaults: {n: 8, T: 2, dt: 0.1, init: {kind: box, scale: 5}}\n"
                      "sweep:\n  concat:\n"
                      "    - {case: ident, vfamily: identity, mfamily: identity, d: [2, 3],"
@@ -251,7 +329,7 @@ class FrameTest(unittest.TestCase):
         self.assertFalse(df["verdict"].isna().any())
         self.assertTrue(all("\0" not in m for m in df["message"]))
         if xr is None:
-            return
+            self.skipTest(optional.missing("xarray") + ": the Dataset of the run")
         ident = df[df.case == "ident"]
         self.assertEqual(sorted(frame.sweep_axes(ident)), ["d", "eps", "replicate"])
         ds = frame.to_xarray(ident)
@@ -260,6 +338,8 @@ class FrameTest(unittest.TestCase):
             cell = ds.sel(replicate=row["replicate"], d=row["d"], eps=row["eps"])
             self.assertEqual(int(cell["trial"]), trial)
             self.assertEqual(int(cell["n_clusters"]), row["n_clusters"])
+        self.assertEqual(ds.attrs["master_seed"], "18446744073709551557")
+        check_netcdf_round_trip(self, ds, self.tmp.name, "run")
 
 
 class TidyTest(unittest.TestCase):
@@ -268,8 +348,9 @@ class TidyTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        if pd is None or xr is None:
-            raise unittest.SkipTest("pandas or xarray missing")
+        for mod in ("pandas", "xarray"):
+            if not optional.have(mod):
+                raise unittest.SkipTest(optional.missing(mod))
         cls.tmp = tempfile.TemporaryDirectory()
         dt = schema.dtype_from_headers(INCLUDE)
         rows = [(r, h, vs, sk) for r in range(3) for h, vs in ((1, 1.0), (4, 0.25))
@@ -286,12 +367,14 @@ class TidyTest(unittest.TestCase):
             a["n_plateaus"][i] = -1 if i % 2 else 2
             a["residual"][i] = 0.1 * i
         a["skip"][0] = -1  # not applicable
+        a["perturb"] = [-1 if i % 4 == 0 else 1 for i in range(len(a))]  # -1: not applicable
         cls.a = a
         cls.path = os.path.join(cls.tmp.name, "tidy.h5")
         cls.snaps = np.arange(len(a) * 2 * 3 * 2, dtype=float)
         with h5py.File(cls.path, "w") as f:
             f.create_dataset("trials", data=a)
             f.attrs["n_trials"] = np.uint64(len(a))
+            f.attrs["master_seed"] = np.uint64(2 ** 64 - 59)
             g = f.create_group("bulk")
             g["snapshots"] = cls.snaps
             g["snapshots"].attrs["times"] = [0.5, 2.0]
@@ -330,7 +413,40 @@ class TidyTest(unittest.TestCase):
         i = [k for k in range(len(self.a)) if self.a["replicate"][k] == 2 and
              self.a["heads"][k] == 4 and self.a["skip"][k] == 0][0]
         self.assertAlmostEqual(r, self.a["residual"][i])
-        ds.to_netcdf(os.path.join(self.tmp.name, "tidy.nc"))  # netCDF export works
+        self.assertEqual(ds["skip"].dtype, bool)  # a boolean axis stays bool
+
+    def test_netcdf(self):
+        """The Dataset of the issue (a boolean axis, nullable booleans with <NA>, labels with
+        "not applicable", a uint64 seed) through every netCDF backend and back."""
+        df = frame.load_trials(self.path)
+        df = df[df.skip.notna()].copy()
+        # a nullable boolean column with <NA> (an analysis' own, or a true/false key that is
+        # not applicable on some rows)
+        df["checked"] = pd.array([None if i % 3 == 0 else i % 2 == 1 for i in df.index],
+                                 dtype="boolean")
+        ds = frame.to_xarray(df)
+        self.assertEqual(dict(ds.sizes), {"replicate": 3, "v_scale": 2, "skip": 2})
+        self.assertEqual(ds["heads"].dims, ("v_scale",))  # a zipped axis: a coordinate
+        self.assertEqual(ds["skip"].dtype, bool)
+        self.assertEqual(ds["checked"].dtype, np.float64)  # <NA>: 1/0 with NaN
+        self.assertTrue(bool(ds["checked"].isnull().any()))
+        self.assertEqual(ds["checked"].attrs["flag_meanings"], "false true")
+        self.assertTrue(bool(ds["perturb"].isnull().any()))
+        self.assertEqual(ds.attrs["master_seed"], "18446744073709551557")
+        self.assertEqual(ds.attrs["n_trials"], len(self.a))
+        check_netcdf_round_trip(self, ds, self.tmp.name, "tidy")
+        # the default writer (netCDF4, else scipy), as a user calls it
+        if not {"netcdf4", "scipy"} & set(frame.netcdf_engines()):
+            self.skipTest("no default netCDF writer: " + optional.missing("netCDF4") + "; " +
+                          optional.missing("scipy.io"))
+        path = os.path.join(self.tmp.name, "default.nc")
+        ds.to_netcdf(path)
+        back = frame.from_netcdf(path)
+        self.assertEqual(back["skip"].dtype, bool)
+        self.assertEqual(back["checked"].dtype, np.float64)
+        np.testing.assert_array_equal(back["checked"].values, ds["checked"].values)
+        np.testing.assert_array_equal(pd.isna(back["perturb"].values),
+                                      pd.isna(ds["perturb"].values))
 
     def test_load_bulk(self):
         b = frame.load_bulk(self.path, 5)
@@ -344,5 +460,4 @@ class TidyTest(unittest.TestCase):
         self.assertIsInstance(plain["snapshots"], np.ndarray)
 
 if __name__ == "__main__":
-    prog = unittest.main(exit=False, verbosity=1)
-    sys.exit(0 if prog.result.wasSuccessful() else 1)
+    optional.main(verbosity=1)

@@ -1073,4 +1073,5 @@ class TestFuzz(ImportCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    import optional
+    optional.main(verbosity=2)

@@ -169,4 +169,5 @@ class TwoColumnTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()

@@ -171,4 +171,5 @@ class MeasureTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    import optional
+    optional.main()

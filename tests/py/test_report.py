@@ -171,4 +171,5 @@ class ReportTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1] + ["-v"])
+    import optional
+    optional.main(argv=sys.argv[:1] + ["-v"])

@@ -18,6 +18,9 @@ from contextlib import redirect_stderr, redirect_stdout
 import numpy as np
 import h5py
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optional  # noqa: E402
+
 SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
@@ -122,7 +125,7 @@ def csv_tables(text):
     return out
 
 
-def test_csv_is_one_table(self, text):
+def check_csv_is_one_table(self, text):
     """pandas reads the csv as one table with numeric columns."""
     import pandas as pd
     df = pd.read_csv(io.StringIO(text))
@@ -202,13 +205,18 @@ class RobustnessTest(unittest.TestCase):
                     per_side[float(np.sign(v[0]))] += 1
             self.assertLessEqual(sum(per_side.values()), bins + 3)
 
+    @unittest.skipIf(not optional.have("pandas"), optional.missing("pandas"))
+    def test_csv_is_one_table_in_pandas(self):
+        rc, out, err = run([self.path, "--robustness", "--format", "csv", "--bins", "4"])
+        self.assertEqual(rc, 0, err)
+        check_csv_is_one_table(self, out)
+
     def test_counts_and_fractions_from_the_rows(self):
         for bins in (12, 4):
             rc, out, err = run([self.path, "--robustness", "--format", "csv", "--bins",
                                 str(bins)])
             self.assertEqual(rc, 0, err)
             tabs = csv_tables(out)
-            test_csv_is_one_table(self, out)
             self.check_field(tabs["dist_m_posdef"], "dist_m_posdef", ["identity"], bins)
             self.check_field(tabs["dist_margin"], "dist_margin", ["good"], bins)
             self.check_field(tabs["near_dist"], "near_dist", ["identity", "good"], bins)
@@ -301,4 +309,4 @@ class RobustnessTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    optional.main()

@@ -15,7 +15,9 @@ import h5py
 SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+import optional  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
 
@@ -96,10 +98,8 @@ class SelfDescriptionTest(unittest.TestCase):
         path = os.path.join(self.tmp.name, "snap_spec.h5")
         minimal_file(path, spec="name: x\noutput: {final: true, snapshots: [1, 2.5, 4]}\n")
         with schema.open_results(path) as rf:
-            try:
-                import yaml  # noqa: F401
-            except ImportError:
-                self.skipTest("python3-yaml is not installed")
+            if not optional.have("yaml"):
+                self.skipTest(optional.missing("yaml"))
             self.assertEqual(rf.spec_text().splitlines()[0], "name: x")
             self.assertEqual(rf.snapshot_times(), [1.0, 2.5, 4.0])
 
@@ -183,5 +183,4 @@ enum { AS_FLAG_ONE = 1 << 0, AS_FLAG_TWO = 1 << 3 };
 
 
 if __name__ == "__main__":
-    prog = unittest.main(exit=False, verbosity=1)
-    sys.exit(0 if prog.result.wasSuccessful() else 1)
+    optional.main(verbosity=1)

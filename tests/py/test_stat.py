@@ -2,11 +2,16 @@
 """Tests of `attnsweep summarize --stat`, several files and `--pair` (analysis/attnsweep_stat.py
 and its use in attnsweep_summarize.py) on synthetic results files written with the dtype of
 include/attnsweep/record.h. Expected values are computed here from the rows by hand (lists,
-math.comb), not by the module.
+math.comb, a brute-force convex hull), not by the module. attnsweep_stat computes binomial
+quantiles and the sign test with scipy.stats where it is installed and with its own sums where
+not, and the bootstrap interval of a mean only with scipy: each test of them runs both ways
+(scipy hidden for the second), the first skipped, naming python3-scipy, where it is missing.
 """
 
+import contextlib
 import csv
 import io
+import itertools
 import math
 import os
 import statistics
@@ -14,6 +19,7 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 
 import numpy as np
 import h5py
@@ -21,9 +27,11 @@ import h5py
 SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
 import attnsweep_stat as fstat  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
+import optional  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
 LABELS = schema.enum_labels_from_headers(INCLUDE)
@@ -32,6 +40,35 @@ DTYPE = schema.dtype_from_headers(INCLUDE)
 
 def code(field, label):
     return LABELS[field].index(label)
+
+
+@contextlib.contextmanager
+def scipy_path(with_scipy):
+    """One way of attnsweep_stat: with scipy.stats (SkipTest naming the package where it is
+    missing) or with scipy hidden (its fallback). Use inside a subTest:
+    `for s in (True, False): with self.subTest(scipy=s), scipy_path(s): ...`."""
+    if with_scipy:
+        if not optional.have("scipy.stats"):
+            raise unittest.SkipTest(optional.missing("scipy.stats"))
+        yield
+    else:
+        with mock.patch.dict(sys.modules, {"scipy": None, "scipy.stats": None}):
+            yield
+
+
+def hull_vertices_2d(X):
+    """The vertices of the convex hull of points in general position in the plane, by brute
+    force: a point is one unless it lies in a triangle of three others."""
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    def inside(p, a, b, c):
+        s = [cross(a, b, p), cross(b, c, p), cross(c, a, p)]
+        return all(x > 0 for x in s) or all(x < 0 for x in s)
+
+    return sum(1 for i, p in enumerate(X)
+               if not any(inside(p, *t) for t in itertools.combinations(
+                   [q for j, q in enumerate(X) if j != i], 3)))
 
 
 def binom_cdf(k, n, q):
@@ -92,6 +129,11 @@ def sweep(rng, replicates=6, Ts=(5.0, 50.0)):
 
 class StatMathTest(unittest.TestCase):
     def test_quantile_interval_coverage(self):
+        for with_scipy in (True, False):
+            with self.subTest(scipy=with_scipy), scipy_path(with_scipy):
+                self.check_quantile_interval_coverage()
+
+    def check_quantile_interval_coverage(self):
         # the order statistics (l, u) cover the q-quantile with P(l <= B <= u - 1) >= 95%,
         # B ~ Binomial(m, q): computed here with math.comb
         for q in (0.25, 0.5, 0.9):
@@ -123,25 +165,38 @@ class StatMathTest(unittest.TestCase):
         self.assertEqual(fstat.fill_value("rank_p", None), 0)
 
     def test_sign_test(self):
-        for pos, neg in ((0, 0), (3, 0), (7, 2), (10, 10), (1, 12)):
-            n = pos + neg
-            if n == 0:
-                self.assertTrue(math.isnan(fstat.sign_test(pos, neg)))
-                continue
-            k = min(pos, neg)
-            ref = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
-            self.assertAlmostEqual(fstat.sign_test(pos, neg), ref, places=12)
+        for with_scipy in (True, False):
+            with self.subTest(scipy=with_scipy), scipy_path(with_scipy):
+                for pos, neg in ((0, 0), (3, 0), (7, 2), (10, 10), (1, 12)):
+                    n = pos + neg
+                    if n == 0:
+                        self.assertTrue(math.isnan(fstat.sign_test(pos, neg)))
+                        continue
+                    k = min(pos, neg)
+                    ref = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+                    self.assertAlmostEqual(fstat.sign_test(pos, neg), ref, places=12)
 
     def test_mean_interval(self):
         rng = np.random.default_rng(1)
         v = rng.normal(3.0, 1.0, 200)
-        lo, hi = fstat.mean_ci(v)
-        # percentile bootstrap ~ normal interval for 200 normal values: within 20%
         half = 1.96 * np.std(v, ddof=1) / math.sqrt(len(v))
-        self.assertLess(lo, np.mean(v))
-        self.assertGreater(hi, np.mean(v))
-        self.assertAlmostEqual((hi - lo) / 2, half, delta=0.2 * half)
-        self.assertEqual(fstat.mean_ci(v), (lo, hi))  # seeded: reproducible
+        big = rng.normal(3.0, 1.0, fstat.BOOT_MAX + 1)
+        for with_scipy in (True, False):
+            with self.subTest(scipy=with_scipy), scipy_path(with_scipy):
+                lo, hi = fstat.mean_ci(v)
+                if not with_scipy:  # no bootstrap: no interval (docs/analysis.md)
+                    self.assertTrue(math.isnan(lo) and math.isnan(hi))
+                else:
+                    # percentile bootstrap ~ normal interval for 200 normal values: within 20%
+                    self.assertLess(lo, np.mean(v))
+                    self.assertGreater(hi, np.mean(v))
+                    self.assertAlmostEqual((hi - lo) / 2, half, delta=0.2 * half)
+                    self.assertEqual(fstat.mean_ci(v), (lo, hi))  # seeded: reproducible
+                # beyond BOOT_MAX values the normal interval, with or without scipy
+                lo, hi = fstat.mean_ci(big)
+                h = fstat.Z95 * np.std(big, ddof=1) / math.sqrt(len(big))
+                self.assertAlmostEqual(lo, np.mean(big) - h, places=12)
+                self.assertAlmostEqual(hi, np.mean(big) + h, places=12)
 
     def test_parse(self):
         kinds = {"residual": "float", "n_clusters": "int", "verdict": "enum", "message": "bytes"}
@@ -191,6 +246,11 @@ class SummarizeStatTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_stat_by_group(self):
+        for with_scipy in (True, False):
+            with self.subTest(scipy=with_scipy), scipy_path(with_scipy):
+                self.check_stat_by_group(with_scipy)
+
+    def check_stat_by_group(self, with_scipy):
         rc, out, _ = run_main([self.path, "--stat", "residual:median,mean,q90,gt0.5,max",
                                "n_plateaus:mean", "verdict:=consistent", "--by", "d",
                                "--format", "csv"])
@@ -211,7 +271,10 @@ class SummarizeStatTest(unittest.TestCase):
             self.assertLessEqual(float(r["residual_median_lo"]), float(r["residual_median"]))
             self.assertGreaterEqual(float(r["residual_median_hi"]),
                                     float(r["residual_median"]))
-            self.assertLess(float(r["residual_mean_lo"]), float(r["residual_mean"]))
+            if with_scipy:
+                self.assertLess(float(r["residual_mean_lo"]), float(r["residual_mean"]))
+            else:  # the bootstrap interval needs scipy: an empty cell without it
+                self.assertEqual(r["residual_mean_lo"], "")
             # -1 (none) is not a value of n_plateaus
             pl = [x for x in sel["n_plateaus"] if x != -1]
             self.assertEqual(int(r["n_plateaus_n"]), len(pl))
@@ -395,8 +458,7 @@ class SeriesTest(unittest.TestCase):
                 elif r["observable"] == "diameter":
                     vals.append(max(math.dist(p, q) for p in X for q in X))
                 elif r["observable"] == "hull":
-                    from scipy.spatial import ConvexHull
-                    vals.append(len(ConvexHull(X).vertices))
+                    vals.append(hull_vertices_2d(X))
                 elif j > 0:
                     vals.append(self.clusters[i, j - 1])
             self.assertEqual(int(r["trials"]), len(vals), r)
@@ -428,4 +490,4 @@ class SeriesTest(unittest.TestCase):
         self.assertIn("needs snapshots", err)
 
 if __name__ == "__main__":
-    unittest.main()
+    optional.main()
