@@ -2,14 +2,21 @@
  * the row softmax bit for bit; K iterations are the textbook alternate normalisations of
  * e^{c S} (written out here in plain doubles) to 1e-12, exactly K of them whether or not they
  * have converged, with nothing carried between calls; no NaN at any temperature; the
- * deviation it returns is the one of the matrix it returns. */
+ * deviation it returns is the one of the matrix it returns. Then a trial with sinkhorn_iters 1
+ * against the softmax trial, field by field, and trials with K = 3 (reached_T, sinkhorn_missed
+ * -1) with every model key it combines with. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "as_test.h"
 #include "attnsweep/attention.h"
+#include "attnsweep/pipeline.h"
+#include "attnsweep/record.h"
+#include "attnsweep/rules.h"
+#include "attnsweep/trial.h"
 #include "linalg_dyn.h"
 
 enum { NMAX = 24 };
@@ -215,10 +222,189 @@ static void test_temperatures(void) {
   }
 }
 
+/* ---- trials (pipeline.h) */
+
+static as_trial base_trial(uint64_t index, int d, int n) {
+  as_trial t;
+  as_trial_defaults(&t);
+  t.index = index;
+  t.triple_key = t.token_key = index;
+  t.master_seed = 17;
+  t.d = d;
+  t.n = n;
+  t.integ.T = 3.0;
+  t.integ.dt = 0.05;
+  t.integ.method = AS_METHOD_RK4;
+  t.init.kind = AS_INIT_GAUSS;
+  t.init.scale = 1.0;
+  return t;
+}
+
+/* Fields a sinkhorn_fixed trial records differently from the softmax trial by definition:
+ * the attention keys (attention; sinkhorn_iters applies to Sinkhorn only, -1 for the
+ * softmax), the Sinkhorn deviation (NaN for the softmax), the bookkeeping, and what the
+ * theorem table says (theorem.h: the paper's theorems speak about the softmax, a Sinkhorn
+ * model has theorem none, so the prediction, the nearest theorem and the verdicts are those of
+ * no theorem). Everything the integration and the classifier measured must be equal. */
+static int model_field(const char *name) {
+  static const char *skip[] = {"attention",      "sinkhorn_iters", "sinkhorn_dev", "wall_time",
+                               "rank",           "theorem",        "predicted",    "near_theorem",
+                               "near_predicted", "near_dist",      "near_verdict", "near_reason",
+                               "near_t_decide",  "verdict",        "reason",       "t_decide",
+                               "verdict_margin"};
+  for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+    if (strcmp(name, skip[i]) == 0) return 1;
+  return 0;
+}
+
+/* Compares a and b field by field (bytes), except model_field(); returns the differences. */
+static int record_diff(const as_record *a, const as_record *b, const char *what) {
+  int bad = 0;
+#define AS_X_CMP(kind, name, doc)                                               \
+  if (!model_field(#name) && memcmp(&a->name, &b->name, sizeof a->name) != 0) { \
+    bad++;                                                                      \
+    fprintf(stderr, "%s: record field %s differs\n", what, #name);              \
+  }
+  AS_RECORD_FIELDS(AS_X_CMP)
+#undef AS_X_CMP
+  return bad;
+}
+
+static void test_trials(void) {
+  enum { N = 12, D = 2 };
+  as_pipeline *pl = NULL;
+  AS_EXPECT(as_pipeline_create(NULL, NULL, &pl) == AS_OK, "pipeline");
+  if (!pl) return;
+  double X1[N * D], X2[N * D], P1[N * N], P2[N * N];
+  as_record r1, r2;
+  /* K = 1 against the softmax: x and z variables, identity and generic triples, RK4, dopri5
+   * and layers, final tokens and attention bit for bit, every measured field equal. (Triples
+   * whose softmax theorem reads its own coordinates, such as a good triple's l_1 levels, are
+   * classified in those for the softmax and generically for Sinkhorn: not compared here.) */
+  struct {
+    as_vfamily vf;
+    as_mfamily mf;
+    as_vars vars;
+    as_method method;
+  } cases[] = {{AS_V_IDENTITY, AS_M_IDENTITY, AS_VARS_Z, AS_METHOD_RK4},
+               {AS_V_GOOD, AS_M_GAUSSIAN, AS_VARS_X, AS_METHOD_RK4},
+               {AS_V_GAUSSIAN, AS_M_SPD, AS_VARS_Z, AS_METHOD_DOPRI5},
+               {AS_V_GAUSSIAN, AS_M_GAUSSIAN, AS_VARS_Z, AS_METHOD_LAYERS}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    as_trial t = base_trial(30 + c, D, N);
+    t.triple.vfamily = cases[c].vf;
+    t.triple.mfamily = cases[c].mf;
+    t.integ.vars = cases[c].vars;
+    t.integ.method = cases[c].method;
+    if (cases[c].method == AS_METHOD_LAYERS) t.integ.dt = 0.25;
+    as_bulk b1 = {0}, b2 = {0};
+    b1.final = X1, b1.attention = P1, b2.final = X2, b2.attention = P2;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r1, &b1) == AS_OK, "softmax trial %zu", c);
+    t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+    t.attn.sinkhorn_iters = 1;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r2, &b2) == AS_OK, "sinkhorn_fixed trial %zu", c);
+    char what[64];
+    snprintf(what, sizeof what, "case %zu, K = 1 against the softmax", c);
+    AS_EXPECT(memcmp(X1, X2, sizeof X1) == 0 && memcmp(P1, P2, sizeof P1) == 0,
+              "%s: final tokens or attention differ", what);
+    AS_EXPECT(record_diff(&r1, &r2, what) == 0, "%s: records differ (above)", what);
+    AS_EXPECT(r1.outcome == AS_OUT_REACHED_T && r2.outcome == AS_OUT_REACHED_T &&
+                  r2.sinkhorn_missed == -1 && r2.sinkhorn_iters == 1 &&
+                  r2.attention == AS_ATTN_SINKHORN_FIXED && isnan(r2.sinkhorn_tol) &&
+                  r2.sinkhorn_dev >= 0.0 && isnan(r1.sinkhorn_dev) && r1.sinkhorn_iters == -1,
+              "%s: outcome %d, missed %d, iters %d, tol %g, dev %g", what, r2.outcome,
+              r2.sinkhorn_missed, r2.sinkhorn_iters, r2.sinkhorn_tol, r2.sinkhorn_dev);
+    AS_EXPECT(r2.theorem == AS_THM_NONE, "%s: a Sinkhorn model has no theorem (%d)", what,
+              r2.theorem);
+  }
+  /* K = 3 in the saturated regime (the converged solver's trial of jobs/examples/sinkhorn.yaml
+   * at cap 3 ends not_converged): a model, reached_T, nothing missed, its deviation recorded
+   * and the recorded P the map at the final tokens: doubly stochastic to that deviation,
+   * different from the softmax's. */
+  {
+    as_trial t = base_trial(40, D, N);
+    t.integ.T = 10.0;
+    t.integ.dt = 0.1;
+    t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+    t.attn.sinkhorn_iters = 3;
+    as_bulk b = {0};
+    b.final = X1, b.attention = P1;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r1, &b) == AS_OK, "K = 3 trial");
+    AS_EXPECT(r1.outcome == AS_OUT_REACHED_T && r1.sinkhorn_missed == -1 && r1.t_final == 10.0 &&
+                  isfinite(r1.sinkhorn_dev) && r1.sinkhorn_dev > 0.0 && r1.sinkhorn_iters == 3,
+              "K = 3: outcome %d, missed %d, dev %g, t %g", r1.outcome, r1.sinkhorn_missed,
+              r1.sinkhorn_dev, r1.t_final);
+    AS_EXPECT(deviation(N, P1) <= r1.sinkhorn_dev, "K = 3: final P off by %g > recorded %g",
+              deviation(N, P1), r1.sinkhorn_dev);
+  }
+  /* With every key it combines with (docs/variants.md, "Which variants combine"): heads,
+   * per-layer weights, feed-forward parts, layers with and without skip, x and z, the sphere
+   * (sa): each runs to T with its deviation recorded. */
+  struct {
+    const char *name;
+    int heads;
+    as_weights weights;
+    as_ffn ffn;
+    as_ffn_form form;
+    as_method method;
+    int skip;
+    as_vars vars;
+    as_norm norm;
+  } combos[] = {
+      {"heads z rk4", 3, AS_WEIGHTS_SHARED, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_RK4, 1, AS_VARS_Z,
+       AS_NORM_NONE},
+      {"heads x layers", 2, AS_WEIGHTS_SHARED, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_LAYERS, 1,
+       AS_VARS_X, AS_NORM_NONE},
+      {"per_layer z layers", 1, AS_WEIGHTS_PER_LAYER, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_LAYERS,
+       1, AS_VARS_Z, AS_NORM_NONE},
+      {"per_layer x rk4", 2, AS_WEIGHTS_PER_LAYER, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_RK4, 1,
+       AS_VARS_X, AS_NORM_NONE},
+      {"ffn inside z", 1, AS_WEIGHTS_SHARED, AS_FFN_RELU, AS_FFN_INSIDE, AS_METHOD_RK4, 1,
+       AS_VARS_Z, AS_NORM_NONE},
+      {"ffn block x", 1, AS_WEIGHTS_SHARED, AS_FFN_TANH, AS_FFN_BLOCK, AS_METHOD_RK4, 1, AS_VARS_X,
+       AS_NORM_NONE},
+      {"ffn block no skip", 2, AS_WEIGHTS_SHARED, AS_FFN_RELU, AS_FFN_BLOCK, AS_METHOD_LAYERS, 0,
+       AS_VARS_Z, AS_NORM_NONE},
+      {"sphere sa", 1, AS_WEIGHTS_SHARED, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_RK4, 1, AS_VARS_X,
+       AS_NORM_SPHERE},
+      {"layers z", 1, AS_WEIGHTS_SHARED, AS_FFN_NONE, AS_FFN_INSIDE, AS_METHOD_LAYERS, 1, AS_VARS_Z,
+       AS_NORM_NONE},
+  };
+  for (size_t c = 0; c < sizeof combos / sizeof combos[0]; c++) {
+    as_trial t = base_trial(50 + c, D, N);
+    t.triple.mfamily = AS_M_GAUSSIAN;
+    t.blocks.heads = combos[c].heads;
+    t.blocks.weights = combos[c].weights;
+    t.blocks.weights_every = 2;
+    t.blocks.ffn = combos[c].ffn;
+    t.blocks.ffn_form = combos[c].form;
+    t.blocks.skip = combos[c].skip;
+    t.integ.method = combos[c].method;
+    t.integ.vars = combos[c].vars;
+    t.attn.norm = combos[c].norm;
+    if (combos[c].method == AS_METHOD_LAYERS) t.integ.dt = 0.25;
+    t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+    t.attn.sinkhorn_iters = 3;
+    AS_EXPECT(as_rules_check(&t, NULL) == AS_OK, "%s: a rule refuses it", combos[c].name);
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r1, NULL) == AS_OK, "%s: run", combos[c].name);
+    AS_EXPECT(r1.outcome == AS_OUT_REACHED_T && r1.sinkhorn_missed == -1 &&
+                  isfinite(r1.sinkhorn_dev) && r1.sinkhorn_dev >= 0.0,
+              "%s: outcome %d (%s), missed %d, dev %g", combos[c].name, r1.outcome, r1.message,
+              r1.sinkhorn_missed, r1.sinkhorn_dev);
+    /* the same trial with one iteration: another model (K matters in every combination) */
+    t.attn.sinkhorn_iters = 1;
+    AS_EXPECT(as_trial_run(pl, &t, NULL, &r2, NULL) == AS_OK, "%s: run K = 1", combos[c].name);
+    AS_EXPECT(r2.sinkhorn_dev != r1.sinkhorn_dev, "%s: K = 1 and K = 3 have deviation %g",
+              combos[c].name, r1.sinkhorn_dev);
+  }
+  as_pipeline_destroy(&pl);
+}
+
 int main(void) {
   test_one_iteration();
   test_textbook();
   test_exactly_k();
   test_temperatures();
+  test_trials();
   return as_test_finish("test_sinkhorn_fixed");
 }
