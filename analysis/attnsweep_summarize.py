@@ -1238,7 +1238,7 @@ def _features(rf, cols, mask):
             lab("weights", ["per_layer"]) or \
             ("heads" in cols and (cols["heads"][mask] > 1).any()):
         feats.add("blocks")
-    if lab("attention", ["sinkhorn"]):
+    if lab("attention", ["sinkhorn", "sinkhorn_fixed"]):
         feats.add("sinkhorn")
     if lab("norm", ["sphere"]) or lab("mask", ["causal"]):
         feats.add("sphere")

@@ -71,11 +71,37 @@ int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, d
                                double *P, int *hot, double *work, int *warm, double *dev_out,
                                int *iters_out);
 
+/* Sinkhorn attention as Sinkformers compute it (attention: sinkhorn_fixed): exactly `iters`
+ * iterations from the raw scores, nothing carried between calls. Iteration 1 is the row
+ * softmax (the call as_attention_softmax makes, so iters = 1 gives its bits); each further
+ * iteration normalises the columns, then the rows, in the log domain with the potentials in
+ * score units (as as_attention_sinkhorn: only differences to a maximum, <= 0, are multiplied
+ * by c). No warm start, no early stop, no epsilon scaling, no Newton step, no last scaling of
+ * P: P_K = diag(e^{c f}) e^{c S} diag(e^{c g}) after K row normalisations and K - 1 column
+ * normalisations, whatever its deviation. A model, not an approximation of `sinkhorn`.
+ *   n       rows = columns (n >= 1); S n x n finite scores (borrowed, not modified);
+ *   logc    log of the temperature, any double. c = +inf: every log-sum-exp is a maximum and
+ *           every row normalisation the hardmax (ties shared), each step's own
+ *           zero-temperature limit; iterations 2.. run at c = 2^-1000 when c is smaller (for
+ *           scores ranging less than 2^946 e^{c S} is the all-ones matrix to rounding at
+ *           either temperature, and the potentials, of order log(n) / c, stay finite);
+ *   iters   K >= 1, the iterations done (one iteration = one row normalisation, n^2
+ *           exponentials; the column normalisation before it another n^2);
+ *   P       n x n output, row-stochastic to rounding (the last step is a row step);
+ *   hot     n ints: per row the index of its single nonzero, or -1 (as the softmax);
+ *   work    as_attention_sinkhorn_doubles(n) doubles of scratch (n^2 + 4 n of it are used);
+ *   dev_out the largest |row or column sum - 1| of the returned P (+inf if P is not finite);
+ *           what is left of doubly stochastic after K iterations: information, not a failure.
+ * Returns the number of one-hot rows. Deterministic, the same bits on every machine;
+ * allocates nothing; not collective. */
+int as_attention_sinkhorn_fixed(int n, const double *S, double logc, int iters, double *P, int *hot,
+                                double *work, double *dev_out);
+
 /* Newton steps on the potentials (O(n^3) each) for n up to this many tokens; above, plain
  * alternate normalisations only (the cost model prices both: cost.h). */
 #define AS_ATTENTION_SINKHORN_NEWTON_N 64
 
-/* Doubles of scratch the Sinkhorn calls need for n tokens: 3 n^2 + 8 n. */
+/* Doubles of scratch the Sinkhorn calls (converged and fixed) need for n tokens: 3 n^2 + 8 n. */
 size_t as_attention_sinkhorn_doubles(int n);
 
 /* The instruction set the small-shape kernels (one trial, and trials as lanes: batch.h) run

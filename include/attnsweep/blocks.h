@@ -5,6 +5,9 @@
  * Tokens are rows (n x d). The vector field of a trial whose keys leave the base model
  * ("field" trials: heads > 1, skip false, ffn_form block, or weights per_layer):
  *   ODE, x variables   X' = sum_h P^h X V_h^T + MLP(X),   P^h = rowsoftmax(X M_h X^T)
+ *                      (attention sinkhorn_fixed: P^h = as_attention_sinkhorn_fixed of the
+ *                      head's scores, sinkhorn_iters iterations; the only other attention the
+ *                      blocks take, rule blocks_base of rules.h)
  *   ODE, z variables   z = e^{-mu t} x with the scalar mu = max over blocks of sum_h mu_h
  *                      (mu_h the largest real part of the spectrum of V_h; one head: the base
  *                      model's mu): Z' = -mu Z + sum_h P^h Z V_h^T + e^{-mu t} MLP(e^{mu t} Z),
@@ -64,8 +67,9 @@ double as_blocks_bytes(const as_trial *t);
 typedef struct as_blocks as_blocks;
 
 /* Workspace and weights for trial t (kind != OFF), drawn at once (as_triple_build_at per head
- * and block, the feed-forward weights). *out set on success. Statuses: AS_ERR_ARG, AS_ERR_NOMEM,
- * AS_ERR_DATA (a family's impossible request, non-finite matrices), AS_ERR_LAPACK. */
+ * and block, the feed-forward weights; attention sinkhorn_fixed: its scratch). *out set on
+ * success. Statuses: AS_ERR_ARG, AS_ERR_NOMEM, AS_ERR_DATA (a family's impossible request,
+ * non-finite matrices), AS_ERR_LAPACK. */
 as_status as_blocks_create(const as_trial *t, as_blocks **out);
 /* Free; accepts NULL and *p == NULL; sets *p to NULL. */
 void as_blocks_destroy(as_blocks **p);
@@ -102,6 +106,9 @@ void as_blocks_inside(const as_blocks *b, int n, double *F);
 double as_blocks_logscale(const as_blocks *b, int layers, int zvars, double t, long k);
 /* Attention of head h at the last field evaluation (n x n). */
 const double *as_blocks_head_attention(const as_blocks *b, int head);
+/* attention sinkhorn_fixed: the largest |row or column sum - 1| of a head's P^h at the last
+ * field evaluation; NaN for the softmax or before any evaluation. */
+double as_blocks_sinkhorn_dev(const as_blocks *b);
 
 /* Smallest and largest numerical rank over the heads of their attention at the last field
  * evaluation (singular values above rtol * sigma_1, dgesvd). AS_ERR_LAPACK. */

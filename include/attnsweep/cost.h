@@ -12,7 +12,8 @@
  *                  E = AS_COST_EXP_OPS; z variables d^3) at AS_COST_NS_DENSE; Sinkhorn
  *                  H I n^2 entries at AS_COST_NS_SINKHORN and, up to
  *                  AS_ATTENTION_SINKHORN_NEWTON_N tokens, H (I - 1) n^3 of Newton steps at
- *                  AS_COST_NS_NEWTON (I = as_cost_sinkhorn_iters, below)
+ *                  AS_COST_NS_NEWTON (I = as_cost_sinkhorn_iters, below; sinkhorn_fixed:
+ *                  I = sinkhorn_iters, no Newton steps)
  *     steps        as_cost_steps (fixed step T / dt; dopri5 from T and V; landing steps),
  *                  T the horizon the trial runs to: with T_decide > 0 the one as_trial_run
  *                  raises it to (pipeline.h as_trial_horizon, from the trial's own triple)
@@ -117,8 +118,9 @@ as_cost_path as_cost_path_of(const as_trial *t);
  * trial's own set-up costs: `--calibrate` prices those). Pure. */
 #define AS_COST_HORIZON_DMAX 64
 double as_cost_steps(const as_trial *t);
-/* Expected Sinkhorn iterations per attention evaluation (0 for softmax), at most the cap
- * sinkhorn_iters (all of it for sinkhorn_tol 0): up to AS_ATTENTION_SINKHORN_NEWTON_N tokens
+/* Expected Sinkhorn iterations per attention evaluation (0 for softmax; sinkhorn_fixed:
+ * sinkhorn_iters, exactly), at most the cap sinkhorn_iters (all of it for sinkhorn_tol 0):
+ * attention sinkhorn up to AS_ATTENTION_SINKHORN_NEWTON_N tokens
  * (warm starts and Newton steps, attention.h) AS_COST_SINKHORN_ITERS0 + _PER_N n; above,
  * AS_COST_SINKHORN_PER_DECADE per decade of sinkhorn_tol (plain iterations converge
  * linearly; in the saturated regime they stall at the cap). Pure. */

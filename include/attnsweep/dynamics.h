@@ -160,6 +160,11 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *             the same run (the first of a run cold); the largest remaining deviation over
  *             the run: as_dyn_sinkhorn_dev, the evaluations that missed sinkhorn_tol:
  *             as_dyn_sinkhorn_stats_of.
+ *   attention sinkhorn_fixed: P by as_attention_sinkhorn_fixed, exactly sinkhorn_iters
+ *             iterations from the scores at every evaluation (nothing carried between
+ *             evaluations; sinkhorn_tol unused); the largest deviation over the run:
+ *             as_dyn_sinkhorn_dev (a property of the model, never "missed"). With transformer
+ *             blocks (as_dyn_set_blocks) every head's P^h is this map (blocks.h).
  *   mask      causal: row i is the softmax of its first i + 1 scores, P_ij = 0 for j > i
  *             (x_1' = V x_1 exactly; z_1 constant).
  *   norm      sphere: tokens on the unit sphere, vars x only (AS_ERR_SPEC otherwise).
@@ -168,15 +173,17 @@ as_status as_dyn_rhs(as_dyn *w, as_vars vars, double t, const double *Z, double 
  *             renormalised after every step (the projection method: |x_i| = 1 to rounding at
  *             every step end; stages are not renormalised). Layers: x <- normalise(x + dt
  *             sum_j W_ij V x_j). X0 rows are normalised first; a zero row is AS_ERR_DATA.
- * Statuses: AS_ERR_ARG (NULL w), AS_ERR_SPEC (out-of-range settings, causal + sinkhorn,
- * hardmax + usa), AS_ERR_NOMEM (the Sinkhorn scratch, the usa weights: allocated once per
- * workspace). */
+ * Statuses: AS_ERR_ARG (NULL w; causal, usa or hardmax with either Sinkhorn attention,
+ * hardmax + usa: combinations rules.h refuses), AS_ERR_SPEC (out-of-range settings),
+ * AS_ERR_NOMEM (the Sinkhorn scratch, the usa weights: allocated once per workspace). */
 as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax);
-/* Largest remaining |row or column sum - 1| of the Sinkhorn P over the last run (NaN: none). */
+/* Largest remaining |row or column sum - 1| of the Sinkhorn P (either kind; every head's with
+ * blocks) over the last run (NaN: none). */
 double as_dyn_sinkhorn_dev(const as_dyn *w);
 /* The Sinkhorn evaluations of the last run (every stage, rejected ones and the final P
  * included): how many, how many ended above sinkhorn_tol, the iterations they took in all
- * and at most. Zeros when the run had no Sinkhorn attention. */
+ * and at most. Zeros when the run had no converged Sinkhorn attention (sinkhorn_fixed does
+ * sinkhorn_iters at every evaluation and misses nothing: not counted). */
 typedef struct as_dyn_sinkhorn_stats {
   long evals;    /* evaluations of P */
   long missed;   /* of them, left above sinkhorn_tol (the iteration cap reached) */

@@ -162,9 +162,12 @@
 
 /* ---- attention normalisations and layer normalisation (docs/variants.md) */
 /* How a row of scores becomes attention weights. */
-#define AS_ATTN_LIST(X)                        \
-  X(AS_ATTN_SOFTMAX, "softmax", "row softmax") \
-  X(AS_ATTN_SINKHORN, "sinkhorn", "doubly stochastic (Sinkhorn, log domain)")
+/* Appended only (the values are recorded): sinkhorn_fixed after sinkhorn. */
+#define AS_ATTN_LIST(X)                                                       \
+  X(AS_ATTN_SOFTMAX, "softmax", "row softmax")                                \
+  X(AS_ATTN_SINKHORN, "sinkhorn", "doubly stochastic (Sinkhorn, log domain)") \
+  X(AS_ATTN_SINKHORN_FIXED, "sinkhorn_fixed",                                 \
+    "exactly sinkhorn_iters Sinkhorn iterations from the row softmax (Sinkformers' map)")
 
 /* Which tokens a token attends to. */
 #define AS_MASK_LIST(X)                  \

@@ -164,13 +164,18 @@ enum {
 
 /* Attention normalisations and layer normalisation (docs/variants.md), one block. */
 #define AS_ATTN_IS_SINKHORN (t->attn.attention == AS_ATTN_SINKHORN)
+#define AS_ATTN_ITERATES (AS_ATTN_IS_SINKHORN || t->attn.attention == AS_ATTN_SINKHORN_FIXED)
 #define AS_PARAM_ATTN_TABLE(X, C)                                                                  \
   X(C, attention, ENUM, &as_attn_table, 0, 0, 0, AS_ATTN_SOFTMAX, attn.attention, ENUM, attention, \
-    1, "attention weights: softmax (rows) or sinkhorn (doubly stochastic)")                        \
+    1,                                                                                             \
+    "attention weights: softmax (rows), sinkhorn (doubly stochastic) or sinkhorn_fixed "           \
+    "(sinkhorn_iters iterations)")                                                                 \
   X(C, sinkhorn_iters, INT, NULL, 1, 10000, 0, 100, attn.sinkhorn_iters, I32, sinkhorn_iters,      \
-    AS_ATTN_IS_SINKHORN, "Sinkhorn: iteration cap per evaluation of P (1: the row softmax)")       \
+    AS_ATTN_ITERATES,                                                                              \
+    "sinkhorn: iteration cap per evaluation of P; sinkhorn_fixed: exactly this many (1: the row "  \
+    "softmax)")                                                                                    \
   X(C, sinkhorn_tol, NUM, NULL, 0, AS_BIG, 0, 1e-9, attn.sinkhorn_tol, F64, sinkhorn_tol,          \
-    AS_ATTN_IS_SINKHORN, "Sinkhorn: stop when rows and columns sum to 1 within this")              \
+    AS_ATTN_IS_SINKHORN, "sinkhorn: stop when rows and columns sum to 1 within this")              \
   X(C, mask, ENUM, &as_mask_table, 0, 0, 0, AS_MASK_NONE, attn.mask, ENUM, mask, 1,                \
     "attention mask: none or causal (P_ij = 0 for j > i)")                                         \
   X(C, norm, ENUM, &as_norm_table, 0, 0, 0, AS_NORM_NONE, attn.norm, ENUM, norm, 1,                \

@@ -134,8 +134,8 @@ enum { AS_FLAG_LIST(AS_X_FLAG_BIT) };
   X(I32, rank_p_head_max, "blocks field trials: largest rank of a head's final P^h (-1: none)")  \
   X(F64, sep_gap, "min gap of cluster pairs along their centre line / spread (> 0: separable)")  \
   /* ---- attention normalisations, metastability (docs/variants.md) */                          \
-  X(F64, sinkhorn_dev, "Sinkhorn: largest |row/column sum - 1| left, over the run")              \
-  X(I32, sinkhorn_missed, "Sinkhorn: evaluations of P left above sinkhorn_tol (-1: none)")       \
+  X(F64, sinkhorn_dev, "Sinkhorn, both kinds: largest |row/column sum - 1| over the run")        \
+  X(I32, sinkhorn_missed, "sinkhorn: evaluations of P left above sinkhorn_tol (-1: none)")       \
   X(I32, n_plateaus, "plateaus: >= 2 clusters for >= 2 time units (-1: none)")                   \
   X(F64, plateau_start, "start of the longest plateau (NaN: none)")                              \
   X(F64, plateau_length, "length of the longest plateau (NaN: none)")                            \

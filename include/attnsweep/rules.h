@@ -54,14 +54,14 @@
   X(init_file, "init kind file needs file and dataset")                                  \
   X(reference_n, "reference_n <= n for explicit and file tokens")                        \
   X(sphere_vars, "norm sphere integrates x (vars: x)")                                   \
-  X(causal_sinkhorn, "mask causal and attention sinkhorn do not combine")                \
+  X(causal_sinkhorn, "mask causal and attention sinkhorn(_fixed) do not combine")        \
   X(usa_beta, "norm_form usa needs a finite beta")                                       \
-  X(usa_sinkhorn, "norm_form usa and attention sinkhorn do not combine")                 \
-  X(sinkhorn_beta, "attention sinkhorn needs a finite beta")                             \
+  X(usa_sinkhorn, "norm_form usa and attention sinkhorn(_fixed) do not combine")         \
+  X(sinkhorn_beta, "attention sinkhorn(_fixed) needs a finite beta")                     \
   X(streamed_base, "n > AS_ATTENTION_STREAM_N, or ranks_per_trial >= 1: the base model") \
   X(dt_le_t, "dt <= T")                                                                  \
   X(snapshots_le_t, "output snapshot times <= T")                                        \
-  X(blocks_base, "heads, ffn, skip, weights: with the row softmax only")                 \
+  X(blocks_base, "heads, ffn, skip, weights: the row softmax or sinkhorn_fixed only")    \
   X(ffn_inside, "ffn_form inside: one head, shared weights, an ODE method")              \
   X(blocks_threshold, "heads, ffn, skip, weights: d < spectral_threshold")               \
   X(per_layer_file, "weights per_layer: not with the file families")                     \
@@ -111,18 +111,19 @@ as_status as_rules_check(const as_trial *t, const as_rule_env *env);
  * exactly when a trial with both keeps every rule above. The table of docs/variants.md is
  * computed from the rules, never written by hand. X(name, alt, keys): variants with the same
  * alt > 0 are alternatives (other values of the same key): no pair. */
-#define AS_VARIANT_LIST(X)                      \
-  X(hardmax, 0, "beta: .inf")                   \
-  X(sinkhorn, 0, "attention: sinkhorn")         \
-  X(causal, 0, "mask: causal")                  \
-  X(sphere, 1, "norm: sphere")                  \
-  X(usa, 1, "norm: sphere, norm_form: usa")     \
-  X(heads, 0, "heads: 2")                       \
-  X(ffn_inside, 2, "ffn: relu")                 \
-  X(ffn_block, 2, "ffn: relu, ffn_form: block") \
-  X(per_layer, 0, "weights: per_layer")         \
-  X(layers, 3, "method: layers")                \
-  X(no_skip, 3, "method: layers, skip: false")  \
+#define AS_VARIANT_LIST(X)                          \
+  X(hardmax, 0, "beta: .inf")                       \
+  X(sinkhorn, 4, "attention: sinkhorn")             \
+  X(sinkhorn_fixed, 4, "attention: sinkhorn_fixed") \
+  X(causal, 0, "mask: causal")                      \
+  X(sphere, 1, "norm: sphere")                      \
+  X(usa, 1, "norm: sphere, norm_form: usa")         \
+  X(heads, 0, "heads: 2")                           \
+  X(ffn_inside, 2, "ffn: relu")                     \
+  X(ffn_block, 2, "ffn: relu, ffn_form: block")     \
+  X(per_layer, 0, "weights: per_layer")             \
+  X(layers, 3, "method: layers")                    \
+  X(no_skip, 3, "method: layers, skip: false")      \
   X(zvars, 0, "vars: z")
 
 typedef enum as_variant_id {

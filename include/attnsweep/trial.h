@@ -103,9 +103,10 @@ typedef struct as_integ_spec {
 /* Attention normalisation and layer normalisation (docs/variants.md). The temperature is
  * triple.beta (+inf: hardmax). */
 typedef struct as_attn_spec {
-  as_attn attention;   /* softmax | sinkhorn */
-  int sinkhorn_iters;  /* Sinkhorn: iteration cap (1..10000; 1 = the row softmax) */
-  double sinkhorn_tol; /* Sinkhorn: stop when rows and columns sum to 1 within this */
+  as_attn attention;   /* softmax | sinkhorn | sinkhorn_fixed */
+  int sinkhorn_iters;  /* sinkhorn: iteration cap; sinkhorn_fixed: exactly this many (1..10000;
+                        * 1 = the row softmax) */
+  double sinkhorn_tol; /* sinkhorn: stop when rows and columns sum to 1 within this */
   as_mask mask;        /* none | causal (P_ij = 0 for j > i) */
   as_norm norm;        /* none | sphere (tokens on the unit sphere) */
   as_nform norm_form;  /* sphere: sa (softmax weights) | usa (e^{beta <Qx_i,Kx_j>} / n) */
@@ -114,6 +115,11 @@ typedef struct as_attn_spec {
 /* 1 for the base model of the paper (row softmax, no mask, no normalisation, finite beta;
  * hardmax: beta = +inf). Defined in trial.c. */
 int as_attn_is_base(const as_attn_spec *am, int hardmax);
+/* 1 for the attentions that scale e^{c S} towards a doubly stochastic matrix: sinkhorn
+ * (converged to sinkhorn_tol) and sinkhorn_fixed (sinkhorn_iters iterations exactly); they
+ * share the rules of rules.h (no causal mask, no usa, a finite beta) and the record's
+ * sinkhorn_iters and sinkhorn_dev. Defined in trial.c. */
+int as_attn_is_sinkhorn(as_attn a);
 
 /* Transformer blocks (blocks.h): every field set by a sweep key of params.h. */
 typedef struct as_blocks_spec {

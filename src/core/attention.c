@@ -406,22 +406,31 @@ static double lse_scaled(int m, const double *a, size_t stride, double c, double
     buf[j] = v == best ? 0.0 : c * (v - best); /* <= 0, never NaN for finite c */
   }
   exp_nonpositive(m, buf);
-  double sum = row_sum(m, buf); /* >= 1 */
-  return best + log(sum) / c;
+  double sum = row_sum(m, buf); /* in [1, m] */
+  /* c = +inf: the maximum itself (every other term is e^-inf = 0; log(sum) / c would be 0 as
+   * well, said here so that no reader has to check for inf / inf). c must be > 0: at c = 0,
+   * or subnormal, log(sum) / c overflows and the next pass meets -inf + inf (callers keep c
+   * above a floor: as_attention_sinkhorn_fixed). */
+  return c < INFINITY ? best + log(sum) / c : best;
 }
 
 /* Largest |row sum - 1| and |column sum - 1| of the n x n matrix P; col: the column sums. */
 static double stochastic_dev(int n, const double *P, double *col) {
   double dev = 0.0;
+  int nan = 0; /* the comparisons below skip a NaN sum: it is counted apart */
   for (int j = 0; j < n; j++) col[j] = 0.0;
   for (int i = 0; i < n; i++) {
     const double *p = P + (size_t)i * n;
     double r = row_sum(n, p);
+    nan |= isnan(r);
     dev = fabs(r - 1.0) > dev ? fabs(r - 1.0) : dev;
     for (int j = 0; j < n; j++) col[j] += p[j];
   }
-  for (int j = 0; j < n; j++) dev = fabs(col[j] - 1.0) > dev ? fabs(col[j] - 1.0) : dev;
-  if (isnan(dev)) dev = INFINITY; /* a NaN never counts as converged */
+  for (int j = 0; j < n; j++) {
+    nan |= isnan(col[j]);
+    dev = fabs(col[j] - 1.0) > dev ? fabs(col[j] - 1.0) : dev;
+  }
+  if (nan || isnan(dev)) dev = INFINITY; /* a NaN never counts as converged */
   return dev;
 }
 
@@ -716,4 +725,34 @@ int as_attention_sinkhorn_warm(int n, const double *S, double logc, int iters, d
 int as_attention_sinkhorn(int n, const double *S, double logc, int iters, double tol, double *P,
                           int *hot, double *work, double *dev_out, int *iters_out) {
   return as_attention_sinkhorn_warm(n, S, logc, iters, tol, P, hot, work, NULL, dev_out, iters_out);
+}
+
+/* ---------------------------------------------------------------- Sinkhorn, fixed iterations
+ * Sinkformers' map (attention.h, as_attention_sinkhorn_fixed): the row softmax, then K - 1
+ * times sk_cols (f from g, g from f: the columns of the current P normalised) and sk_rows (the
+ * rows), from g = 0 at every call. The potentials are in score units, of order log(n) / c
+ * where c is small: below SK_FIXED_C_MIN they would overflow (and -inf + inf make a NaN), so
+ * iterations 2.. run at SK_FIXED_C_MIN there, where e^{c S} is the all-ones matrix to
+ * rounding for any scores ranging less than 2^946, exactly as at the true temperature. */
+#define SK_FIXED_LOGC_MIN (-1000.0 * SK_LN2) /* SK_FIXED_C_MIN = 2^-1000 */
+
+int as_attention_sinkhorn_fixed(int n, const double *S, double logc, int iters, double *P, int *hot,
+                                double *work, double *dev_out) {
+  double *S2 = work, *base = work + 3 * (size_t)n * (size_t)n;
+  double *f = base, *g = base + n, *col = base + 2 * n, *buf = base + 3 * n;
+  /* Iteration 1: the row softmax, the call as_attention_softmax makes (the same bits). */
+  int onehot = as_attention_softmax_hot(n, n, S, logc, P, hot);
+  if (iters > 1) {
+    const double lw = logc >= SK_FIXED_LOGC_MIN ? logc : SK_FIXED_LOGC_MIN; /* NaN: the floor */
+    const double c = exp(lw); /* +inf for logc > ~709.78: lse_scaled is then the maximum */
+    for (int j = 0; j < n; j++) g[j] = 0.0;
+    for (int it = 2; it <= iters; it++) {
+      sk_cols(n, S, c, g, f, S2, buf);  /* the columns of P_{it-1} ... */
+      sk_rows(n, S, g, lw, S2, P, hot); /* ... then the rows: P_it */
+    }
+    onehot = 0;
+    for (int i = 0; i < n; i++) onehot += hot[i] >= 0;
+  }
+  *dev_out = stochastic_dev(n, P, col);
+  return onehot;
 }

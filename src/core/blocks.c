@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/params.h"
 #include "attnsweep/rng.h"
 #include "attnsweep/triple.h"
@@ -38,6 +39,11 @@ struct as_blocks {
   double *Ph;                            /* H*n*n */
   int *hot;                              /* n */
   double *sv, *svwork;                   /* n, 8 n: singular values of P^h */
+  /* attention sinkhorn_fixed: each P^h is as_attention_sinkhorn_fixed with sk_iters */
+  int fixed;     /* 1: sinkhorn_fixed, 0: the row softmax */
+  int sk_iters;  /* its iterations K */
+  double *skw;   /* its scratch (as_attention_sinkhorn_doubles(n)), NULL for the softmax */
+  double sk_dev; /* largest deviation of a head's P^h at the last field evaluation (NaN: none) */
 };
 
 static int width_of(const as_trial *t) {
@@ -53,6 +59,7 @@ void as_blocks_destroy(as_blocks **p) {
   free(b->hot);
   free(b->sv);
   free(b->svwork);
+  free(b->skw);
   free(b);
   *p = NULL;
 }
@@ -141,6 +148,17 @@ as_status as_blocks_create(const as_trial *t, as_blocks **out) {
   b->ffn = t->blocks.ffn;
   b->form = t->blocks.ffn_form;
   b->bias = t->blocks.ffn_bias && b->ffn != AS_FFN_NONE && b->form == AS_FFN_BLOCK;
+  /* (the inside form keeps the base field, whose attention the dynamics computes) */
+  b->fixed = t->attn.attention == AS_ATTN_SINKHORN_FIXED && b->kind == AS_BLOCKS_FIELD;
+  b->sk_iters = t->attn.sinkhorn_iters;
+  b->sk_dev = NAN;
+  /* The key table's range of sinkhorn_iters (params.h): validate refuses the rest. */
+  AS_CHECK(!b->fixed || b->sk_iters >= 1, AS_ERR_ARG, "sinkhorn_fixed: sinkhorn_iters = %d < 1",
+           b->sk_iters);
+  if (b->fixed) {
+    b->skw = zalloc(as_attention_sinkhorn_doubles(n));
+    AS_CHECK_ALLOC(b->skw);
+  }
   const size_t dd = (size_t)d * d, nd = (size_t)n * d, nn = (size_t)n * n;
   b->V = zalloc((size_t)nb * H * dd);
   b->M = zalloc((size_t)nb * H * dd);
@@ -240,6 +258,9 @@ const double *as_blocks_m(const as_blocks *b, int head, long block) {
 const double *as_blocks_head_attention(const as_blocks *b, int head) {
   return b->Ph + (size_t)head * b->n * b->n;
 }
+double as_blocks_sinkhorn_dev(const as_blocks *b) {
+  return b->sk_dev;
+}
 
 static long clamp_block(const as_blocks *b, double blk) {
   if (!(blk > 0.0)) return 0; /* also NaN */
@@ -333,12 +354,19 @@ as_status as_blocks_field(as_blocks *b, int layers, int zvars, double t, long k,
   for (size_t i = 0; i < nd; i++) b->G[i] = Y[i] * f;
   memset(b->acc, 0, nd * sizeof *b->acc);
   if (P) memset(P, 0, nn * sizeof *P);
+  b->sk_dev = NAN;
   for (int h = 0; h < H; h++) {
     const double *Mh = b->M + ((size_t)blk * H + h) * dd, *Vh = b->V + ((size_t)blk * H + h) * dd;
     double *Ph = b->Ph + (size_t)h * nn;
     as_mm(0, 0, n, d, d, 1.0, b->G, d, Mh, d, 0.0, b->A, d);
     as_mm(0, 1, n, n, d, 1.0, b->A, d, b->G, d, 0.0, b->S, n);
-    (void)as_attention_softmax_hot(n, n, b->S, logc, Ph, b->hot);
+    if (b->fixed) { /* Sinkformers' map per head: K iterations from this head's scores */
+      double dev = 0.0;
+      (void)as_attention_sinkhorn_fixed(n, b->S, logc, b->sk_iters, Ph, b->hot, b->skw, &dev);
+      if (!(dev <= b->sk_dev)) b->sk_dev = dev; /* the first head, or a larger deviation */
+    } else {
+      (void)as_attention_softmax_hot(n, n, b->S, logc, Ph, b->hot);
+    }
     as_mm(0, 0, n, d, n, 1.0, Ph, n, Y, d, 0.0, b->Hh, d);      /* P^h Y */
     as_mm(0, 1, n, d, d, 1.0, b->Hh, d, Vh, d, 1.0, b->acc, d); /* += P^h Y V_h^T */
     if (P)

@@ -3,6 +3,7 @@
  * used by the spec checks (io) without the numerics of blocks.c. Contracts in blocks.h. */
 #include <math.h>
 
+#include "attnsweep/attention.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/triple.h"
 
@@ -43,5 +44,7 @@ double as_blocks_bytes(const as_trial *t) {
   const double w = width_of(t);
   double doubles = nb * H * 2.0 * d * d + nb * d * d * 2.0 + nb * (2.0 * w * d + w) + 7.0 * n * d +
                    n * w + n * n * (1.0 + H);
+  if (kind == AS_BLOCKS_FIELD && t->attn.attention == AS_ATTN_SINKHORN_FIXED) /* P^h scratch */
+    doubles += (double)as_attention_sinkhorn_doubles(t->n);
   return 8.0 * doubles + 4.0 * n;
 }

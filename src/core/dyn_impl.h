@@ -113,7 +113,7 @@ struct as_dyn {
   int hardmax;     /* beta = inf: logc = +inf (rows one-hot on the maximum, ties shared) */
   as_attn_spec am; /* attention, Sinkhorn settings, mask, norm */
   double *skw;     /* Sinkhorn scratch, as_attention_sinkhorn_doubles (allocated once, kept) */
-  double sk_dev;   /* largest remaining Sinkhorn deviation over the run (NaN: none) */
+  double sk_dev;   /* largest Sinkhorn deviation over the run, either kind (NaN: none) */
   int sk_warm;     /* skw holds the potentials of the last evaluation of this run */
   double *uf; /* usa: per row the factor Z_i / n of the last evaluation (n; set_model), or NULL */
   double *uw; /* usa: the weights of the final state (n*n, as_dyn_usa_weights; set_model) */
@@ -166,9 +166,12 @@ as_status dyn_begin_run(as_dyn *w, const as_integ_spec *in, const double *X0,
                         const double *snap_times, int n_snap, as_dyn_stats *stats);
 as_status dyn_finish_run(as_dyn *w, const as_integ_spec *in, as_dyn_stats *stats);
 
-/* P from the scores w->S (temperature logc) for a non-base model (causal mask, Sinkhorn, or
- * the plain softmax). dyn_model.c. */
+/* P from the scores w->S (temperature logc) for a non-base model (causal mask, Sinkhorn
+ * converged or with fixed iterations, or the plain softmax). dyn_model.c. */
 void dyn_model_weights(as_dyn *w, double logc);
+/* The run's largest Sinkhorn deviation (as_dyn_sinkhorn_dev) raised to dev where that is
+ * larger (or the first). dyn_model.c. */
+void dyn_sinkhorn_dev_add(as_dyn *w, double dev);
 /* usa on the sphere: rows of H rescaled to the weights e^{s_ij} / n. dyn_model.c. */
 void dyn_usa_rescale(as_dyn *w, double logc);
 /* Rows of F projected on the tangent spaces at the rows of X. dyn_model.c. */

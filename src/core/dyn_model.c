@@ -7,9 +7,13 @@
 #include "dyn_impl.h"
 #include "linalg_dyn.h"
 
+void dyn_sinkhorn_dev_add(as_dyn *w, double dev) {
+  if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+}
+
 /* P from the scores w->S (temperature logc) for a non-base model: the causal mask (row i over
- * its first i + 1 columns, the rest exactly 0), Sinkhorn, or the plain softmax (hardmax and
- * the sphere only change logc and the output). */
+ * its first i + 1 columns, the rest exactly 0), Sinkhorn (converged, or its fixed iterations),
+ * or the plain softmax (hardmax and the sphere only change logc and the output). */
 void dyn_model_weights(as_dyn *w, double logc) {
   const int n = w->n;
   if (w->am.mask == AS_MASK_CAUSAL) {
@@ -25,11 +29,17 @@ void dyn_model_weights(as_dyn *w, double logc) {
     int it = 0;
     w->n_hot = as_attention_sinkhorn_warm(n, w->S, logc, w->am.sinkhorn_iters, w->am.sinkhorn_tol,
                                           w->P, w->hot, w->skw, &w->sk_warm, &dev, &it);
-    if (isnan(w->sk_dev) || dev > w->sk_dev) w->sk_dev = dev;
+    dyn_sinkhorn_dev_add(w, dev);
     w->sk_stats.evals++;
     w->sk_stats.missed += !(dev <= w->am.sinkhorn_tol);
     w->sk_stats.iters += it;
     if (it > w->sk_stats.max_iters) w->sk_stats.max_iters = it;
+  } else if (w->am.attention == AS_ATTN_SINKHORN_FIXED) {
+    /* A model: exactly sinkhorn_iters iterations, nothing missed, nothing carried over. */
+    double dev = 0.0;
+    w->n_hot = as_attention_sinkhorn_fixed(n, w->S, logc, w->am.sinkhorn_iters, w->P, w->hot,
+                                           w->skw, &dev);
+    dyn_sinkhorn_dev_add(w, dev);
   } else {
     w->n_hot = as_attention_softmax_hot(n, n, w->S, logc, w->P, w->hot);
   }
@@ -88,17 +98,21 @@ as_status as_dyn_set_model(as_dyn *w, const as_attn_spec *am, int hardmax) {
                (am->sinkhorn_iters >= 1 && am->sinkhorn_tol >= 0.0 && !isnan(am->sinkhorn_tol)),
            AS_ERR_SPEC, "Sinkhorn needs sinkhorn_iters >= 1 and sinkhorn_tol >= 0 (got %d, %g)",
            am->sinkhorn_iters, am->sinkhorn_tol);
-  /* Combinations of the rules of rules.h (validate refuses them): a caller's bug here. */
-  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->mask == AS_MASK_CAUSAL), AS_ERR_ARG,
-           "a causal mask with Sinkhorn attention breaks rule causal_sinkhorn");
+  AS_CHECK(am->attention != AS_ATTN_SINKHORN_FIXED || am->sinkhorn_iters >= 1, AS_ERR_SPEC,
+           "sinkhorn_fixed needs sinkhorn_iters >= 1 (got %d)", am->sinkhorn_iters);
+  /* Combinations of the rules of rules.h (validate refuses them): a caller's bug here. Both
+   * Sinkhorn attentions (as_attn_is_sinkhorn) share them. */
+  const int sk = as_attn_is_sinkhorn(am->attention);
+  const char *skname = as_enum_label(&as_attn_table, (int)am->attention);
+  AS_CHECK(!(sk && am->mask == AS_MASK_CAUSAL), AS_ERR_ARG,
+           "a causal mask with attention %s breaks rule causal_sinkhorn", skname);
   AS_CHECK(!(hardmax && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
            "norm_form usa with hardmax breaks rule usa_beta");
-  AS_CHECK(!(am->attention == AS_ATTN_SINKHORN && am->norm == AS_NORM_SPHERE &&
-             am->norm_form == AS_NFORM_USA),
-           AS_ERR_ARG, "norm_form usa with Sinkhorn attention breaks rule usa_sinkhorn");
-  AS_CHECK(!(hardmax && am->attention == AS_ATTN_SINKHORN), AS_ERR_ARG,
-           "Sinkhorn attention with hardmax breaks rule sinkhorn_beta");
-  if (am->attention == AS_ATTN_SINKHORN && !w->skw) {
+  AS_CHECK(!(sk && am->norm == AS_NORM_SPHERE && am->norm_form == AS_NFORM_USA), AS_ERR_ARG,
+           "norm_form usa with attention %s breaks rule usa_sinkhorn", skname);
+  AS_CHECK(!(hardmax && sk), AS_ERR_ARG, "attention %s with hardmax breaks rule sinkhorn_beta",
+           skname);
+  if (sk && !w->skw) {
     w->skw = calloc(as_attention_sinkhorn_doubles(w->n), sizeof(double));
     AS_CHECK_ALLOC(w->skw);
   }

@@ -473,8 +473,12 @@ as_status dyn_rhs_mode(as_dyn *w, int mode, double t, long k, const double *Y, d
   double logc = 0.0;
   if (w->bkind == AS_BLOCKS_FIELD) { /* transformer blocks: their own field (blocks.h) */
     w->pt_newer = 0;
-    return as_blocks_field(w->blocks, mode == MODE_LZ || mode == MODE_LX,
-                           mode == MODE_Z || mode == MODE_LZ, t, k, w->blk, Y, F, w->P);
+    st = as_blocks_field(w->blocks, mode == MODE_LZ || mode == MODE_LX,
+                         mode == MODE_Z || mode == MODE_LZ, t, k, w->blk, Y, F, w->P);
+    /* sinkhorn_fixed: the heads' deviation joins the run's (as for one head) */
+    if (st == AS_OK && w->am.attention == AS_ATTN_SINKHORN_FIXED)
+      dyn_sinkhorn_dev_add(w, as_blocks_sinkhorn_dev(w->blocks));
+    return st;
   }
   AS_TRY(dyn_scaled_tokens(w, mode, t, k, Y, &logc));
   if (w->hardmax) logc = INFINITY;

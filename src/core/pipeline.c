@@ -660,6 +660,9 @@ static as_status trial_run(as_pipeline *pl, const as_trial *t, const volatile si
     if (ts != AS_OK) goto trial_failed;
   }
   rec->sinkhorn_dev = as_dyn_sinkhorn_dev(dyn);
+  /* Only the converged Sinkhorn can miss its tolerance; sinkhorn_fixed is a model of its own
+   * (exactly sinkhorn_iters iterations: nothing to miss), so its sinkhorn_missed stays -1 (not
+   * applicable) and its outcome is the integration's (reached_T, ...), never not_converged. */
   if (t->attn.attention == AS_ATTN_SINKHORN) {
     as_dyn_sinkhorn_stats sks;
     as_dyn_sinkhorn_stats_of(dyn, &sks);

@@ -58,13 +58,26 @@ static int block_key(const as_trial *t) {
 }
 
 /* The first attention key the trial sets away from the base model (beta .inf, attention,
- * mask, norm), -1 for none. */
-static int model_key(const as_trial *t) {
+ * mask, norm), -1 for none; with fixed = 1 attention sinkhorn_fixed counts as the base. */
+static int model_key(const as_trial *t, int fixed) {
   if (isinf(t->triple.beta)) return K(beta);
-  if (t->attn.attention != AS_ATTN_SOFTMAX) return K(attention);
+  if (t->attn.attention != AS_ATTN_SOFTMAX &&
+      !(fixed && t->attn.attention == AS_ATTN_SINKHORN_FIXED))
+    return K(attention);
   if (t->attn.mask != AS_MASK_NONE) return K(mask);
   if (t->attn.norm != AS_NORM_NONE) return K(norm);
   return -1;
+}
+
+/* The attention transformer blocks compute per head (blocks.h): the base model's row softmax,
+ * or its fixed Sinkhorn iterations (sinkhorn_fixed), without hardmax, mask or sphere. */
+static int blocks_attention(const as_trial *t) {
+  return model_key(t, 1) < 0;
+}
+
+/* The label of the trial's attention (the value a message names). */
+static const char *attention_label(const as_trial *t) {
+  return as_enum_label(&as_attn_table, (int)t->attn.attention);
 }
 
 /* The base model's row softmax (no hardmax, Sinkhorn, mask, sphere) and no blocks. */
@@ -256,10 +269,11 @@ RULE(sphere_vars) {
 
 RULE(causal_sinkhorn) {
   (void)env;
-  if (t->attn.mask != AS_MASK_CAUSAL || t->attn.attention != AS_ATTN_SINKHORN) return 0;
+  if (t->attn.mask != AS_MASK_CAUSAL || !as_attn_is_sinkhorn(t->attn.attention)) return 0;
   return hit(h, K(mask), K(attention), -1,
-             "mask: causal and attention: sinkhorn do not combine (the only lower-triangular "
-             "doubly stochastic matrix is the identity)");
+             "mask: causal and attention: %s do not combine (the only lower-triangular "
+             "doubly stochastic matrix is the identity)",
+             attention_label(t));
 }
 
 RULE(usa_beta) {
@@ -275,23 +289,27 @@ RULE(usa_beta) {
 RULE(usa_sinkhorn) {
   (void)env;
   if (t->attn.norm != AS_NORM_SPHERE || t->attn.norm_form != AS_NFORM_USA ||
-      t->attn.attention != AS_ATTN_SINKHORN)
+      !as_attn_is_sinkhorn(t->attn.attention))
     return 0;
   return hit(h, K(norm_form), K(attention), -1,
              "norm_form: usa (weights e^{beta <Qx_i, Kx_j>} / n, unnormalised) and attention: "
-             "sinkhorn (doubly stochastic weights) do not combine: use norm_form: sa with "
-             "Sinkhorn");
+             "%s (doubly stochastic weights) do not combine: use norm_form: sa with "
+             "Sinkhorn",
+             attention_label(t));
 }
 
 /* At beta = inf every Sinkhorn log-sum-exp is a maximum: the alternate normalisations of
  * one-hot rows do not converge (column sums off by several units), and their limit, an optimal
- * assignment, is not what the iteration computes. */
+ * assignment, is not what the iteration computes. sinkhorn_fixed is Sinkformers' map of
+ * e^{beta S} at a finite temperature, which beta .inf is not. */
 RULE(sinkhorn_beta) {
   (void)env;
-  if (t->attn.attention != AS_ATTN_SINKHORN || !isinf(t->triple.beta)) return 0;
+  if (!as_attn_is_sinkhorn(t->attn.attention) || !isinf(t->triple.beta)) return 0;
   return hit(h, K(beta), K(attention), -1,
-             "attention: sinkhorn needs a finite beta: at beta .inf (hardmax) the alternate "
-             "normalisations do not converge to a doubly stochastic matrix");
+             "attention: %s needs a finite beta: at beta .inf (hardmax) the alternate "
+             "normalisations of one-hot rows do not scale e^{beta <Qx_i, Kx_j>} to a doubly "
+             "stochastic matrix",
+             attention_label(t));
 }
 
 /* Above AS_ATTENTION_STREAM_N tokens, and at any n with ranks_per_trial >= 1
@@ -330,11 +348,12 @@ RULE(snapshots_le_t) {
 
 RULE(blocks_base) {
   (void)env;
-  if (!uses_blocks(t) || as_attn_is_base(&t->attn, isinf(t->triple.beta))) return 0;
-  const int bk = block_key(t), mk = model_key(t);
+  if (!uses_blocks(t) || blocks_attention(t)) return 0;
+  const int bk = block_key(t), mk = model_key(t, 1);
   return hit(h, bk, mk, -1,
-             "%s with %s: heads, ffn, skip and weights run with the row softmax only (no "
-             "hardmax, Sinkhorn, mask or sphere)",
+             "%s with %s: heads, ffn, skip and weights run with the row softmax only, or its "
+             "fixed Sinkhorn iterations (attention: sinkhorn_fixed): no hardmax, converged "
+             "Sinkhorn, mask or sphere",
              as_params[bk].key, mk >= 0 ? as_params[mk].key : "this attention");
 }
 
@@ -422,6 +441,9 @@ static void variant_apply(as_variant_id v, as_trial *t) {
     break;
   case AS_VARIANT_sinkhorn:
     t->attn.attention = AS_ATTN_SINKHORN;
+    break;
+  case AS_VARIANT_sinkhorn_fixed:
+    t->attn.attention = AS_ATTN_SINKHORN_FIXED;
     break;
   case AS_VARIANT_causal:
     t->attn.mask = AS_MASK_CAUSAL;

@@ -52,3 +52,7 @@ int as_attn_is_base(const as_attn_spec *am, int hardmax) {
   return !hardmax && am->attention == AS_ATTN_SOFTMAX && am->mask == AS_MASK_NONE &&
          am->norm == AS_NORM_NONE;
 }
+
+int as_attn_is_sinkhorn(as_attn a) {
+  return a == AS_ATTN_SINKHORN || a == AS_ATTN_SINKHORN_FIXED;
+}

@@ -104,6 +104,7 @@ double as_cost_steps(const as_trial *t) {
 }
 
 double as_cost_sinkhorn_iters(const as_trial *t) {
+  if (t->attn.attention == AS_ATTN_SINKHORN_FIXED) return t->attn.sinkhorn_iters; /* exactly */
   if (t->attn.attention != AS_ATTN_SINKHORN) return 0.0;
   const double cap = t->attn.sinkhorn_iters, tol = t->attn.sinkhorn_tol;
   double it = cap; /* tol 0: never met, every evaluation runs to the cap */
@@ -140,10 +141,10 @@ static void rhs_ops(const as_trial *t, double n, as_cost_path path, double times
   k[K_DENSE] += times * H * (2.0 * nn * d + 2.0 * n * d * d);
   /* Sinkhorn: n^2 entries per iteration (three log-sum-exp passes and the normalisation);
    * up to AS_ATTENTION_SINKHORN_NEWTON_N tokens a Newton step of n^3 in every iteration after
-   * the first (the row softmax). */
+   * the first (the row softmax); sinkhorn_fixed takes no Newton step. */
   const double sk = as_cost_sinkhorn_iters(t);
   k[K_SINKHORN] += times * H * sk * nn;
-  if (sk > 1.0 && n <= AS_ATTENTION_SINKHORN_NEWTON_N)
+  if (t->attn.attention == AS_ATTN_SINKHORN && sk > 1.0 && n <= AS_ATTENTION_SINKHORN_NEWTON_N)
     k[K_NEWTON] += times * H * (sk - 1.0) * nn * n;
   if (t->attn.norm == AS_NORM_SPHERE) k[K_DENSE] += times * 4.0 * n * d;
   if (t->blocks.ffn != AS_FFN_NONE) {
@@ -272,9 +273,9 @@ double as_cost_memory(const as_trial *t) {
   const int m = t->triple.m_rows > 0 ? t->triple.m_rows : t->d;
   double b = as_pipeline_bytes(t->n, t->d, m);
   if (t->reference_n > 0) b += as_pipeline_bytes(t->reference_n, t->d, m); /* ref_w1's run */
-  /* Sinkhorn's scratch (3 n^2 + 8 n doubles, dyn_model.c), which the pipeline's estimate of a
-   * softmax trial leaves out: 1.5 times its S and P. */
-  if (t->attn.attention == AS_ATTN_SINKHORN) {
+  /* Sinkhorn's scratch (3 n^2 + 8 n doubles, dyn_model.c; both kinds), which the pipeline's
+   * estimate of a softmax trial leaves out: 1.5 times its S and P. */
+  if (as_attn_is_sinkhorn(t->attn.attention)) {
     b += 8.0 * (double)as_attention_sinkhorn_doubles(t->n);
     if (t->reference_n > 0) b += 8.0 * (double)as_attention_sinkhorn_doubles(t->reference_n);
   }

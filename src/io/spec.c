@@ -956,7 +956,19 @@ static void unused_value(as_spec_cx *cx, const sval *v) {
 
 static void unused_term(as_spec_cx *cx, const term *t) {
   if (t->kind == T_AXIS) {
-    for (uint64_t j = 0; j < t->ax->n; j++) unused_value(cx, &t->ax->vals[j]);
+    /* A zipped list needs a value at every position: where the trials of a position ignore
+     * the key, its value only lines the zip up (`zip: [{attention: [softmax, sinkhorn]},
+     * {sinkhorn_iters: [1, 50]}]`), valid when the key applies at another position of the
+     * same list; a zipped list no trial reads is refused value by value as any other. */
+    int lined_up = 0;
+    for (uint64_t j = 0; t->ax->zipped && j < t->ax->n && !lined_up; j++) {
+      const as_sn *n = t->ax->vals[j].node;
+      lined_up = n && n->given_key > 0 && n->applied;
+    }
+    for (uint64_t j = 0; j < t->ax->n; j++) {
+      const as_sn *n = t->ax->vals[j].node;
+      if (!lined_up || (n && n->applied)) unused_value(cx, &t->ax->vals[j]);
+    }
     return;
   }
   for (int i = 0; i < t->n; i++) unused_term(cx, t->kids[i]);

@@ -103,6 +103,24 @@ static void test_work_bytes(void) {
   /* ... and its scratch in the memory estimate: 3 n^2 + 8 n doubles more than softmax. */
   AS_EXPECT_CLOSE(as_cost_memory(&sk) - as_cost_memory(&t),
                   8.0 * (3.0 * t.n * (double)t.n + 8.0 * t.n), 1e-12, 0);
+  /* sinkhorn_fixed: exactly sinkhorn_iters iterations whatever the tolerance, n^2 entries each
+   * and no Newton step (K = 2 costs one iteration of entries more than K = 1, nothing else);
+   * the same scratch. */
+  {
+    as_trial fx = t;
+    fx.attn.attention = AS_ATTN_SINKHORN_FIXED;
+    fx.attn.sinkhorn_tol = 1e-9; /* not read */
+    fx.attn.sinkhorn_iters = 7;
+    AS_EXPECT(as_cost_sinkhorn_iters(&fx) == 7, "sinkhorn_fixed: K iterations (%g)",
+              as_cost_sinkhorn_iters(&fx));
+    as_trial one = fx, two = fx;
+    one.attn.sinkhorn_iters = 1;
+    two.attn.sinkhorn_iters = 2;
+    const double evals = 20.0 * 4.0, nn = 20.0 * 20.0; /* 20 steps of RK4 */
+    AS_EXPECT_CLOSE(step_work(two, 20) - step_work(one, 20),
+                    evals * nn * AS_COST_NS_SINKHORN * 1e-9 / AS_COST_DEFAULT_A, 1e-9, 0);
+    AS_EXPECT_CLOSE(as_cost_memory(&fx), as_cost_memory(&sk), 1e-12, 0);
+  }
   /* DOPRI5 with step control: the steps grow linearly with T and the rate of V (identity V
    * times v_scale: the rate is v_scale), all as rtol^(-1/5). */
   as_trial dp = t;

@@ -403,6 +403,24 @@ static void test_not_applying(void) {
   as_spec_destroy(&s);
   s = parse("sweep:\n  attention: [softmax, sinkhorn]\n  sinkhorn_iters: 5\n");
   as_spec_destroy(&s);
+  /* sinkhorn_tol is the converged solver's stop: nothing for sinkhorn_fixed, whose
+   * sinkhorn_iters is read (its K). */
+  expect_diag("sweep:\n  attention: sinkhorn_fixed\n  sinkhorn_tol: 1.0e-6\n", 3, 17,
+              "sinkhorn_tol has no effect");
+  s = parse("sweep:\n  attention: sinkhorn_fixed\n  sinkhorn_iters: 3\n");
+  AS_EXPECT(s != NULL, "sinkhorn_iters read by sinkhorn_fixed");
+  as_spec_destroy(&s);
+  /* A zipped list needs a value at every position: one whose trials ignore the key lines the
+   * zip up when another position's trials read the list (softmax, sinkhorn and
+   * sinkhorn_fixed with their own sinkhorn_iters in one case), and a zipped list no trial
+   * reads is refused at its first value. */
+  s = parse("sweep:\n  zip:\n    - {attention: [softmax, sinkhorn, sinkhorn_fixed]}\n"
+            "    - {sinkhorn_iters: [100, 100, 3]}\n");
+  AS_EXPECT(s != NULL && as_spec_trial_count(s) == 3, "zip with a placeholder refused");
+  as_spec_destroy(&s);
+  expect_diag("sweep:\n  zip:\n    - {attention: [softmax, softmax]}\n"
+              "    - {sinkhorn_iters: [5, 50]}\n",
+              4, 25, "sinkhorn_iters has no effect");
 }
 
 int main(void) {

@@ -86,6 +86,10 @@ def specs():
                                                 (r"n: 32, d: 2, T: 15", "n: 8, d: 2, T: 3")])
     out["per_layer.h5"] = example("per_layer", [(r"^replicates: 10", "replicates: 1"),
                                                 (r"n: 20, d: 3, T: 30", "n: 6, d: 3, T: 6")])
+    # softmax, converged Sinkhorn and sinkhorn_fixed K = 3 on common draws (--pair attention)
+    out["sinkformers.h5"] = example("sinkformers", [(r"^replicates: 10", "replicates: 2"),
+                                                    (r"^  n: 20$", "  n: 6"),
+                                                    (r"^  T: 10$", "  T: 2")])
     # cheap enough at full size (340 and 400 trials, about 1 s each)
     out["approximate.h5"] = example("approximate", [(r"^name: ", "name: ")])
     out["perturbed.h5"] = example("perturbed", [(r"^name: ", "name: ")])

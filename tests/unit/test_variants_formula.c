@@ -1,11 +1,13 @@
 /* Every model variant against its equation written out here, at tiny sizes (n = 4, d = 2): one
  * step of a whole trial (as_trial_run, explicit tokens and matrices, x variables) equals the
  * step computed by the loops of this file from docs/variants.md's formulas, to rounding
- * (1e-13 of the scale; Sinkhorn: iterated to convergence on both sides). One Euler step is
+ * (1e-13 of the scale; Sinkhorn: iterated to convergence on both sides; sinkhorn_fixed: three
+ * iterations on both sides). One Euler step is
  * x1 = x0 + dt F(x0); the sphere's is x1 = normalise(x0 + dt Proj_{x0}(F)); one layer of
  * `method: layers` on the sphere is normalise(x0 + dt F) without the projection.
  *   beta finite: P = rowsoftmax(beta x M x^T);   hardmax: rows one-hot on the largest score;
  *   causal: row i over its first i + 1 scores;  Sinkhorn: doubly stochastic scaling of e^S;
+ *   sinkhorn_fixed K: the row softmax, then K - 1 times columns, then rows normalised;
  *   sphere sa: F = sum_j P_ij V x_j;  usa: weights e^{s_ij} / n (with causal: j <= i);
  *   heads: sum_h P^h x V_h^T;  ffn inside (x): W sigma(P x V^T);  ffn block (ODE):
  *   P x V^T + W_2 sigma(W_1 x + b) with identity weights, b = 0. */
@@ -57,7 +59,7 @@ static void scores(const double *X, const double *M, double beta, double *S) {
     }
 }
 
-enum { W_SOFTMAX, W_HARDMAX, W_USA, W_SINKHORN };
+enum { W_SOFTMAX, W_HARDMAX, W_USA, W_SINKHORN, W_SINKHORN3 };
 
 /* Weights W from the scores: row i over its first m_i entries (causal: i + 1). */
 static void weights(const double *S, int kind, int causal, double *W) {
@@ -76,11 +78,12 @@ static void weights(const double *S, int kind, int causal, double *W) {
       else
         sum += W[i * N + j] = exp(S[i * N + j] - mx);
     }
-    if (kind == W_SOFTMAX || kind == W_SINKHORN)
+    if (kind == W_SOFTMAX || kind == W_SINKHORN || kind == W_SINKHORN3)
       for (int j = 0; j < m; j++) W[i * N + j] /= sum;
   }
-  if (kind != W_SINKHORN) return;
-  for (int it = 0; it < 5000; it++) { /* columns, then rows, to convergence */
+  /* columns, then rows: to convergence, or twice more (sinkhorn_fixed with K = 3) */
+  const int more = kind == W_SINKHORN ? 5000 : kind == W_SINKHORN3 ? 2 : 0;
+  for (int it = 0; it < more; it++) {
     for (int j = 0; j < N; j++) {
       double c = 0.0;
       for (int i = 0; i < N; i++) c += W[i * N + j];
@@ -171,7 +174,8 @@ int main(void) {
                 {INFINITY, W_HARDMAX, 0, "hardmax"},
                 {1.0, W_SOFTMAX, 1, "causal"},
                 {INFINITY, W_HARDMAX, 1, "hardmax, causal"},
-                {0.7, W_SINKHORN, 0, "sinkhorn, beta 0.7"}};
+                {0.7, W_SINKHORN, 0, "sinkhorn, beta 0.7"},
+                {0.7, W_SINKHORN3, 0, "sinkhorn_fixed 3, beta 0.7"}};
     for (size_t k = 0; k < sizeof flat / sizeof flat[0]; k++) {
       as_trial t = trial(me);
       t.triple.beta = flat[k].beta;
@@ -180,6 +184,9 @@ int main(void) {
         t.attn.attention = AS_ATTN_SINKHORN;
         t.attn.sinkhorn_iters = 10000;
         t.attn.sinkhorn_tol = 0.0;
+      } else if (flat[k].kind == W_SINKHORN3) {
+        t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+        t.attn.sinkhorn_iters = 3;
       }
       scores(X0, M0, isinf(flat[k].beta) ? 1.0 : flat[k].beta, S);
       weights(S, flat[k].kind, flat[k].causal, W);
@@ -196,7 +203,8 @@ int main(void) {
     } sph[] = {{AS_NFORM_SA, W_SOFTMAX, 0, "sphere sa"},
                {AS_NFORM_USA, W_USA, 0, "sphere usa"},
                {AS_NFORM_USA, W_USA, 1, "sphere usa, causal"},
-               {AS_NFORM_SA, W_SINKHORN, 0, "sphere sa, sinkhorn"}};
+               {AS_NFORM_SA, W_SINKHORN, 0, "sphere sa, sinkhorn"},
+               {AS_NFORM_SA, W_SINKHORN3, 0, "sphere sa, sinkhorn_fixed 3"}};
     for (size_t k = 0; k < sizeof sph / sizeof sph[0]; k++) {
       as_trial t = trial(me);
       t.triple.beta = 1.5;
@@ -207,6 +215,9 @@ int main(void) {
         t.attn.attention = AS_ATTN_SINKHORN;
         t.attn.sinkhorn_iters = 10000;
         t.attn.sinkhorn_tol = 0.0;
+      } else if (sph[k].kind == W_SINKHORN3) {
+        t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+        t.attn.sinkhorn_iters = 3;
       }
       scores(Xs, M0, 1.5, S);
       weights(S, sph[k].kind, sph[k].causal, W);
@@ -215,39 +226,50 @@ int main(void) {
       step(Xs, F, 1, ode, want);
       check(pl, &t, want, 1e-13, sph[k].name);
     }
-    /* Two heads with their own V_h, M_h. */
-    {
+    /* Two heads with their own V_h, M_h; with sinkhorn_fixed each head's P^h is the map. */
+    for (int fixed = 0; fixed < 2; fixed++) {
       as_trial t = trial(me);
       t.blocks.heads = 2;
       t.triple.V = (as_matref){V2, 2 * D, D, 4};
       t.triple.M = (as_matref){M2, 2 * D, D, 5};
+      if (fixed) {
+        t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+        t.attn.sinkhorn_iters = 3;
+      }
       memset(F, 0, sizeof F);
       for (int h = 0; h < 2; h++) {
         scores(X0, M2 + h * D * D, 1.0, S);
-        weights(S, W_SOFTMAX, 0, W);
+        weights(S, fixed ? W_SINKHORN3 : W_SOFTMAX, 0, W);
         add_wxvt(W, X0, V2 + h * D * D, F);
       }
       step(X0, F, 0, 0, want);
-      check(pl, &t, want, 1e-13, "two heads");
+      check(pl, &t, want, 1e-13, fixed ? "two heads, sinkhorn_fixed 3" : "two heads");
     }
   }
   /* Feed-forward (ODE forms): inside in x variables, W = I: x0 + dt relu(P x V^T); block with
-   * identity weights, width d, no bias: x0 + dt (P x V^T + relu(x)). */
-  {
+   * identity weights, width d, no bias: x0 + dt (P x V^T + relu(x)); P the softmax, or the
+   * map of sinkhorn_fixed with K = 3. */
+  for (int fixed = 0; fixed < 2; fixed++) {
     as_trial t = trial(AS_METHOD_EULER);
     t.blocks.ffn = AS_FFN_RELU;
+    if (fixed) {
+      t.attn.attention = AS_ATTN_SINKHORN_FIXED;
+      t.attn.sinkhorn_iters = 3;
+    }
     scores(X0, M0, 1.0, S);
-    weights(S, W_SOFTMAX, 0, W);
+    weights(S, fixed ? W_SINKHORN3 : W_SOFTMAX, 0, W);
     memset(F, 0, sizeof F);
     add_wxvt(W, X0, V0, F);
     double G[N * D];
     for (int i = 0; i < N * D; i++) G[i] = fmax(F[i], 0.0);
     step(X0, G, 0, 0, want);
-    check(pl, &t, want, 1e-13, "ffn relu inside, x variables");
+    check(pl, &t, want, 1e-13,
+          fixed ? "ffn relu inside, x variables, sinkhorn_fixed 3"
+                : "ffn relu inside, x variables");
     t.blocks.ffn_form = AS_FFN_BLOCK;
     for (int i = 0; i < N * D; i++) G[i] = F[i] + fmax(X0[i], 0.0);
     step(X0, G, 0, 0, want);
-    check(pl, &t, want, 1e-13, "ffn relu block");
+    check(pl, &t, want, 1e-13, fixed ? "ffn relu block, sinkhorn_fixed 3" : "ffn relu block");
   }
   as_pipeline_destroy(&pl);
   return as_test_finish("test_variants_formula");
