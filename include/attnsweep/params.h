@@ -141,7 +141,7 @@ enum {
   X(C, T, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 5.0, integ.T, F64, T, 1,                            \
     "horizon (layers: T/dt layers)")                                                               \
   X(C, T_decide, NUM, NULL, 0, 1e6, 0, 0.0, integ.T_decide, F64, T_decide, 1,                      \
-    "0: T as given; f > 0: horizon max(T, f ln 50 / sep) of the theorem and the nearest one")      \
+    "0: T as given; f > 0: horizon max(T, f 3.912 / sep) of the theorem and the nearest one")      \
   X(C, dt, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 0.1, integ.dt, F64, dt, 1,                         \
     "step, <= T (initial step for dopri5)")                                                        \
   X(C, rtol, NUM, NULL, 0, AS_BIG, AS_PF_LO_OPEN, 1e-6, integ.rtol, F64, rtol,                     \

@@ -92,7 +92,7 @@ typedef struct as_integ_spec {
   as_method method;
   as_vars vars;
   double T;             /* horizon (time units; layers: T/dt layers) */
-  double T_decide;      /* > 0: T raised to T_decide ln 50 / sep (theorem.h as_theorem_horizon) */
+  double T_decide;      /* > 0: T raised to T_decide 3.912 / sep (theorem.h as_theorem_horizon) */
   double dt;            /* step (fixed-step methods), initial step (dopri5) */
   double rtol, atol;    /* dopri5 error control */
   int64_t max_steps;    /* step limit (accepted + rejected) */
