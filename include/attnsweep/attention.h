@@ -101,8 +101,12 @@ int as_attention_sinkhorn_fixed(int n, const double *S, double logc, int iters, 
  * alternate normalisations only (the cost model prices both: cost.h). */
 #define AS_ATTENTION_SINKHORN_NEWTON_N 64
 
-/* Doubles of scratch the Sinkhorn calls (converged and fixed) need for n tokens: 3 n^2 + 8 n. */
-size_t as_attention_sinkhorn_doubles(int n);
+/* Doubles of scratch the Sinkhorn calls (converged and fixed) need for n tokens: 3 n^2 + 8 n.
+ * Inline: the memory estimates of the spec checks (blocks_spec.c) use it without the numerics
+ * of attention.c (the spec fuzzer links those checks alone, tests/fuzz.sh). */
+static inline size_t as_attention_sinkhorn_doubles(int n) {
+  return 3 * (size_t)n * (size_t)n + 8 * (size_t)n;
+}
 
 /* The instruction set the small-shape kernels (one trial, and trials as lanes: batch.h) run
  * with, in words: the widest the CPU has among AVX-512F and AVX2 (each with FMA) and the

@@ -393,10 +393,6 @@ void as_attention_small_lanes(int n, int d, const double *restrict A, const doub
 #define SK_CLIP 4.0        /* largest Newton step per potential, in units of 1/c */
 #define SK_LN2 0.69314718055994530942
 
-size_t as_attention_sinkhorn_doubles(int n) {
-  return 3 * (size_t)n * (size_t)n + 8 * (size_t)n;
-}
-
 /* (1/c) log sum_j e^{c a_j}, a_j read at stride `stride` (m >= 1 entries), buf m doubles. */
 static double lse_scaled(int m, const double *a, size_t stride, double c, double *buf) {
   double best = a[0];
