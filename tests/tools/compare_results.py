@@ -100,11 +100,11 @@ def allowed_rows(ta, tb, allow):
     out = np.zeros(len(ta), dtype=bool)
     for spec in allow:
         field, _, labels = spec.partition(":")
-        for t in (ta, tb):
-            codes = enum(t, field)
-            unknown = [lab for lab in labels.split(",") if lab not in codes]
-            if t is ta and unknown:
-                raise KeyError(f"--allow: {field} has no label {unknown} in A")
+        codes_a, codes_b = enum(ta, field), enum(tb, field)
+        unknown = [lab for lab in labels.split(",") if lab not in codes_a and lab not in codes_b]
+        if unknown:  # a typo would exempt nothing and pass unnoticed
+            raise KeyError(f"--allow: {field} has no label {unknown} in either file")
+        for t, codes in ((ta, codes_a), (tb, codes_b)):
             for lab in labels.split(","):
                 if lab in codes:
                     out |= t[field] == codes[lab]
