@@ -110,7 +110,14 @@ def load_json(raw, where):
         raise BadInput("%s: not valid JSON (%s)" % (where, e))
 
 
+def regular(path):
+    """Refuse a FIFO, device or directory by type before opening it: open() blocks on a FIFO."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise BadInput("%s is not a regular file: refusing to open it" % path)
+
+
 def read_json_file(path, what):
+    regular(path)
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_HEADER + 1)
@@ -157,6 +164,7 @@ def sniff_foreign(path, head):
 
 def read_header(path):
     """The tensors of one safetensors file: {name: Entry}; every range is checked."""
+    regular(path)
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:

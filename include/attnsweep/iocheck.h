@@ -23,6 +23,40 @@ as_status as_error_from_h5_open(const char *file, int line, const char *func, co
 /* Stop HDF5 from printing error stacks (they are captured by AS_H5_CHECK instead). */
 void as_h5_quiet(void);
 
+/* ---------------------------------------------------------------- files by type (issue 49)
+ *
+ * Every path a command opens as a file (a results file, a shard, a side file of OUT.h5, a
+ * matrix, token or weights file, a script's input) is looked at by its type first: a FIFO
+ * without a writer blocks open() and read() forever, a directory fails deep inside HDF5, a
+ * device reads without end. Anything but a regular file is refused before it is opened, with
+ * its kind named (AS_ERR_DATA, exit 2: bad input, and a trial's own problem inside a trial).
+ * The one exception is the spec, which may be a pipe (`<(...)`, as_spec_read) and is passed
+ * AS_PATH_PIPE. */
+
+/* Kinds of file a caller accepts besides a regular file. */
+enum { AS_PATH_PIPE = 1, AS_PATH_DEVICE = 2 };
+
+/* The kind of file of an st_mode, as a message names it: "a directory", "a FIFO (named
+ * pipe)", "a character device", "a block device", "a socket", "a symbolic link", "a regular
+ * file", "a special file". */
+const char *as_file_kind(unsigned mode);
+
+/* Refused by type before opening: AS_OK when path, links followed, is a regular file (or of a
+ * kind in allow), or when it does not exist or cannot be looked at (the caller's open then
+ * says why). Otherwise AS_ERR_DATA "WHAT PATH is KIND, not a regular file: refusing to open
+ * it". what: the role of the file for the message ("the lock file", "" or NULL: none). Not
+ * collective. */
+as_status as_path_check(const char *path, const char *what, int allow);
+
+/* open(2) of a file that must be regular (or of a kind in allow): O_NONBLOCK is added so that
+ * a FIFO or device put at the name after any earlier look cannot block the open itself, the
+ * opened file's type is checked (fstat) as as_path_check does, and O_NONBLOCK is cleared again.
+ * O_CLOEXEC is added. *fd >= 0 on success only. AS_ERR_DATA "PATH: no such file" (ENOENT),
+ * AS_ERR_ARG "WHAT PATH is a symbolic link: refusing to follow it (remove it)" (ELOOP with
+ * O_NOFOLLOW), the refusal of as_path_check, AS_ERR_IO "cannot open WHAT PATH: reason". */
+as_status as_path_open(const char *path, int flags, unsigned mode, const char *what, int allow,
+                       int *fd);
+
 /* For MPI calls that return an error code. */
 #define AS_MPI_CHECK(call)                                                     \
   do {                                                                         \

@@ -157,7 +157,9 @@ as_status as_outset_inputs_base(const char *results, const as_spec *spec, char *
  * AS_ERR_IO naming the path and errno. */
 as_status as_outset_spec_save(const char *results, const char *text, size_t len);
 /* Read OUT.h5.spec: *text allocated, NUL terminated (caller frees), *len its length (len may
- * be NULL). AS_ERR_DATA "... no such file" when it does not exist, AS_ERR_IO, AS_ERR_NOMEM. */
+ * be NULL). AS_ERR_DATA "... no such file" when it does not exist; AS_ERR_ARG when it is not a
+ * regular file (a FIFO, device or directory: refused by type, never opened); AS_ERR_IO,
+ * AS_ERR_NOMEM. */
 as_status as_outset_spec_load(const char *results, char **text, size_t *len);
 /* Give results a spec copy from its /spec dataset when it has none (a file written before the
  * copy existed). rf: results open (any mode). AS_OK when the copy exists or was written. */
@@ -269,6 +271,16 @@ as_status as_outset_swap_in(const char *results);
  * `attnsweep repair`. A file without checksums is not refused. Rows beyond the file are
  * ignored. Statuses of as_results_verify. */
 as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first, uint64_t count);
+
+/* The checksum gate of a command that hands results files to a script (summarize, report):
+ * path is verified by its stored bytes (as_results_verify_file), so a file this build's reader
+ * cannot open is verified all the same, and a file the gate cannot open or read is refused,
+ * never passed on. AS_OK for an intact file or one without checksums (an older file,
+ * unverified); damage: AS_ERR_IO (exit 3) as as_outset_refuse_damage; a missing file, a FIFO,
+ * device or directory (refused by type before it is opened), a file that is not HDF5 or has no
+ * /trials: AS_ERR_DATA (exit 2); a damaged file HDF5 cannot open: AS_ERR_HDF5 (exit 3), named
+ * with HDF5's cause and `attnsweep repair`. Not collective. */
+as_status as_outset_gate(const char *path);
 
 /* ---------------------------------------------------------------- fresh side files */
 

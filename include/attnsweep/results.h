@@ -223,6 +223,25 @@ typedef struct as_results_verify_counts {
 as_status as_results_verify(as_results *rf, uint64_t first, uint64_t count, uint8_t *flags,
                             as_results_verify_counts *vc);
 
+/* Verify the results file at path by its stored bytes alone (issue 49: the checksum gate of
+ * summarize and report, which must not let a file through because this build's reader does
+ * not open it): not collective, no MPI, the file opened read-only on its own. Each row of
+ * /trials, read in the file's own row type, against /checksums/trials; a done row's `trial`
+ * field against its row (its /trial_index entry in a sparse file); the bulk slabs of the done,
+ * intact rows against /checksums/<kind> (rules of as_results_verify; a flagged row is read once
+ * more before it counts, as a running sweep may be writing it). So a file of another schema
+ * version, or one the full reader refuses (no /segments, an attribute of another type), is
+ * verified all the same. *n_rows: rows of /trials; *flags: n_rows entries (0, AS_VERIFY_ROW,
+ * AS_VERIFY_BULK; allocated, caller frees); *trials: a sparse file's trial of each row
+ * (allocated, caller frees), NULL when row r holds trial r; vc->verified = 0 (and nothing
+ * flagged) for a file without /checksums. Statuses: AS_OK (damage is a result); AS_ERR_DATA
+ * for a missing file, one that is not a regular file (refused before it is opened), not HDF5,
+ * without a 1-D compound /trials, or whose checksum or offset datasets do not fit its rows;
+ * AS_ERR_HDF5 for a file with the HDF5 signature that HDF5 cannot open (truncated: named with
+ * HDF5's cause and repair) or a failed read; AS_ERR_NOMEM, AS_ERR_ARG. */
+as_status as_results_verify_file(const char *path, uint64_t *n_rows, uint8_t **flags,
+                                 uint64_t **trials, as_results_verify_counts *vc);
+
 /* CRC-32 of a row as /checksums/trials holds it: over the row's fields in record order, each
  * as its little-endian bytes in the file's type (the message: its text up to the first NUL,
  * zero-padded to its size). Pure function. */

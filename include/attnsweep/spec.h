@@ -60,11 +60,12 @@ as_status as_spec_parse(const char *text, size_t len, const char *name, as_spec_
 /* Largest spec text any command reads (bytes). */
 #define AS_SPEC_MAX_BYTES ((size_t)64 << 20)
 
-/* The one reader of a spec file, for every command: a regular file or a pipe (a FIFO, a
- * process substitution <(...)); *text allocated and NUL terminated, *len its length (may be
- * NULL). A pipe is waited for in steps of 0.1 s, checking *stop (may be NULL): a stop signal
- * ends the wait with AS_ERR_INTERRUPTED. Refused with AS_ERR_ARG: an empty name, a file that
- * cannot be opened, a directory, a device or socket; AS_ERR_SPEC: more than AS_SPEC_MAX_BYTES;
+/* The one reader of a spec file, for every command: a regular file or the pipe of a command
+ * (a process substitution <(...), /dev/stdin of a shell's |); *text allocated and NUL
+ * terminated, *len its length (may be NULL). A pipe is waited for in steps of 0.1 s, checking
+ * *stop (may be NULL): a stop signal ends the wait with AS_ERR_INTERRUPTED. Refused with
+ * AS_ERR_ARG: an empty name, a file that cannot be opened, a named FIFO (mkfifo; issue 49),
+ * a directory, a device or socket; AS_ERR_SPEC: more than AS_SPEC_MAX_BYTES;
  * AS_ERR_IO: a read error. Messages name the path, never a source location. */
 as_status as_spec_read(const char *path, const volatile sig_atomic_t *stop, char **text,
                        size_t *len);

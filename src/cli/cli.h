@@ -142,6 +142,24 @@ int as_cmd_census(int argc, char **argv);
  * /usr/bin/python3. Returns 3 (after a message prefixed with cmd) only when that fails. */
 int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv);
 
+/* One option of an analysis script (its argparse declaration), for telling its input files
+ * from the values of its options: nargs 0 a flag, 1 one value, '?' an optional value, '+' one
+ * or more values, 'h' help (the script reads no file). tests/cli/test_gate.sh compares each
+ * table with the script's own parser. */
+typedef struct as_script_opt {
+  const char *name; /* long name without "--" */
+  char shortname;   /* its one-letter form, 0 none */
+  char nargs;       /* 0, 1, '?', '+' or 'h' */
+} as_script_opt;
+
+/* The checksum gate of a command that hands results files to a script (summarize, report):
+ * every operand of argv (what argparse would take as a positional argument, given the script's
+ * options opts[0..n)) is verified by as_outset_gate before the script starts, and the first
+ * it refuses ends the command: returns its exit code after the message (2 a missing file, a
+ * FIFO, device or directory, not a results file; 3 damage, an unreadable file). 0 when every
+ * operand passes, or when the script is asked for its help. */
+int as_cli_gate_files(const char *cmd, const as_script_opt *opts, size_t n, int argc, char **argv);
+
 /* `attnsweep help keys|fields`: prints the table of sweep keys or of /trials fields as
  * markdown; returns 0, or -1 for another topic. */
 int as_cli_help_table(const char *topic);

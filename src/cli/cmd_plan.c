@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "attnsweep/cost.h"
+#include "attnsweep/iocheck.h"
 #include "attnsweep/journal.h"
 #include "attnsweep/sched.h"
 #include "attnsweep/shard.h"
@@ -163,6 +164,10 @@ typedef struct site_opts {
  * (300 s when the template is absent or has none). */
 static long template_lead(const char *tpath) {
   long lead = 300;
+  if (tpath && as_path_check(tpath, NULL, 0) != AS_OK) { /* render_sbatch refuses it */
+    as_error_clear();
+    return lead;
+  }
   FILE *f = tpath ? fopen(tpath, "r") : NULL;
   if (!f) return lead;
   char line[8192];
@@ -216,6 +221,8 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
             unsafe);
     return 2;
   }
+  if (as_path_check(tpath, "the job template", 0) != AS_OK) /* a FIFO would block the open */
+    return as_cli_report("plan", as_error_get()->status);
   FILE *f = fopen(tpath, "r");
   if (!f) {
     fprintf(stderr, "attnsweep plan: %s: %s\n", tpath, strerror(errno));

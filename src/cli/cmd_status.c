@@ -134,17 +134,50 @@ const as_optset as_opts_status = AS_OPTSET(status_opts, "OUT.h5 | SHARD...");
  * slurm.md, "Scripts"): stopped, running or shards missing. */
 #define STATUS_EXIT_INCOMPLETE 1
 
-/* s as a JSON string. */
+/* Where `status --json` writes its object: a memory stream, printed only once the object is
+ * whole (json_done); every other ending prints the error object instead (as_cmd_status), so
+ * stdout holds exactly one JSON object whatever happens (issue 49). NULL without --json. */
+static FILE *jout;
+static int json_done;
+
+/* The length of the valid UTF-8 sequence at s (1 to 4 bytes), 0 when the bytes there are not
+ * one (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short). */
+static int utf8_len(const unsigned char *s) {
+  const unsigned c = s[0];
+  int n = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  if (c >= 0xE0 && c <= 0xEF) n = 3;
+  if (c >= 0xF0 && c <= 0xF4) n = 4;
+  if (n == 0) return 0;
+  for (int i = 1; i < n; i++) /* stops at the NUL that ends s: not a continuation byte */
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  const unsigned c1 = s[1];
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xF0 && c1 < 0x90)) return 0; /* overlong */
+  if (c == 0xED && c1 >= 0xA0) return 0;                              /* a surrogate */
+  if (c == 0xF4 && c1 >= 0x90) return 0;                              /* beyond U+10FFFF */
+  return n;
+}
+
+/* s as a JSON string: valid UTF-8 passes through, control characters, '"' and '\\' are
+ * escaped, and each byte that is not part of valid UTF-8 (a file name or attribute in another
+ * encoding) is written as the escape \udcXX, the lone surrogate of Python's "surrogateescape"
+ * (os.fsencode of the decoded string gives the bytes back). So the output is valid UTF-8
+ * whatever the bytes (issue 49). */
 static void json_str(FILE *f, const char *s) {
   fputc('"', f);
-  for (; *s; s++) {
-    const unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    const int n = utf8_len(p);
+    if (n == 0) {
+      fprintf(f, "\\udc%02x", *p++);
+    } else if (*p == '"' || *p == '\\') {
+      fprintf(f, "\\%c", *p++);
+    } else if (*p < 0x20 || *p == 0x7f) {
+      fprintf(f, "\\u%04x", *p++);
+    } else {
+      fwrite(p, 1, (size_t)n, f);
+      p += n;
+    }
   }
   fputc('"', f);
 }
@@ -273,6 +306,7 @@ static int status_shards(const char *results, shard_file *f, int n, int json) {
   as_status st = AS_OK;
   uint64_t all_done = 0, all_total = 0, sweep = 0;
   int complete = 0, missing = 0, damaged = 0, unreadable = 0;
+  int worst = 0; /* the highest exit code of an unreadable shard (2 bad input, 3 I/O) */
   /* The text goes to stdout, or with json to nowhere: the JSON object is printed at the end. */
   FILE *txt = json ? fopen("/dev/null", "w") : stdout;
   if (!txt) return 3;
@@ -320,6 +354,7 @@ static int status_shards(const char *results, shard_file *f, int n, int json) {
         fputc('}', jf);
       }
       unreadable++;
+      if (as_status_exit_code(st) > worst) worst = as_status_exit_code(st);
       as_error_clear();
       as_results_close(&rf);
       st = AS_OK;
@@ -432,18 +467,23 @@ static int status_shards(const char *results, shard_file *f, int n, int json) {
     state = "incomplete";
     if (json) rc = STATUS_EXIT_INCOMPLETE;
   }
+  /* A shard that cannot be read (not a results file, a FIFO or directory at its name, a
+   * damaged file) is named above, and the exit code says so: merge would refuse it. */
+  if (worst > rc) rc = worst;
   if (json) {
     if (!missing) fputs("], \"missing\": [", jf);
     fclose(jf);
-    printf("{\"shards_of\": ");
+    fprintf(jout, "{\"shards_of\": ");
     if (results)
-      json_str(stdout, results);
+      json_str(jout, results);
     else
-      fputs("null", stdout);
-    printf(", \"trials\": %llu, \"done\": %llu, \"total\": %llu, \"state\": \"%s\", "
-           "\"unreadable\": %d, \"exit\": %d, %s]}\n",
-           (unsigned long long)sweep, (unsigned long long)all_done, (unsigned long long)all_total,
-           state, unreadable, rc, js ? js : "\"shards\": [], \"missing\": [");
+      fputs("null", jout);
+    fprintf(jout,
+            ", \"trials\": %llu, \"done\": %llu, \"total\": %llu, \"state\": \"%s\", "
+            "\"unreadable\": %d, \"exit\": %d, %s]}\n",
+            (unsigned long long)sweep, (unsigned long long)all_done, (unsigned long long)all_total,
+            state, unreadable, rc, js ? js : "\"shards\": [], \"missing\": [");
+    json_done = 1;
     free(js);
     fclose(txt);
   }
@@ -509,23 +549,22 @@ cleanup:
 static void print_groups(const group_counts *g, int json) {
   if (!g->any) return;
   if (json)
-    printf(", \"group_trials\": {\"done\": %llu, \"pending\": %llu}", (unsigned long long)g->done,
-           (unsigned long long)g->pending);
+    fprintf(jout, ", \"group_trials\": {\"done\": %llu, \"pending\": %llu}",
+            (unsigned long long)g->done, (unsigned long long)g->pending);
   else
     printf("group trials (ranks_per_trial >= 2): %llu done, %llu pending\n",
            (unsigned long long)g->done, (unsigned long long)g->pending);
 }
 
-int as_cmd_status(int argc, char **argv) {
+/* The status of path (argv[1], npos operands moved to argv[1..npos]) as text on stdout, or with
+ * json as one object into jout; returns the exit code. */
+static int status_run(int argc, char **argv, int json, int npos) {
   as_status st = AS_OK;
   as_results *rf = NULL;
   as_results_segment *segs = NULL;
   uint8_t *flags = NULL;
-  int npos = 0, code = 0, damaged_exit = 0;
-  status_args args = {0};
-  if (as_opts_parse("status", &as_opts_status, argc, argv, &args, 1, &npos, &code)) return code;
-  const int json = args.json;
-  if (npos == 0) return as_cli_usage_error("status", "missing the results file");
+  int damaged_exit = 0;
+  (void)argc;
   const char *path = argv[1];
   const int n_paths = npos; /* the operands, moved to argv[1..npos] */
   as_h5_quiet();
@@ -597,23 +636,25 @@ int as_cmd_status(int argc, char **argv) {
                         : held             ? "running"
                                            : "stopped";
     const int rc = n_damaged && !held ? 3 : complete ? 0 : STATUS_EXIT_INCOMPLETE;
-    printf("{\"file\": ");
-    json_str(stdout, path);
-    printf(", \"spec_name\": ");
-    json_str(stdout, name);
-    printf(", \"spec_sha256\": ");
-    json_str(stdout, sha);
-    printf(", \"trials\": %llu, \"own\": %llu, \"done\": %llu, \"state\": \"%s\", "
-           "\"exit\": %d, \"failed\": %llu, \"not_converged\": %llu, \"damaged\": %llu, "
-           "\"verified\": %s",
-           (unsigned long long)c.total, (unsigned long long)jown, (unsigned long long)c.done, state,
-           rc, (unsigned long long)jbad, (unsigned long long)c.outcome[AS_OUT_NOT_CONVERGED],
-           (unsigned long long)n_damaged, vc.verified ? "true" : "false");
-    if (jn) printf(", \"shard\": {\"index\": %u, \"count\": %u}", ji, jn);
-    printf(", \"outcomes\": ");
-    json_counts(stdout, &as_outcome_table, c.outcome);
-    printf(", \"verdicts\": ");
-    json_counts(stdout, &as_verdict_table, c.verdict);
+    fprintf(jout, "{\"file\": ");
+    json_str(jout, path);
+    fprintf(jout, ", \"spec_name\": ");
+    json_str(jout, name);
+    fprintf(jout, ", \"spec_sha256\": ");
+    json_str(jout, sha);
+    fprintf(jout,
+            ", \"trials\": %llu, \"own\": %llu, \"done\": %llu, \"state\": \"%s\", "
+            "\"exit\": %d, \"failed\": %llu, \"not_converged\": %llu, \"damaged\": %llu, "
+            "\"verified\": %s",
+            (unsigned long long)c.total, (unsigned long long)jown, (unsigned long long)c.done,
+            state, rc, (unsigned long long)jbad,
+            (unsigned long long)c.outcome[AS_OUT_NOT_CONVERGED], (unsigned long long)n_damaged,
+            vc.verified ? "true" : "false");
+    if (jn) fprintf(jout, ", \"shard\": {\"index\": %u, \"count\": %u}", ji, jn);
+    fprintf(jout, ", \"outcomes\": ");
+    json_counts(jout, &as_outcome_table, c.outcome);
+    fprintf(jout, ", \"verdicts\": ");
+    json_counts(jout, &as_verdict_table, c.verdict);
     group_counts gc;
     AS_TRY(count_groups(rf, &gc));
     print_groups(&gc, 1);
@@ -623,27 +664,28 @@ int as_cmd_status(int argc, char **argv) {
         snprintf(cmd, sizeof cmd, "attnsweep run %s -o %s --resume", name, path);
       else
         snprintf(cmd, sizeof cmd, "attnsweep run -o %s --resume", path);
-      printf(", \"resume\": ");
-      json_str(stdout, cmd);
+      fprintf(jout, ", \"resume\": ");
+      json_str(jout, cmd);
     }
-    if (held) printf(", \"pid\": %ld", pid);
+    if (held) fprintf(jout, ", \"pid\": %ld", pid);
     /* How the last segment ended: closed (its run returned), or not (killed, or running). */
-    printf(", \"segments\": %zu, \"last_segment\": ", nseg);
+    fprintf(jout, ", \"segments\": %zu, \"last_segment\": ", nseg);
     if (nseg) {
       const as_results_segment *ls = &segs[nseg - 1];
-      printf("{\"job_id\": ");
-      json_str(stdout, ls->job_id);
-      printf(", \"restart\": %d, \"ranks\": %d, \"start\": ", ls->restart, ls->ranks);
-      json_str(stdout, ls->start);
-      printf(", \"end\": ");
-      json_str(stdout, ls->end);
-      printf(", \"ended\": \"%s\", \"trials_done\": %llu}",
-             ls->end[0] ? "closed" : (held ? "running" : "killed"),
-             (unsigned long long)ls->trials_done);
+      fprintf(jout, "{\"job_id\": ");
+      json_str(jout, ls->job_id);
+      fprintf(jout, ", \"restart\": %d, \"ranks\": %d, \"start\": ", ls->restart, ls->ranks);
+      json_str(jout, ls->start);
+      fprintf(jout, ", \"end\": ");
+      json_str(jout, ls->end);
+      fprintf(jout, ", \"ended\": \"%s\", \"trials_done\": %llu}",
+              ls->end[0] ? "closed" : (held ? "running" : "killed"),
+              (unsigned long long)ls->trials_done);
     } else {
-      printf("null");
+      fprintf(jout, "null");
     }
-    printf("}\n");
+    fprintf(jout, "}\n");
+    json_done = 1;
     damaged_exit = rc;
     goto cleanup;
   }
@@ -721,4 +763,64 @@ cleanup:
   as_results_close(&rf);
   if (st != AS_OK) return as_cli_report("status", st);
   return damaged_exit; /* 3: the file fails its checksums (what merge and summarize refuse) */
+}
+
+/* The JSON object of a status that could not be told: the file (null when none was given), its
+ * exit code and the message (issue 49: before, a missing, non-HDF5 or truncated file printed
+ * nothing on stdout). */
+static void json_error(const char *path, int code, const char *message) {
+  printf("{\"file\": ");
+  if (path)
+    json_str(stdout, path);
+  else
+    fputs("null", stdout);
+  printf(", \"state\": \"error\", \"exit\": %d, \"error\": ", code);
+  json_str(stdout, message);
+  printf("}\n");
+}
+
+int as_cmd_status(int argc, char **argv) {
+  int npos = 0, code = 0, asked_json = 0;
+  status_args args = {0};
+  /* --json (or a prefix of it that getopt takes) among the arguments: even a refusal of the
+   * arguments is answered with one JSON object. */
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    asked_json |= strlen(argv[i]) >= 3 && strncmp("--json", argv[i], strlen(argv[i])) == 0;
+  if (as_opts_parse("status", &as_opts_status, argc, argv, &args, 1, &npos, &code)) {
+    if (asked_json && code != 0)
+      json_error(NULL, code, "invalid arguments (attnsweep help status lists the options)");
+    return code;
+  }
+  if (npos == 0) {
+    code = as_cli_usage_error("status", "missing the results file");
+    if (args.json) json_error(NULL, code, "missing the results file");
+    return code;
+  }
+  if (!args.json) return status_run(argc, argv, 0, npos);
+  char *buf = NULL;
+  size_t len = 0;
+  jout = open_memstream(&buf, &len);
+  if (!jout) {
+    json_error(argv[1], 3, "out of memory");
+    return 3;
+  }
+  json_done = 0;
+  as_error_clear();
+  code = status_run(argc, argv, 1, npos);
+  fclose(jout);
+  jout = NULL;
+  if (json_done) {
+    fwrite(buf, 1, len, stdout);
+  } else {
+    char msg[AS_ERRMSG_MAX + 64];
+    if (as_error_get()->status != AS_OK)
+      as_error_format_user(msg, sizeof msg);
+    else
+      snprintf(msg, sizeof msg, "the status could not be told (exit %d)", code);
+    json_error(argv[1], code ? code : 3, msg);
+    if (!code) code = 3;
+  }
+  free(buf);
+  fflush(stdout);
+  return code;
 }

@@ -148,41 +148,86 @@ int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv)
   return 3;
 }
 
-/* The results file among summarize's arguments: the first that is neither an option nor the
- * value of one of the script's options that take a value (also as a unique prefix). */
-static const char *summarize_file(int argc, char **argv) {
-  static const char *const valued[] = {"by",   "where", "format", "phase",
-                                       "bins", "png",   "plot",   "output"};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "-o") == 0) {
-      i++;
-      continue;
-    }
-    if (strncmp(a, "--", 2) == 0 && a[2] && !strchr(a, '=')) {
-      for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-        if (strncmp(valued[k], a + 2, strlen(a + 2)) == 0) {
-          i++;
-          break;
-        }
-      continue;
-    }
-    if (a[0] != '-' || !a[1]) return a;
+/* The option of opts that argument a ("--name", "--name=v", a unique prefix "--na", "-x",
+ * "-xVALUE") names, or NULL (an unknown or ambiguous option: argparse refuses it). *attached:
+ * the value is part of a. */
+static const as_script_opt *script_option(const as_script_opt *opts, size_t n, const char *a,
+                                          int *attached) {
+  const as_script_opt *hit = NULL;
+  *attached = 0;
+  if (a[1] != '-') { /* -x, -xVALUE */
+    for (size_t k = 0; k < n; k++)
+      if (opts[k].shortname && opts[k].shortname == a[1]) hit = &opts[k];
+    *attached = hit && a[2] != '\0';
+    return hit;
   }
-  return NULL;
+  const char *eq = strchr(a, '=');
+  const size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+  int matches = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (strncmp(opts[k].name, a + 2, len) != 0) continue;
+    if (strlen(opts[k].name) == len) { /* an exact name wins over prefixes */
+      matches = 1;
+      hit = &opts[k];
+      break;
+    }
+    matches++;
+    hit = &opts[k];
+  }
+  *attached = eq != NULL;
+  return matches == 1 ? hit : NULL;
 }
 
-int as_cmd_summarize(int argc, char **argv) {
-  /* Damaged rows are never summarized (issue 36): the checksums of every row and bulk slab
-   * are verified here, before the script reads the file; a file that does not open as
-   * results is left to the script, which says why. */
-  const char *file = summarize_file(argc, argv);
-  as_results *rf = NULL;
-  if (file && as_results_open(MPI_COMM_NULL, file, AS_RESULTS_READ, &rf) == AS_OK) {
-    as_status st = as_outset_refuse_damage(rf, file, 0, as_results_n_trials(rf));
-    as_results_close(&rf);
-    if (st != AS_OK) return as_cli_report("summarize", st);
+int as_cli_gate_files(const char *cmd, const as_script_opt *opts, size_t n, int argc, char **argv) {
+  /* First pass: a script asked for its help reads no file. */
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    int att = 0;
+    const as_script_opt *o =
+        argv[i][0] == '-' && argv[i][1] ? script_option(opts, n, argv[i], &att) : NULL;
+    if (o && o->nargs == 'h') return 0;
   }
+  int only_files = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!only_files && strcmp(a, "--") == 0) {
+      only_files = 1;
+      continue;
+    }
+    if (!only_files && a[0] == '-' && a[1]) {
+      int att = 0;
+      const as_script_opt *o = script_option(opts, n, a, &att);
+      if (!o || att || o->nargs == 0) continue;
+      if (o->nargs == 1) {
+        i++;
+      } else if (o->nargs == '?') {
+        if (i + 1 < argc && argv[i + 1][0] != '-') i++;
+      } else if (o->nargs == '+') {
+        while (i + 1 < argc && argv[i + 1][0] != '-') i++;
+      }
+      continue;
+    }
+    as_status st = as_outset_gate(a);
+    if (st != AS_OK) return as_cli_report(cmd, st);
+  }
+  return 0;
+}
+
+/* The options of analysis/attnsweep_summarize.py (its argparse declarations, in order). */
+static const as_script_opt summarize_opts[] = {
+    {"help", 'h', 'h'}, {"stat", 0, '+'},     {"pair", 0, '?'},   {"by", 0, 1},
+    {"where", 0, 1},    {"format", 0, 1},     {"width", 0, 1},    {"drop-empty", 0, 0},
+    {"table1", 0, 0},   {"phase", 0, 1},      {"bins", 0, 1},     {"png", 0, 1},
+    {"verdict", 0, 1},  {"robustness", 0, 0}, {"columns", 0, 1},  {"measure", 0, 0},
+    {"plot", 0, 1},     {"series", 0, 1},     {"output", 'o', 1},
+};
+
+int as_cmd_summarize(int argc, char **argv) {
+  /* Damaged rows are never summarized (issue 36): the checksums of every row and bulk slab of
+   * every file are verified here, before the script reads any; a file the gate cannot open or
+   * verify is refused, never passed on (issue 49). */
+  const int gated = as_cli_gate_files("summarize", summarize_opts,
+                                      sizeof summarize_opts / sizeof summarize_opts[0], argc, argv);
+  if (gated) return gated;
   as_error_clear();
   return as_cli_exec_script("summarize", "attnsweep_summarize.py", argc, argv);
 }

@@ -15,6 +15,7 @@
 #include "attnsweep/batch.h"
 #include "attnsweep/blocks.h"
 #include "attnsweep/classify.h"
+#include "attnsweep/iocheck.h"
 #include "attnsweep/matfile.h"
 #include "attnsweep/outset.h"
 #include "attnsweep/pipeline.h"
@@ -554,6 +555,7 @@ as_status as_cost_model_save(const char *path, const as_cost_model *m, const as_
   as_status st = AS_OK;
   FILE *f = NULL;
   AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_save: NULL argument");
+  AS_TRY(as_path_check(path, "the calibration", 0)); /* a FIFO would block the open */
   f = fopen(path, "w");
   AS_CHECK(f != NULL, AS_ERR_IO, "%s: cannot write the calibration: %s", path, strerror(errno));
   fprintf(f,
@@ -587,6 +589,7 @@ as_status as_cost_model_load(const char *path, as_cost_model *m, as_cost_saved *
   as_cost_saved s;
   memset(&s, 0, sizeof s);
   AS_CHECK(path && m && info, AS_ERR_ARG, "as_cost_model_load: NULL argument");
+  AS_TRY(as_path_check(path, "the calibration", 0)); /* a FIFO would block the open */
   f = fopen(path, "r");
   AS_CHECK(f != NULL, AS_ERR_DATA, "%s: cannot read the calibration: %s", path, strerror(errno));
   char line[1024];

@@ -1,10 +1,15 @@
-/* iocheck.c: turning MPI return codes and HDF5 error stacks into the error record. */
+/* iocheck.c: turning MPI return codes and HDF5 error stacks into the error record; files
+ * refused by their type before they are opened (iocheck.h). */
 #include "attnsweep/iocheck.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 as_status as_error_from_mpi(int rc, const char *file, int line, const char *func,
                             const char *call) {
@@ -88,4 +93,73 @@ as_status as_error_from_h5_open(const char *file, int line, const char *func, co
                       "%s cannot be opened: HDF5 says \"%s\" (a truncated or damaged file?): "
                       "`attnsweep repair %s` rebuilds it from its journals and spec copy",
                       path, cause[0] ? cause : "unable to open file", path);
+}
+
+/* ---------------------------------------------------------------- files by type */
+
+const char *as_file_kind(unsigned mode) {
+  const mode_t m = (mode_t)mode;
+  return S_ISREG(m)    ? "a regular file"
+         : S_ISDIR(m)  ? "a directory"
+         : S_ISFIFO(m) ? "a FIFO (named pipe)"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISLNK(m)  ? "a symbolic link"
+                       : "a special file";
+}
+
+/* Whether a file of mode m may be opened by a caller that accepts the kinds in allow. */
+static int kind_allowed(mode_t m, int allow) {
+  return S_ISREG(m) || ((allow & AS_PATH_PIPE) && S_ISFIFO(m)) ||
+         ((allow & AS_PATH_DEVICE) && S_ISCHR(m));
+}
+
+/* "what " (with its space), or "" for no role. */
+static const char *role(const char *what) {
+  return what && what[0] ? what : "";
+}
+
+as_status as_path_check(const char *path, const char *what, int allow) {
+  as_status st = AS_OK;
+  struct stat sb;
+  if (!path || stat(path, &sb) != 0) goto cleanup; /* missing: the caller's open says so */
+  AS_CHECK(kind_allowed(sb.st_mode, allow), AS_ERR_DATA,
+           "%s%s%s is %s, not a regular file: refusing to open it", role(what),
+           what && what[0] ? " " : "", path, as_file_kind(sb.st_mode));
+cleanup:
+  return st;
+}
+
+as_status as_path_open(const char *path, int flags, unsigned mode, const char *what, int allow,
+                       int *fd) {
+  as_status st = AS_OK;
+  const char *sp = what && what[0] ? " " : "";
+  AS_CHECK(path && fd, AS_ERR_ARG, "as_path_open: NULL argument");
+  *fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, (mode_t)mode);
+  if (*fd < 0) {
+    const int err = errno;
+    AS_CHECK(err != ENOENT || (flags & O_CREAT), AS_ERR_DATA, "%s%s%s: no such file", role(what),
+             sp, path);
+    AS_CHECK(err != ELOOP || !(flags & O_NOFOLLOW), AS_ERR_ARG,
+             "%s%s%s is a symbolic link: refusing to follow it (remove it)", role(what), sp, path);
+    AS_CHECK(0, AS_ERR_IO, "cannot %s %s%s%s: %s", (flags & O_CREAT) ? "create" : "open",
+             role(what), sp, path, strerror(err));
+  }
+  struct stat sb;
+  AS_CHECK(fstat(*fd, &sb) == 0, AS_ERR_IO, "cannot look at %s%s%s: %s", role(what), sp, path,
+           strerror(errno));
+  AS_CHECK(kind_allowed(sb.st_mode, allow), AS_ERR_DATA,
+           "%s%s%s is %s, not a regular file: refusing to open it", role(what), sp, path,
+           as_file_kind(sb.st_mode));
+  /* Back to blocking I/O: O_NONBLOCK only kept a FIFO or device from blocking the open. */
+  const int fl = fcntl(*fd, F_GETFL);
+  AS_CHECK(fl >= 0 && fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) == 0, AS_ERR_IO, "%s: fcntl: %s", path,
+           strerror(errno));
+cleanup:
+  if (st != AS_OK && fd && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return st;
 }

@@ -400,8 +400,20 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
         as_error_clear();
         snprintf(name, sizeof name, "shard %u of %u", I, sets[s].count);
       }
+      /* A file at that name that is not shard I (a link to another shard, a copy) exists:
+       * say what it holds instead of calling it missing (issue 49). */
+      char what_is[AS_OUTSET_PATH_MAX + 160] = "";
+      struct stat sn, sk;
+      for (int k = 0; k < n && stat(name, &sn) == 0 && !what_is[0]; k++)
+        if (stat(in[k].path, &sk) == 0 && sk.st_dev == sn.st_dev && sk.st_ino == sn.st_ino)
+          snprintf(what_is, sizeof what_is,
+                   " (that file exists, but it holds shard %u of %u by its own attributes: a "
+                   "link to or a copy of another shard?)",
+                   in[k].index, in[k].count);
+      if (!what_is[0] && stat(name, &sn) == 0)
+        snprintf(what_is, sizeof what_is, " (that file exists but was not given)");
       size_t room = sizeof r.missing_names - used;
-      int w = snprintf(r.missing_names + used, room, "%s%s", used ? ", " : "", name);
+      int w = snprintf(r.missing_names + used, room, "%s%s%s", used ? ", " : "", name, what_is);
       if (w < 0 || (size_t)w >= room) {
         snprintf(r.missing_names + sizeof r.missing_names - 4, 4, "...");
         used = sizeof r.missing_names - 1;

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE /* F_OFD_SETLK: a lock on the results file itself, whatever its name */
 #include "attnsweep/outset.h"
 
+#include "attnsweep/iocheck.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -283,15 +285,9 @@ static as_status lock_take(const char *results, as_outset *os) {
   char path[AS_OUTSET_PATH_MAX];
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
   /* Never through a link planted at its name (issue 36): its bytes would land in the target. */
-  os->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  AS_CHECK(os->fd >= 0 || errno != ELOOP, AS_ERR_ARG,
-           "the lock file %s is a symbolic link: refusing to follow it (remove it)", path);
-  AS_CHECK(os->fd >= 0, AS_ERR_IO, "cannot create the lock file %s: %s", path, strerror(errno));
-  {
-    struct stat lb;
-    AS_CHECK(fstat(os->fd, &lb) == 0 && S_ISREG(lb.st_mode), AS_ERR_ARG,
-             "the lock file %s is not a regular file: refusing to use it (remove it)", path);
-  }
+  /* Nothing but a regular file of that name (as_path_open: a FIFO or device is refused by
+   * type, never waited on). */
+  AS_TRY(as_path_open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, "the lock file", 0, &os->fd));
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
@@ -378,6 +374,33 @@ cleanup:
   return st;
 }
 
+/* The files of an existing set that a resume or repair reads are regular files: the spec copy
+ * and every journal (also the set-aside ones) are looked at by type before the lock is taken
+ * and before anything is written (issue 49: a FIFO journal was met only after the resume had
+ * added its segment row to the file). AS_ERR_DATA naming the first that is not. */
+static as_status check_set_types(const char *results) {
+  as_status st = AS_OK;
+  char path[AS_OUTSET_PATH_MAX];
+  char **names = NULL;
+  size_t n = 0;
+  AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, path, sizeof path));
+  AS_TRY(as_path_check(path, "the spec copy", 0));
+  const as_side kinds[] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  for (size_t s = 0; s < sizeof kinds / sizeof kinds[0]; s++) {
+    if (as_outset_list(results, kinds[s], &names, &n) != AS_OK) { /* the claim reports it */
+      as_error_clear();
+      n = 0;
+      continue;
+    }
+    for (size_t i = 0; i < n; i++) AS_TRY(as_path_check(names[i], "the journal", 0));
+    as_outset_list_free(&names, n);
+    n = 0;
+  }
+cleanup:
+  as_outset_list_free(&names, n);
+  return st;
+}
+
 as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **out) {
   as_status st = AS_OK;
   as_outset *os = NULL;
@@ -397,6 +420,7 @@ as_status as_outset_claim(const char *results, as_outset_mode mode, as_outset **
            results);
   AS_CHECK(exists || mode != AS_OUTSET_RESUME, AS_ERR_ARG, "%s does not exist: nothing to resume",
            results);
+  if (mode == AS_OUTSET_RESUME || mode == AS_OUTSET_REPAIR) AS_TRY(check_set_types(results));
   os = calloc(1, sizeof *os);
   AS_CHECK_ALLOC(os);
   os->fd = -1;
@@ -428,9 +452,9 @@ as_status as_outset_probe(const char *results, int *held, long *pid, char *host,
   if (pid) *pid = -1;
   if (host && hostlen) host[0] = '\0';
   AS_TRY(as_outset_name(results, AS_SIDE_LOCK, -1, path, sizeof path));
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) goto cleanup;
-  AS_CHECK(fd >= 0, AS_ERR_IO, "cannot open the lock file %s: %s", path, strerror(errno));
+  if (access(path, F_OK) != 0 && errno == ENOENT) goto cleanup;
+  /* A FIFO there blocked `status` for ever (issue 49): refused by its type, never opened. */
+  AS_TRY(as_path_open(path, O_RDONLY, 0, "the lock file", 0, &fd));
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
@@ -484,8 +508,17 @@ as_status as_outset_spec_load(const char *results, char **text, size_t *len) {
   FILE *f = NULL;
   AS_CHECK(text, AS_ERR_ARG, "as_outset_spec_load: NULL text");
   AS_TRY(as_outset_name(results, AS_SIDE_SPEC, -1, path, sizeof path));
-  f = fopen(path, "rb");
-  AS_CHECK(f || errno != ENOENT, AS_ERR_DATA, "%s: no such file", path);
+  /* A FIFO there blocked a resume for ever (issue 49): refused by its type, never opened, as
+   * bad input of its own (AS_ERR_ARG), not as a missing copy that /spec would stand in for. */
+  int fd = -1;
+  AS_CHECK(access(path, F_OK) == 0 || errno != ENOENT, AS_ERR_DATA, "%s: no such file", path);
+  if (as_path_check(path, "the spec copy", 0) != AS_OK) {
+    st = as_error_promote(AS_ERR_ARG);
+    goto cleanup;
+  }
+  AS_TRY(as_path_open(path, O_RDONLY, 0, "the spec copy", 0, &fd));
+  f = fdopen(fd, "rb");
+  if (!f) close(fd);
   AS_CHECK(f, AS_ERR_IO, "cannot read %s: %s", path, strerror(errno));
   AS_CHECK(fseek(f, 0, SEEK_END) == 0, AS_ERR_IO, "cannot read %s", path);
   long n = ftell(f);
@@ -607,6 +640,8 @@ as_status as_outset_journal_open_spec(const char *results, int rank, int batch, 
   char path[AS_OUTSET_PATH_MAX], base[AS_OUTSET_PATH_MAX + 32], target[AS_OUTSET_PATH_MAX + 48];
   if (aside && aside_len) aside[0] = '\0';
   AS_TRY(as_outset_name(results, AS_SIDE_JOURNAL, rank, path, sizeof path));
+  /* A device at a journal's name is refused too (as_journal_open itself takes /dev/full). */
+  AS_TRY(as_path_check(path, "the journal", 0));
   st = as_journal_open_spec(path, rank, batch, max_delay_s, spec_sha256, out);
   if (st == AS_ERR_DATA) {
     /* A damaged header: the journal cannot be appended to, but its entries are still read
@@ -675,6 +710,8 @@ as_status as_outset_journals_read_for(const char *results, as_side side, const c
   for (size_t i = 0; i < n; i++) {
     as_journal_scan scan;
     memset(&scan, 0, sizeof scan);
+    /* A FIFO or device at a journal's name is never read (issue 49: a device reads forever). */
+    AS_TRY(as_path_check(names[i], "the journal", 0));
     /* The header first (only the header: reading the whole journal twice was 8% of a
      * 16,000-trial run's close): a journal of another sweep is never mixed in; a damaged
      * header does not hide the entries whose own checksums hold. */
@@ -1156,9 +1193,10 @@ cleanup:
 
 /* ---------------------------------------------------------------- damage refused */
 
-/* Appends " a, b, c" (at most 8 trials, then "...") of rows [first, first + n) flagged f. */
+/* Appends " t1, t2, ..." (the first 8, then " ...") of the rows flagged f among flags[0..n):
+ * their trials, first + i, or trials[i] for a sparse file's rows (trials not NULL). */
 static void list_flagged(char *buf, size_t len, const uint8_t *flags, uint64_t first, uint64_t n,
-                         uint8_t f) {
+                         const uint64_t *trials, uint8_t f) {
   size_t used = strlen(buf);
   int shown = 0;
   for (uint64_t i = 0; i < n && used + 24 < len; i++) {
@@ -1168,17 +1206,43 @@ static void list_flagged(char *buf, size_t len, const uint8_t *flags, uint64_t f
       return;
     }
     int k = snprintf(buf + used, len - used, "%s%llu", shown ? ", " : " ",
-                     (unsigned long long)(first + i));
+                     (unsigned long long)(trials ? trials[i] : first + i));
     if (k > 0) used += (size_t)k;
     shown++;
   }
+}
+
+/* The refusal of damage found by a verification (AS_ERR_IO, exit 3), or AS_OK for none. */
+static as_status refuse_flagged(const char *path, const as_results_verify_counts *vc,
+                                const uint8_t *flags, uint64_t first, uint64_t count,
+                                const uint64_t *trials) {
+  as_status st = AS_OK;
+  char rows[256] = "", bulk[256] = "";
+  if (vc->rows_bad == 0 && vc->bulk_bad == 0) goto cleanup;
+  if (vc->rows_bad) {
+    snprintf(rows, sizeof rows, "%llu damaged row(s) (trial", (unsigned long long)vc->rows_bad);
+    list_flagged(rows, sizeof rows - 2, flags, first, count, trials, AS_VERIFY_ROW);
+    strcat(rows, ")");
+  }
+  if (vc->bulk_bad) {
+    snprintf(bulk, sizeof bulk, "%s%llu row(s) with damaged bulk data (trial",
+             vc->rows_bad ? " and " : "", (unsigned long long)vc->bulk_bad);
+    list_flagged(bulk, sizeof bulk - 2, flags, first, count, trials, AS_VERIFY_BULK);
+    strcat(bulk, ")");
+  }
+  AS_CHECK(0, AS_ERR_IO,
+           "%s: %s%s fail their checksums: refusing to use damaged results; `attnsweep repair "
+           "%s` restores them from the journals or sets them to pending (then `attnsweep run "
+           "-o %s --resume` runs them again)",
+           path, rows, bulk, path, path);
+cleanup:
+  return st;
 }
 
 as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t first,
                                   uint64_t count) {
   as_status st = AS_OK;
   uint8_t *flags = NULL;
-  char rows[256] = "", bulk[256] = "";
   AS_CHECK(rf && path, AS_ERR_ARG, "as_outset_refuse_damage: NULL argument");
   const uint64_t n = as_results_n_trials(rf);
   if (first >= n) goto cleanup;
@@ -1198,24 +1262,22 @@ as_status as_outset_refuse_damage(as_results *rf, const char *path, uint64_t fir
     if (flags[i] == AS_VERIFY_BULK) vc.bulk_bad--;
     flags[i] = 0;
   }
-  if (vc.rows_bad == 0 && vc.bulk_bad == 0) goto cleanup;
-  if (vc.rows_bad) {
-    snprintf(rows, sizeof rows, "%llu damaged row(s) (trial", (unsigned long long)vc.rows_bad);
-    list_flagged(rows, sizeof rows - 2, flags, first, count, AS_VERIFY_ROW);
-    strcat(rows, ")");
-  }
-  if (vc.bulk_bad) {
-    snprintf(bulk, sizeof bulk, "%s%llu row(s) with damaged bulk data (trial",
-             vc.rows_bad ? " and " : "", (unsigned long long)vc.bulk_bad);
-    list_flagged(bulk, sizeof bulk - 2, flags, first, count, AS_VERIFY_BULK);
-    strcat(bulk, ")");
-  }
-  AS_CHECK(0, AS_ERR_IO,
-           "%s: %s%s fail their checksums: refusing to use damaged results; `attnsweep repair "
-           "%s` restores them from the journals or sets them to pending (then `attnsweep run "
-           "-o %s --resume` runs them again)",
-           path, rows, bulk, path, path);
+  AS_TRY(refuse_flagged(path, &vc, flags, first, count, NULL));
 cleanup:
   free(flags);
+  return st;
+}
+
+as_status as_outset_gate(const char *path) {
+  as_status st = AS_OK;
+  uint8_t *flags = NULL;
+  uint64_t *trials = NULL, n = 0;
+  as_results_verify_counts vc;
+  AS_CHECK(path, AS_ERR_ARG, "as_outset_gate: NULL path");
+  AS_TRY(as_results_verify_file(path, &n, &flags, &trials, &vc));
+  AS_TRY(refuse_flagged(path, &vc, flags, 0, n, trials));
+cleanup:
+  free(flags);
+  free(trials);
   return st;
 }

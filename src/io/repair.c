@@ -343,6 +343,16 @@ static as_status check_ours(const char *path) {
   char why[512];
   snprintf(why, sizeof why, "%.400s", as_error_get()->message);
   as_error_clear();
+  /* The way out a damaged file's message gives is this command: keep only the cause (issue
+   * 49: a truncated complete file was refused "with the advice to run repair"). */
+  char *hint = strstr(why, ": `attnsweep repair");
+  if (hint) *hint = '\0';
+  AS_CHECK(ost != AS_ERR_HDF5, AS_ERR_ARG,
+           "refusing to repair %s: %s, and no journal, spec copy or lock of a run is beside it, "
+           "so nothing here can rebuild its records (the file is left untouched). A complete "
+           "sweep keeps no journals: restore the file from a copy, or run the sweep again "
+           "(attnsweep run SPEC -o %s --force)",
+           path, why, path);
   AS_CHECK(0, AS_ERR_ARG,
            "refusing to repair %s: %s, and no journal, spec copy or lock of a run is beside it "
            "(the file is left untouched)",
@@ -375,7 +385,9 @@ as_status as_repair_run(const char *given, const char *spec_path, int dry_run,
       as_results_counts c;
       ost = as_results_count(rf, &c, NULL);
     }
-    if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH) AS_TRY(ost);
+    /* A file that cannot be written (a filtered dataset: as_results_open) is refused with its
+     * remedy, never rebuilt. */
+    if (ost == AS_ERR_NOMEM || ost == AS_ERR_MISMATCH || ost == AS_ERR_UNSUPPORTED) AS_TRY(ost);
     if (ost != AS_OK) {
       snprintf(rep->reason, sizeof rep->reason, "%s", as_error_get()->message);
       /* The way out that message gives is this command itself: keep only the cause. */

@@ -10,11 +10,14 @@
 #include "attnsweep/results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,10 +548,21 @@ static as_status attr_write_str(hid_t loc, const char *name, const char *value, 
   memcpy(buf, value, len < size ? len : size - 1);
   AS_H5_ID(t, str_type(size, H5T_STR_NULLTERM));
   AS_H5_ID(s, H5Screate(H5S_SCALAR));
-  if (H5Aexists(loc, name) > 0)
+  if (H5Aexists(loc, name) > 0) {
     AS_H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
-  else
-    AS_H5_ID(a, H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
+    /* One another program rewrote in another type (a variable-length string, a number: issue
+     * 49, end_time at close failed with HDF5's conversion error after the whole run) is
+     * replaced by the attribute attnsweep writes. Every rank does the same (collective). */
+    hid_t at = H5Aget_type(a);
+    const int ours = at >= 0 && H5Tget_class(at) == H5T_STRING && H5Tis_variable_str(at) == 0;
+    if (at >= 0) H5Tclose(at);
+    if (!ours) {
+      H5Aclose(a);
+      a = H5I_INVALID_HID;
+      AS_H5_CHECK(H5Adelete(loc, name));
+    }
+  }
+  if (a < 0) AS_H5_ID(a, H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
   AS_H5_CHECK(H5Awrite(a, t, buf));
 cleanup:
   free(buf);
@@ -1017,11 +1031,24 @@ cleanup:
   return st;
 }
 
-/* SHA-256 of a file's bytes as hex, or "unreadable: <reason>". */
+/* SHA-256 of a file's bytes as hex, or "unreadable: <reason>" (also for a FIFO or device,
+ * which is never read: as_path_open). */
 static void file_sha256(const char *path, char *out, size_t len) {
-  FILE *f = fopen(path, "rb");
+  int fd = -1;
+  struct stat sb;
+  if (as_path_open(path, O_RDONLY, 0, NULL, 0, &fd) != AS_OK) {
+    const int err = errno;
+    as_error_clear();
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+      snprintf(out, len, "unreadable: %s, not a regular file", as_file_kind(sb.st_mode));
+    else
+      snprintf(out, len, "unreadable: %s", strerror(err));
+    return;
+  }
+  FILE *f = fdopen(fd, "rb");
   if (!f) {
     snprintf(out, len, "unreadable: %s", strerror(errno));
+    close(fd);
     return;
   }
   as_sha256 c;
@@ -1511,7 +1538,16 @@ cleanup:
 
 /* ---------------------------------------------------------------- open */
 
-static as_status open_bulk(as_results *rf) {
+/* Entries of the 1-D dataset d (-1 when it is not 1-D). */
+static long long vf_length(hid_t d) {
+  hid_t s = H5Dget_space(d);
+  long long n = -1;
+  if (s >= 0 && H5Sget_simple_extent_ndims(s) == 1) n = (long long)H5Sget_simple_extent_npoints(s);
+  if (s >= 0) H5Sclose(s);
+  return n;
+}
+
+static as_status open_bulk(as_results *rf, const char *path) {
   as_status st = AS_OK;
   hid_t od = H5I_INVALID_HID;
   if (H5Lexists(rf->file, "bulk", H5P_DEFAULT) <= 0) return AS_OK;
@@ -1528,8 +1564,15 @@ static as_status open_bulk(as_results *rf) {
     if (rf->rank == 0) {
       st = AS_OK;
       od = H5Dopen2(rf->file, oname, H5P_DEFAULT);
-      if (od < 0 ||
-          H5Dread(od, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rf->offsets[k]) < 0)
+      /* Its length first: a longer dataset would be read past the end of the array. */
+      const long long len = od >= 0 ? vf_length(od) : -1;
+      if (od >= 0 && len != (long long)(rf->n_rows + 1))
+        rst = as_error_set(AS_ERR_DATA, __FILE__, __LINE__, __func__,
+                           "%s: /%s has %lld entries for %llu rows: the file is damaged (run "
+                           "attnsweep repair %s)",
+                           path, oname, len, (unsigned long long)rf->n_rows, path);
+      else if (od < 0 ||
+               H5Dread(od, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rf->offsets[k]) < 0)
         rst = as_error_from_h5(__FILE__, __LINE__, __func__, oname);
       if (od >= 0) H5Dclose(od);
       od = H5I_INVALID_HID;
@@ -1600,19 +1643,76 @@ cleanup:
   return st;
 }
 
-/* The HDF5 signature at offset 0 or a power of two >= 512 (user block). Checked by hand:
- * H5Fis_hdf5 would take a file lock and H5Fis_accessible is HDF5 1.12. */
+/* The name of rf's file (for messages; "the results file" when HDF5 cannot say). */
+static const char *file_name(const as_results *rf, char *buf, size_t len) {
+  if (H5Fget_name(rf->file, buf, len) <= 0) snprintf(buf, len, "the results file");
+  return buf;
+}
+
+/* What an HDF5 type is, for a message: "a variable-length string", "a string", "a float"... */
+static const char *type_kind(hid_t t) {
+  switch (H5Tget_class(t)) {
+  case H5T_STRING:
+    return H5Tis_variable_str(t) > 0 ? "a variable-length string" : "a string";
+  case H5T_INTEGER:
+    return "an integer";
+  case H5T_FLOAT:
+    return "a float";
+  case H5T_ENUM:
+    return "an enum";
+  case H5T_COMPOUND:
+    return "a compound";
+  case H5T_ARRAY:
+    return "an array";
+  case H5T_VLEN:
+    return "a variable-length sequence";
+  default:
+    return "another type";
+  }
+}
+
+/* The scalar unsigned-integer attribute name of loc (in the file called path) into value. A
+ * value of another type (a string, a float: a file another program rewrote) is bad input
+ * naming the file and the attribute (AS_ERR_DATA), not an HDF5 conversion failure. */
+static as_status attr_read_u64(hid_t loc, const char *path, const char *name, uint64_t *value) {
+  as_status st = AS_OK;
+  hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  AS_CHECK(H5Aexists(loc, name) > 0, AS_ERR_DATA, "%s has no attribute %s", path, name);
+  AS_H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
+  AS_H5_ID(t, H5Aget_type(a));
+  AS_H5_ID(s, H5Aget_space(a));
+  AS_CHECK(H5Tget_class(t) == H5T_INTEGER && H5Sget_simple_extent_npoints(s) == 1, AS_ERR_DATA,
+           "%s: attribute %s is %s%s, not one unsigned integer (the file was changed by another "
+           "program?)",
+           path, name, type_kind(t), H5Sget_simple_extent_npoints(s) == 1 ? "" : " array");
+  AS_H5_CHECK(H5Aread(a, H5T_NATIVE_UINT64, value));
+cleanup:
+  if (s >= 0) H5Sclose(s);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return st;
+}
+
+/* The HDF5 signature at offset 0 or a power of two >= 512 (a user block of any size: h5jam
+ * pads it to a power of two, and HDF5 itself looks at every one of them up to the end of the
+ * file; issue 49: a 2 MiB block was missed when the search stopped at 1 MiB). Checked by hand:
+ * H5Fis_hdf5 would take a file lock and H5Fis_accessible is HDF5 1.12. The file is opened by
+ * as_path_open, so a FIFO or device put at the name cannot block the probe. */
 static int has_hdf5_signature(const char *path) {
   static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  int found = 0;
-  for (long off = 0; !found && off <= (1L << 20); off = off ? 2 * off : 512) {
+  int fd = -1, found = 0;
+  if (as_path_open(path, O_RDONLY, 0, NULL, 0, &fd) != AS_OK) {
+    as_error_clear(); /* the caller says what the file is not */
+    return 0;
+  }
+  struct stat sb;
+  const uint64_t size = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+  for (uint64_t off = 0; !found && off + 8 <= size; off = off ? 2 * off : 512) {
     unsigned char b[8];
-    if (fseek(f, off, SEEK_SET) != 0 || fread(b, 1, 8, f) != 8) break;
+    if (pread(fd, b, 8, (off_t)off) != 8) break;
     found = memcmp(b, sig, 8) == 0;
   }
-  fclose(f);
+  close(fd);
   return found;
 }
 
@@ -1657,16 +1757,63 @@ cleanup:
   return st;
 }
 
+/* A file opened for writing: every dataset a writer changes (/trials, /segments, every
+ * /checksums and /bulk dataset) must be stored without a filter. Parallel HDF5 1.10 cannot write a
+ * filtered dataset independently, as every rank writes its rows, so a file someone compressed
+ * (h5repack -f GZIP) failed at the first row, blaming a full disk, after its first rows had been
+ * written without their checksums (issue 49). Refused here, before anything is written:
+ * AS_ERR_UNSUPPORTED naming the file, the dataset, the filter and the remedy. */
+static as_status check_unfiltered(const as_results *rf, const char *path) {
+  as_status st = AS_OK;
+  hid_t dcpl = H5I_INVALID_HID;
+  hid_t sets[3 + 2 * AS_BULK_COUNT];
+  int n = 0;
+  sets[n++] = rf->trials;
+  sets[n++] = rf->segs;
+  sets[n++] = rf->crc_trials;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    sets[n++] = rf->bulk[k];
+    sets[n++] = rf->crc_bulk[k];
+  }
+  for (int i = 0; i < n; i++) {
+    if (sets[i] < 0) continue;
+    AS_H5_ID(dcpl, H5Dget_create_plist(sets[i]));
+    const int nf = H5Pget_nfilters(dcpl);
+    AS_H5_CHECK(nf);
+    if (nf > 0) {
+      char dset[256] = "?", filter[64] = "?";
+      unsigned flags = 0, cd[8];
+      size_t ncd = 8;
+      if (H5Iget_name(sets[i], dset, sizeof dset) <= 0) snprintf(dset, sizeof dset, "?");
+      if (H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, sizeof filter, filter, NULL) < 0)
+        snprintf(filter, sizeof filter, "?");
+      H5Eclear2(H5E_DEFAULT);
+      AS_CHECK(0, AS_ERR_UNSUPPORTED,
+               "%s: %s is stored with a filter (%s, e.g. compressed by h5repack): parallel HDF5 "
+               "cannot write a filtered dataset from each rank independently, so nothing can be "
+               "added to this file (nothing was written). Store it plainly again: `h5repack -f "
+               "NONE %s PLAIN.h5` and move PLAIN.h5 to %s",
+               path, dset, filter, path, path);
+    }
+    H5Pclose(dcpl);
+    dcpl = H5I_INVALID_HID;
+  }
+cleanup:
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return st;
+}
+
 as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode, as_results **out) {
   as_status st = AS_OK;
   as_results *rf = NULL;
-  hid_t fapl = H5I_INVALID_HID, a = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  hid_t fapl = H5I_INVALID_HID, s = H5I_INVALID_HID;
   AS_CHECK(path && out && (mode == AS_RESULTS_READ || mode == AS_RESULTS_WRITE), AS_ERR_ARG,
            "as_results_open: bad arguments");
   as_h5_quiet(); /* failures are reported through AS_H5_CHECK, with the stack, not by HDF5 */
   AS_TRY(results_alloc(comm, &rf));
   rf->writable = mode == AS_RESULTS_WRITE;
   AS_CHECK(access(path, F_OK) == 0, AS_ERR_DATA, "%s: no such file", path);
+  AS_TRY(as_path_check(path, NULL, 0)); /* a FIFO would block HDF5's open (issue 49) */
   AS_CHECK(access(path, R_OK) == 0, AS_ERR_IO, "%s: not readable: %s", path, strerror(errno));
   AS_CHECK(has_hdf5_signature(path), AS_ERR_DATA,
            "%s is not an attnsweep results file (not an HDF5 file)", path);
@@ -1680,8 +1827,7 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
                H5Lexists(rf->file, "trials", H5P_DEFAULT) > 0,
            AS_ERR_DATA, "%s is not an attnsweep results file (no schema_version or /trials)", path);
   uint64_t version = 0;
-  AS_H5_ID(a, H5Aopen(rf->file, "schema_version", H5P_DEFAULT));
-  AS_H5_CHECK(H5Aread(a, H5T_NATIVE_UINT64, &version));
+  AS_TRY(attr_read_u64(rf->file, path, "schema_version", &version));
   AS_CHECK(version == AS_RESULTS_SCHEMA_VERSION, AS_ERR_MISMATCH,
            "%s: results schema version %llu; this attnsweep reads version %d", path,
            (unsigned long long)version, AS_RESULTS_SCHEMA_VERSION);
@@ -1694,16 +1840,20 @@ as_status as_results_open(MPI_Comm comm, const char *path, as_results_mode mode,
   AS_H5_CHECK(n);
   rf->n_trials = rf->n_rows = (uint64_t)n;
   AS_TRY(open_rows(rf, path));
+  AS_CHECK(H5Lexists(rf->file, "segments", H5P_DEFAULT) > 0, AS_ERR_DATA,
+           "%s has no /segments: not a results file attnsweep can use (the file was changed by "
+           "another program?)",
+           path);
   AS_H5_ID(rf->segs, H5Dopen2(rf->file, "segments", H5P_DEFAULT));
-  AS_TRY(open_bulk(rf));
+  AS_TRY(open_bulk(rf, path));
   AS_TRY(open_checksums(rf));
   if (rf->writable) {
+    AS_TRY(check_unfiltered(rf, path));
     AS_TRY(segment_begin(rf));
     AS_H5_CHECK(H5Fflush(rf->file, H5F_SCOPE_GLOBAL));
   }
 cleanup:
   if (s >= 0) H5Sclose(s);
-  if (a >= 0) H5Aclose(a);
   if (fapl >= 0) H5Pclose(fapl);
   if (rf && rf->comm != MPI_COMM_NULL) st = agree(rf, rf->comm, st);
   if (st == AS_OK) {
@@ -2309,6 +2459,324 @@ cleanup:
   return st;
 }
 
+/* ---------------------------------------------------------------- verification by path
+ *
+ * The checksum gate of the commands that hand a file to a script (issue 49). A checksum covers
+ * a row's bytes as stored, so it is checked here without this build's layout: the rows are read
+ * in the file's own type (no conversion), the two fields the rules need (trial, outcome) are
+ * found by name. A file this build's reader refuses for another reason (an older schema, a
+ * missing /segments, an attribute rewritten as a string, a user block) is still verified. */
+
+/* A file being verified by path. */
+typedef struct vf_file {
+  const char *path;
+  hid_t file, trials, crcs, ftype;        /* the file, /trials, /checksums/trials, its row type */
+  size_t row_bytes;                       /* H5Tget_size(ftype) */
+  long trial_at, outcome_at;              /* byte offsets of the fields in a row, -1: absent */
+  size_t trial_size, outcome_size;        /* their sizes (bytes) */
+  long long pending, interrupted, failed; /* outcome values (LLONG_MIN: not in the enum) */
+  uint64_t n_rows;                        /* rows of /trials */
+  uint64_t *row_trial;                    /* sparse file: /trial_index, else NULL (row = trial) */
+  hid_t bulk[AS_BULK_COUNT], bulk_crc[AS_BULK_COUNT]; /* stored kinds with checksums */
+  uint64_t *off[AS_BULK_COUNT];                       /* their n_rows + 1 offsets */
+} vf_file;
+
+/* Little-endian integer of size bytes at p (sign-extended when sign). */
+static long long le_int(const unsigned char *p, size_t size, int sign) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size && i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  if (sign && size < 8 && size > 0 && (v >> (8 * size - 1)) & 1) v |= ~(uint64_t)0 << (8 * size);
+  return (long long)v;
+}
+
+/* Field name of ftype: its offset and size when it is an integer or enum, else -1. */
+static long vf_field(hid_t ftype, const char *name, size_t *size) {
+  const int i = H5Tget_member_index(ftype, name);
+  if (i < 0) return -1;
+  hid_t mt = H5Tget_member_type(ftype, (unsigned)i);
+  const H5T_class_t c = mt >= 0 ? H5Tget_class(mt) : H5T_NO_CLASS;
+  const H5T_order_t o = mt >= 0 ? H5Tget_order(mt) : H5T_ORDER_ERROR;
+  *size = mt >= 0 ? H5Tget_size(mt) : 0;
+  if (mt >= 0) H5Tclose(mt);
+  if ((c != H5T_INTEGER && c != H5T_ENUM) || o != H5T_ORDER_LE || *size == 0 || *size > 8)
+    return -1;
+  return (long)H5Tget_member_offset(ftype, (unsigned)i);
+}
+
+/* The value of label in the enum member `outcome` of ftype, LLONG_MIN when there is none. */
+static long long vf_enum_value(hid_t ftype, const char *label) {
+  long long v = LLONG_MIN;
+  const int i = H5Tget_member_index(ftype, "outcome");
+  hid_t mt = i >= 0 ? H5Tget_member_type(ftype, (unsigned)i) : H5I_INVALID_HID;
+  if (mt >= 0 && H5Tget_class(mt) == H5T_ENUM) {
+    long long x = 0;
+    hid_t nt = H5Tget_native_type(mt, H5T_DIR_DEFAULT);
+    unsigned char buf[8] = {0};
+    if (nt >= 0 && H5Tget_size(nt) <= sizeof buf && H5Tenum_valueof(nt, label, buf) >= 0) {
+      if (H5Tget_size(nt) == 1) x = *(int8_t *)buf;
+      if (H5Tget_size(nt) == 2) x = *(int16_t *)buf;
+      if (H5Tget_size(nt) == 4) x = *(int32_t *)buf;
+      if (H5Tget_size(nt) == 8) x = *(int64_t *)buf;
+      v = x;
+    }
+    if (nt >= 0) H5Tclose(nt);
+  }
+  if (mt >= 0) H5Tclose(mt);
+  H5Eclear2(H5E_DEFAULT); /* a label that is not there is an answer */
+  return v;
+}
+
+static void vf_close(vf_file *f) {
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    if (f->bulk[k] >= 0) H5Dclose(f->bulk[k]);
+    if (f->bulk_crc[k] >= 0) H5Dclose(f->bulk_crc[k]);
+    free(f->off[k]);
+  }
+  free(f->row_trial);
+  if (f->ftype >= 0) H5Tclose(f->ftype);
+  if (f->crcs >= 0) H5Dclose(f->crcs);
+  if (f->trials >= 0) H5Dclose(f->trials);
+  if (f->file >= 0) H5Fclose(f->file);
+}
+
+/* The n uint64 values of the 1-D dataset name into *out (allocated); AS_ERR_DATA when it has
+ * another length or is not integer. */
+static as_status vf_read_u64s(vf_file *f, const char *name, uint64_t n, uint64_t **out) {
+  as_status st = AS_OK;
+  hid_t d = H5I_INVALID_HID, t = H5I_INVALID_HID;
+  AS_H5_ID(d, H5Dopen2(f->file, name, H5P_DEFAULT));
+  AS_H5_ID(t, H5Dget_type(d));
+  AS_CHECK(H5Tget_class(t) == H5T_INTEGER && vf_length(d) == (long long)n, AS_ERR_DATA,
+           "%s: /%s is damaged (not %llu integers): run attnsweep repair %s", f->path, name,
+           (unsigned long long)n, f->path);
+  *out = malloc((n ? n : 1) * sizeof **out);
+  AS_CHECK_ALLOC(*out);
+  if (n) AS_H5_CHECK(H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out));
+cleanup:
+  if (t >= 0) H5Tclose(t);
+  if (d >= 0) H5Dclose(d);
+  return st;
+}
+
+/* Opens what verification reads; f->crcs stays invalid for a file without checksums. */
+static as_status vf_open(vf_file *f, const char *path) {
+  as_status st = AS_OK;
+  hid_t fapl = H5I_INVALID_HID;
+  memset(f, 0, sizeof *f);
+  f->path = path;
+  f->file = f->trials = f->crcs = f->ftype = H5I_INVALID_HID;
+  for (int k = 0; k < AS_BULK_COUNT; k++) f->bulk[k] = f->bulk_crc[k] = H5I_INVALID_HID;
+  AS_CHECK(access(path, F_OK) == 0, AS_ERR_DATA, "%s: no such file", path);
+  AS_TRY(as_path_check(path, NULL, 0)); /* a FIFO would block the open (issue 49) */
+  AS_CHECK(access(path, R_OK) == 0, AS_ERR_IO, "%s: not readable: %s", path, strerror(errno));
+  AS_CHECK(has_hdf5_signature(path), AS_ERR_DATA,
+           "%s is not an attnsweep results file (not an HDF5 file)", path);
+  AS_H5_ID(fapl, make_fapl(MPI_COMM_NULL));
+  f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  if (f->file < 0) {
+    st = as_error_from_h5_open(__FILE__, __LINE__, __func__, path);
+    goto cleanup;
+  }
+  H5O_info_t oi;
+  AS_CHECK(H5Lexists(f->file, "trials", H5P_DEFAULT) > 0 &&
+               H5Oget_info_by_name(f->file, "trials", &oi, H5P_DEFAULT) >= 0 &&
+               oi.type == H5O_TYPE_DATASET,
+           AS_ERR_DATA, "%s: no /trials dataset: not an attnsweep results file", path);
+  AS_H5_ID(f->trials, H5Dopen2(f->file, "trials", H5P_DEFAULT));
+  AS_H5_ID(f->ftype, H5Dget_type(f->trials));
+  const long long n = vf_length(f->trials);
+  AS_CHECK(H5Tget_class(f->ftype) == H5T_COMPOUND && n >= 0, AS_ERR_DATA,
+           "%s: /trials is not a 1-D compound dataset: not an attnsweep results file", path);
+  f->n_rows = (uint64_t)n;
+  f->row_bytes = H5Tget_size(f->ftype);
+  if (H5Lexists(f->file, "checksums", H5P_DEFAULT) <= 0 ||
+      H5Lexists(f->file, "checksums/trials", H5P_DEFAULT) <= 0)
+    goto cleanup; /* an older file: nothing to verify */
+  AS_H5_ID(f->crcs, H5Dopen2(f->file, "checksums/trials", H5P_DEFAULT));
+  AS_CHECK(vf_length(f->crcs) == n, AS_ERR_DATA,
+           "%s: /checksums/trials has %lld entries for %lld rows of /trials: the file is damaged "
+           "(run attnsweep repair %s)",
+           path, vf_length(f->crcs), n, path);
+  f->trial_at = vf_field(f->ftype, "trial", &f->trial_size);
+  f->outcome_at = vf_field(f->ftype, "outcome", &f->outcome_size);
+  f->pending = vf_enum_value(f->ftype, "pending");
+  f->interrupted = vf_enum_value(f->ftype, "interrupted");
+  f->failed = vf_enum_value(f->ftype, "failed");
+  if (H5Lexists(f->file, "trial_index", H5P_DEFAULT) > 0)
+    AS_TRY(vf_read_u64s(f, "trial_index", f->n_rows, &f->row_trial));
+  if (H5Lexists(f->file, "bulk", H5P_DEFAULT) <= 0) goto cleanup;
+  for (int k = 0; k < AS_BULK_COUNT; k++) {
+    char name[80], oname[80], cname[80];
+    snprintf(name, sizeof name, "bulk/%s", bulk_names[k]);
+    snprintf(oname, sizeof oname, "bulk/%s_offset", bulk_names[k]);
+    snprintf(cname, sizeof cname, "checksums/%s", bulk_names[k]);
+    if (H5Lexists(f->file, name, H5P_DEFAULT) <= 0 || H5Lexists(f->file, cname, H5P_DEFAULT) <= 0)
+      continue;
+    AS_H5_ID(f->bulk[k], H5Dopen2(f->file, name, H5P_DEFAULT));
+    AS_H5_ID(f->bulk_crc[k], H5Dopen2(f->file, cname, H5P_DEFAULT));
+    AS_CHECK(vf_length(f->bulk_crc[k]) == n, AS_ERR_DATA,
+             "%s: /%s has %lld entries for %lld rows: the file is damaged (run attnsweep repair "
+             "%s)",
+             path, cname, vf_length(f->bulk_crc[k]), n, path);
+    AS_TRY(vf_read_u64s(f, oname, f->n_rows + 1, &f->off[k]));
+    const long long len = vf_length(f->bulk[k]);
+    for (uint64_t i = 0; i < f->n_rows; i++)
+      AS_CHECK(f->off[k][i + 1] >= f->off[k][i] && len >= 0 &&
+                   f->off[k][f->n_rows] <= (uint64_t)len,
+               AS_ERR_DATA,
+               "%s: /%s is damaged (offsets decrease or lie beyond /%s): run "
+               "attnsweep repair %s",
+               path, oname, name, path);
+  }
+cleanup:
+  if (fapl >= 0) H5Pclose(fapl);
+  return st;
+}
+
+/* Whether the row at buf (row r) is damaged by the rules of as_results_verify, and whether it
+ * is done and stores bulk data (*bulk). */
+static int vf_row_bad(const vf_file *f, const unsigned char *buf, uint32_t sum, uint64_t r,
+                      int *bulk) {
+  *bulk = 0;
+  if (as_crc32(buf, f->row_bytes) != sum) return 1;
+  if (f->outcome_at < 0) return 0;
+  const long long o = le_int(buf + f->outcome_at, f->outcome_size, 1);
+  if (o == f->pending) return 0;
+  *bulk = o != f->interrupted && o != f->failed;
+  const uint64_t trial = f->row_trial ? f->row_trial[r] : r;
+  return f->trial_at >= 0 && (uint64_t)le_int(buf + f->trial_at, f->trial_size, 0) != trial;
+}
+
+/* Rows [b, e) of f: flags[r - b] = AS_VERIFY_ROW or AS_VERIFY_BULK, counts added to vc. */
+static as_status vf_rows(vf_file *f, uint64_t b, uint64_t e, uint8_t *flags,
+                         as_results_verify_counts *vc) {
+  as_status st = AS_OK;
+  hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+  unsigned char *rows = NULL;
+  uint32_t *sums = NULL;
+  uint8_t *want = NULL;
+  double *buf = NULL;
+  const size_t block = e - b < VERIFY_BLOCK ? (size_t)(e - b) : VERIFY_BLOCK;
+  if (block == 0) return AS_OK;
+  rows = malloc(block * f->row_bytes);
+  sums = malloc(block * sizeof *sums);
+  want = malloc(block);
+  buf = malloc(VERIFY_CHUNK * sizeof *buf);
+  AS_CHECK_ALLOC(rows && sums && want && buf ? rows : NULL);
+  for (uint64_t r0 = b; r0 < e; r0 += block) {
+    hsize_t start = r0, cnt = e - r0 < block ? e - r0 : block;
+    AS_H5_ID(fs, H5Dget_space(f->trials));
+    AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL));
+    AS_H5_ID(ms, H5Screate_simple(1, &cnt, NULL));
+    AS_H5_CHECK(H5Dread(f->trials, f->ftype, ms, fs, H5P_DEFAULT, rows));
+    AS_TRY(read_crcs(f->crcs, r0, (size_t)cnt, sums));
+    H5Sclose(fs);
+    fs = H5I_INVALID_HID;
+    for (size_t i = 0; i < cnt; i++) {
+      int bulk = 0;
+      const int bad = vf_row_bad(f, rows + i * f->row_bytes, sums[i], r0 + i, &bulk);
+      flags[r0 + i - b] = bad ? AS_VERIFY_ROW : 0;
+      vc->rows_bad += (uint64_t)bad;
+      want[i] = (uint8_t)(!bad && bulk);
+    }
+    vc->rows += cnt;
+    for (int k = 0; k < AS_BULK_COUNT; k++) {
+      if (f->bulk[k] < 0) continue;
+      AS_TRY(read_crcs(f->bulk_crc[k], r0, (size_t)cnt, sums));
+      const uint64_t *off = f->off[k];
+      /* The slabs of consecutive rows are contiguous: the span from the first slab to check to
+       * the last is streamed in pieces of at most VERIFY_CHUNK doubles. */
+      size_t lo = 0, hi = (size_t)cnt;
+      while (lo < hi && !(want[lo] && sums[lo])) lo++;
+      while (hi > lo && !(want[hi - 1] && sums[hi - 1])) hi--;
+      if (lo == hi || off[r0 + hi] == off[r0 + lo]) continue;
+      AS_H5_ID(fs, H5Dget_space(f->bulk[k]));
+      uint64_t t = r0 + lo;
+      uint32_t crc = 0;
+      for (uint64_t pos = off[r0 + lo]; pos < off[r0 + hi];) {
+        hsize_t p0 = pos, m = off[r0 + hi] - pos < VERIFY_CHUNK ? off[r0 + hi] - pos : VERIFY_CHUNK;
+        AS_H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &p0, NULL, &m, NULL));
+        H5Sclose(ms);
+        AS_H5_ID(ms, H5Screate_simple(1, &m, NULL));
+        AS_H5_CHECK(H5Dread(f->bulk[k], H5T_IEEE_F64LE, ms, fs, H5P_DEFAULT, buf));
+        const uint64_t end = pos + m;
+        for (; t < r0 + hi; t++) {
+          const size_t i = (size_t)(t - r0);
+          const int check = want[i] && sums[i] != 0;
+          const uint64_t s0 = off[t] > pos ? off[t] : pos, s1 = off[t + 1] < end ? off[t + 1] : end;
+          if (check && s1 > s0) crc = as_crc32_update(crc, buf + (s0 - pos), (s1 - s0) * 8);
+          if (off[t + 1] > end) break; /* continues in the next piece */
+          if (check && off[t + 1] > off[t]) {
+            vc->slabs++;
+            if (crc != sums[i] && flags[t - b] != AS_VERIFY_BULK) {
+              flags[t - b] = AS_VERIFY_BULK;
+              vc->bulk_bad++;
+            }
+          }
+          crc = 0;
+        }
+        pos = end;
+      }
+      H5Sclose(fs);
+      fs = H5I_INVALID_HID;
+    }
+    H5Sclose(ms);
+    ms = H5I_INVALID_HID;
+  }
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  free(rows);
+  free(sums);
+  free(want);
+  free(buf);
+  return st;
+}
+
+as_status as_results_verify_file(const char *path, uint64_t *n_rows, uint8_t **flags,
+                                 uint64_t **trials, as_results_verify_counts *vc) {
+  as_status st = AS_OK;
+  vf_file f;
+  uint8_t *fl = NULL;
+  int opened = 0;
+  AS_CHECK(path && n_rows && flags && trials && vc, AS_ERR_ARG,
+           "as_results_verify_file: NULL argument");
+  memset(vc, 0, sizeof *vc);
+  *n_rows = 0;
+  *flags = NULL;
+  *trials = NULL;
+  as_h5_quiet();
+  opened = 1;
+  AS_TRY(vf_open(&f, path));
+  *n_rows = f.n_rows;
+  fl = calloc(f.n_rows ? f.n_rows : 1, 1);
+  AS_CHECK_ALLOC(fl);
+  if (f.crcs < 0) goto done; /* an older file: not verified */
+  vc->verified = 1;
+  AS_TRY(vf_rows(&f, 0, f.n_rows, fl, vc));
+  /* A row a running sweep is writing may read as damaged for a moment: look once more. */
+  for (uint64_t r = 0; r < f.n_rows && (vc->rows_bad || vc->bulk_bad); r++) {
+    if (!fl[r]) continue;
+    as_results_verify_counts one;
+    memset(&one, 0, sizeof one);
+    uint8_t g = 0;
+    AS_TRY(vf_rows(&f, r, r + 1, &g, &one));
+    if (g) continue;
+    if (fl[r] == AS_VERIFY_ROW) vc->rows_bad--;
+    if (fl[r] == AS_VERIFY_BULK) vc->bulk_bad--;
+    fl[r] = 0;
+  }
+done:
+  *flags = fl;
+  fl = NULL;
+  *trials = f.row_trial;
+  f.row_trial = NULL;
+cleanup:
+  free(fl);
+  if (opened) vf_close(&f);
+  return st;
+}
+
 as_status as_results_count(as_results *rf, as_results_counts *c, uint8_t *done) {
   as_status st = AS_OK;
   uint8_t *held = NULL;
@@ -2363,15 +2831,19 @@ cleanup:
 as_status as_results_attr_string(as_results *rf, const char *name, char *buf, size_t len) {
   as_status st = AS_OK;
   hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;
-  char *tmp = NULL;
+  char *tmp = NULL, fname[1024];
   AS_CHECK(rf && name && buf && len > 0, AS_ERR_ARG, "as_results_attr_string: bad arguments");
   buf[0] = '\0';
-  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
-           name);
+  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "%s has no attribute %s",
+           file_name(rf, fname, sizeof fname), name);
   AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
   AS_H5_ID(t, H5Aget_type(a));
+  /* Parallel HDF5 1.10 writes no variable-length data, so attnsweep never makes one: another
+   * program rewrote it (issue 49: the message named no file). */
   AS_CHECK(H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t), AS_ERR_DATA,
-           "attribute %s is not a fixed-length string", name);
+           "%s: attribute %s is %s, not the fixed-length string attnsweep writes (the file was "
+           "changed by another program?)",
+           file_name(rf, fname, sizeof fname), name, type_kind(t));
   size_t size = H5Tget_size(t);
   tmp = calloc(size + 1, 1);
   AS_CHECK_ALLOC(tmp);
@@ -2388,14 +2860,10 @@ cleanup:
 
 as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value) {
   as_status st = AS_OK;
-  hid_t a = H5I_INVALID_HID;
+  char fname[1024];
   AS_CHECK(rf && name && value, AS_ERR_ARG, "as_results_attr_u64: bad arguments");
-  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
-           name);
-  AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
-  AS_H5_CHECK(H5Aread(a, H5T_NATIVE_UINT64, value));
+  AS_TRY(attr_read_u64(rf->file, file_name(rf, fname, sizeof fname), name, value));
 cleanup:
-  if (a >= 0) H5Aclose(a);
   return st;
 }
 

@@ -1559,6 +1559,20 @@ as_status as_spec_read(const char *path, const volatile sig_atomic_t *stop, char
   AS_CHECK(fstat(fd, &sb) == 0, AS_ERR_IO, "%s: cannot read the spec: %s", path, strerror(errno));
   AS_CHECK(!S_ISDIR(sb.st_mode), AS_ERR_ARG, "%s: cannot read the spec: it is a directory", path);
   const int pipe_like = S_ISFIFO(sb.st_mode);
+  if (pipe_like) {
+    /* A pipe of a command (<(...), a shell's |) is read; a named FIFO, made by mkfifo and
+     * found by its name, is refused by its type like every other file that is not regular
+     * (issue 49: without a writer it kept the command waiting). The kernel names the opened
+     * pipe: "pipe:[N]" for an anonymous one, the path for a named one. */
+    char fdp[64], target[64] = "";
+    snprintf(fdp, sizeof fdp, "/proc/self/fd/%d", fd);
+    const ssize_t k = readlink(fdp, target, sizeof target - 1);
+    if (k > 0) target[k] = '\0';
+    AS_CHECK(k <= 0 || strncmp(target, "pipe:", 5) == 0, AS_ERR_ARG,
+             "%s: cannot read the spec: it is a FIFO (named pipe), not a regular file: refusing "
+             "to open it (a pipe from a command, <(cat FILE), is read)",
+             path);
+  }
   AS_CHECK(S_ISREG(sb.st_mode) || pipe_like, AS_ERR_ARG,
            "%s: cannot read the spec: not a regular file or a pipe (a %s)", path,
            S_ISCHR(sb.st_mode)    ? "character device"
