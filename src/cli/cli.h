@@ -145,6 +145,9 @@ int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv)
 /* `attnsweep help keys|fields`: prints the table of sweep keys or of /trials fields as
  * markdown; returns 0, or -1 for another topic. */
 int as_cli_help_table(const char *topic);
+/* `attnsweep help fields --json`: the layout of a /trials row as JSON (cmd_tables.c); returns
+ * 0, or -1 for a topic without a JSON form. */
+int as_cli_help_json(const char *topic);
 
 /* Prints "attnsweep CMD: message" and returns 2 (bad usage). */
 int as_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -157,7 +157,7 @@ static const struct {
   const char *name, *what;
 } topics[] = {
     {"keys", "the sweep keys of a spec, as a markdown table (docs/spec.md)"},
-    {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
+    {"fields", "the fields of /trials, as a markdown table (docs/results.md); --json: as JSON"},
     {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
     {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
     {"reasons", "the reasons of a verdict and what decides each (docs/theory.md 2.2)"},
@@ -255,6 +255,11 @@ int main(int argc, char **argv) {
     if (argc == 2) {
       print_help();
       return 0;
+    }
+    if (argc == 4 && strcmp(argv[3], "--json") == 0) {
+      if (as_cli_help_json(argv[2]) == 0) return 0;
+      fprintf(stderr, "attnsweep help: --json goes with the topic fields\n");
+      return 2;
     }
     if (argc > 3) {
       fprintf(stderr, "attnsweep help: one topic at a time\n");
