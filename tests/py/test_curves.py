@@ -69,7 +69,7 @@ def build(rng):
 
 
 def schema_dtype():
-    return tr.schema.dtype_from_headers(tr.INCLUDE)
+    return tr.layout.record_dtype()
 
 
 def run(argv):

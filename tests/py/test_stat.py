@@ -29,13 +29,14 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_stat as fstat  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 import optional  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
-DTYPE = schema.dtype_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
+DTYPE = layout.record_dtype()
 
 
 def code(field, label):
@@ -153,12 +154,12 @@ class StatMathTest(unittest.TestCase):
         self.assertTrue(math.isnan(lo) and math.isnan(hi))
 
     def test_fill_values_follow_record_h(self):
-        # every integer field whose record.h description names a fill value "(-1: none)" or
-        # "(-1: not counted)" has that fill value, also in a file without descriptions
+        # every integer field whose description (record.h, as `attnsweep help fields --json`
+        # prints it) names a fill value "(-1: none)" or "(-1: not counted)" has that fill
+        # value, also in a file without descriptions
         import re
-        with open(os.path.join(INCLUDE, "attnsweep", "record.h")) as fh:
-            text = fh.read()
-        found = re.findall(r'X\(I32, (\w+),\s*"[^"]*\((-1): (?:none|not counted)', text)
+        found = [(f["name"], m.group(1)) for f in layout.fields() if f["kind"] == "I32"
+                 for m in [re.search(r"\((-1): (?:none|not counted)", f["doc"])] if m]
         self.assertGreaterEqual(len(found), 5)
         for field, fill in found:
             self.assertEqual(fstat.fill_value(field, None), int(fill), field)
