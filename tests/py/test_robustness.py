@@ -37,8 +37,8 @@ JUDGED = ("consistent", "violated", "unresolved")
 def theorem_table():
     """The /trials attribute theorem_table as the C writer states it (`attnsweep help
     theorem_table`, from src/core/theorem.c): synthetic files carry the real table."""
-    exe = os.path.join(os.environ.get("AS_BUILD_DIR") or os.path.join(SRC, "build", "test"),
-                       "attnsweep")
+    exe = os.environ.get("ATTNSWEEP") or os.path.join(
+        os.environ.get("AS_BUILD_DIR") or os.path.join(SRC, "build", "test"), "attnsweep")
     return subprocess.run([exe, "help", "theorem_table"], check=True, capture_output=True,
                           text=True).stdout.rstrip("\n")
 
