@@ -8,7 +8,10 @@ pkgs=(build-essential cmake pkg-config git
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
       libscalapack-openmpi-dev liblapack-dev libopenblas-dev
       libyaml-dev librandom123-dev libglpk-dev
-      python3 python3-h5py python3-numpy python3-matplotlib python3-mpmath)
+      python3 python3-h5py python3-numpy python3-matplotlib python3-mpmath
+      # the page of `attnsweep report` is rendered by Jinja2 with autoescaping (issue 48):
+      # required by the analysis, so installed for users too (jobs/local.sh)
+      python3-jinja2)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(clang clang-format libclang-rt-14-dev slurm-wlm munge
          # analysis tests: the LaTeX tables compile (pdflatex, booktabs, tabularx), the
@@ -26,7 +29,12 @@ if [ "${1:-}" = "--test" ]; then
          python3-numba
          # the HTML page of `attnsweep report` is loaded in a real headless browser
          # (tests/py/test_report_browser.py)
-         chromium)
+         chromium
+         # the Python is checked without running it (tests/tools/lint_python.sh, ctest
+         # lint_python, tests/run.sh; issue 48): pyflakes over every file, mypy over the type
+         # hints of the analysis package; setuptools so that `pip install -e analysis
+         # --no-build-isolation` works offline (tests/py/test_package.py)
+         python3-pyflakes mypy python3-setuptools)
 fi
 
 missing=()

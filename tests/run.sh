@@ -2,7 +2,8 @@
 # The one test entry point (README, .ci/run): installs missing Debian packages, configures
 # with warnings as errors, builds, runs the whole ctest suite (unit, io, MPI with 1/2/4 ranks,
 # cli, py, slurm), then the AddressSanitizer/UBSan build of everything with its unit, io, MPI
-# (1 and 2 ranks) and cli tests, and checks the formatting. Exits non-zero on any failure.
+# (1 and 2 ranks) and cli tests, and checks the formatting (clang-format) and the Python
+# (pyflakes, mypy). Exits non-zero on any failure.
 #
 # Environment: AS_BUILD_DIR (default build/test), AS_JOBS (default nproc),
 #              AS_CTEST_ARGS (extra ctest arguments, e.g. "-L unit").
@@ -29,6 +30,9 @@ if [ ${#sources[@]} -gt 0 ] && ! clang-format --dry-run --Werror "${sources[@]}"
   echo "formatting differs from .clang-format: run clang-format -i on the files above" >&2
   status=1
 fi
+
+echo "== Python lint (pyflakes, mypy: tests/tools/lint_python.sh; also ctest lint_python)"
+bash tests/tools/lint_python.sh || status=1
 
 echo "== build (warnings are errors)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAS_WERROR=ON >/dev/null

@@ -6,10 +6,13 @@ usage: referees.py RESULTS_DIR -o referees.html [--times TIMES.tsv]
 For each spec of jobs/referees/ (its header comment states the question, cited as in the
 referees' list, and what the sweep does) the page shows the question, an answer sentence whose
 numbers are read from the tables of this run, the table and a figure. Every number comes from
-attnsweep_summarize.py (summary_tables, stat_tables, series_tables, robustness_tables,
-measure_tables) and every figure from attnsweep_plots.py, through the page builder of
-attnsweep_report.py: nothing here computes a statistic of its own, and no sentence is frozen
-to a result. --times (written by run.sh) adds the wall and CPU seconds of each run.
+the analysis package (analysis/attnsweep: summary_tables, stat_tables, series_tables,
+robustness_tables, measure_tables, gathered in attnsweep.summ) and every figure from
+attnsweep.figures, through the page builder of attnsweep.report: nothing here computes a
+statistic of its own, and no sentence is frozen to a result. A fraction of a verdict
+(verdict:=consistent) is of the judged trials, by the analysis' one rule (attnsweep.rule):
+no_prediction, not_converged, nonfinite and failed trials are in no denominator, and the
+sentences say of how many judged trials. --times (written by run.sh) adds the wall and CPU seconds of each run.
 
 Exit codes as attnsweep report: 0 written, 2 bad arguments or a missing results file, 3 an
 unreadable file or an unwritable output.
@@ -24,9 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ANALYSIS = os.environ.get("ATTNSWEEP_ANALYSIS_DIR") or os.path.join(HERE, "..", "..",
                                                                     "analysis")
 sys.path.insert(0, ANALYSIS)
-import attnsweep_report as rep  # noqa: E402
-import attnsweep_summarize as summ  # noqa: E402
-import schema  # noqa: E402
+from attnsweep import figures, schema, summ  # noqa: E402
+from attnsweep import report as rep  # noqa: E402
 
 
 # ---------------------------------------------------------------- reading the tables
@@ -59,6 +61,16 @@ def pct(x):
 def ci(r, name, f=pct):
     """'value [lo, hi]' of a statistic with its interval."""
     return "%s [%s, %s]" % (f(r.get(name)), f(r.get(name + "_lo")), f(r.get(name + "_hi")))
+
+
+def judged(r, name="verdict_eq_consistent", interval=False):
+    """A verdict fraction of a sentence with its denominator: '75% (of 20 judged)', with its
+    interval '75% [51%, 90%] (of 20 judged)'; 'none judged' when no trial was (the rule:
+    no_prediction, not_converged, nonfinite and failed trials are in no denominator)."""
+    n = r.get(name.split("_eq_")[0] + "_n")
+    if not n:
+        return "none judged"
+    return "%s (of %s judged)" % (ci(r, name) if interval else pct(r.get(name)), num(n))
 
 
 def groups(records, keys, fmt):
@@ -95,7 +107,7 @@ def _a_q1(rf):
              rec, ["case", "init"], lambda r: "%s clusters (%s vertices) from %s initial "
              "hull vertices, %s consistent with the theorem" % (
                  num(r["n_clusters_median"]), num(r["n_vertices_median"]),
-                 num(r["hull_vertices_init_median"]), pct(r["verdict_eq_consistent"]))) + ".")
+                 num(r["hull_vertices_init_median"]), judged(r))) + ".")
     return t, s
 
 
@@ -137,7 +149,7 @@ def _a_q4(rf):
         rec, ["vfamily"], lambda r: "median %s clusters, P at %s from uniform (max |P_ij - "
         "1/n|), max |x_i(T)| %s, %s consistent with the theorem" % (
             num(r["n_clusters_median"]), num(r["p_uniform_dist_median"]),
-            num(r["max_norm_x_median"]), pct(r["verdict_eq_consistent"]))) + ".")
+            num(r["max_norm_x_median"]), judged(r))) + ".")
     g = by_key(rec, "vfamily")
     if "identity" in g and "minus_identity" in g:
         a, b = g["minus_identity"], g["identity"]
@@ -207,7 +219,7 @@ def _a_w2(rf):
         rec, ["attention"], lambda r: "median %s clusters, %s of the trials with more than "
         "one, %s consistent with the theorem" % (
             num(r["n_clusters_median"]), ci(r, "n_clusters_gt1"),
-            pct(r["verdict_eq_consistent"]))) + ".")
+            judged(r))) + ".")
     g = by_key(rec, "attention")
     if "softmax" in g and "sinkhorn" in g:
         sk, sm = g["sinkhorn"]["n_clusters_median"], g["softmax"]["n_clusters_median"]
@@ -235,7 +247,7 @@ def _b_q1(rf):
     s = ("The same starts in the rescaled z and in x: " + groups(
         rec, ["vfamily", "vars"], lambda r: "%s clusters, max |x_i(T)| %s, %s consistent" % (
             num(r["n_clusters_median"]), num(r["max_norm_x_median"]),
-            pct(r["verdict_eq_consistent"]))) +
+            judged(r))) +
         ". Without the rescaling x grows like e^{t lambda_1}; the clusters are read in z.")
     return t, s
 
@@ -267,7 +279,7 @@ def _c_2(rf):
         "n_clusters:median", "verdict:=consistent", "verdict:=violated"])
     s = ("Layers against RK4 on the ODE: " + groups(
         rec, ["method", "dt"], lambda r: "%s consistent, %s violated, %s clusters" % (
-            ci(r, "verdict_eq_consistent"), pct(r["verdict_eq_violated"]),
+            judged(r, interval=True), judged(r, "verdict_eq_violated"),
             num(r["n_clusters_median"]))) +
         ". The theorems carry over while dt lambda_1 <= 1 (docs/theory.md section 2.10); the "
         "table shows where they stop.")
@@ -279,7 +291,7 @@ def _c_5(rf):
         "n_clusters:median", "verdict:=consistent", "residual:median"])
     s = ("A good triple without and with a feed-forward part: " + groups(
         rec, ["case", "ffn"], lambda r: "%s consistent with the three hyperplanes, %s clusters"
-        % (ci(r, "verdict_eq_consistent"), num(r["n_clusters_median"]))) + ".")
+        % (judged(r, interval=True), num(r["n_clusters_median"]))) + ".")
     return t, s
 
 
@@ -290,7 +302,7 @@ def _d_w1(rf):
         rec, ["case", "m_rows"], lambda r: "%s clusters, %s vertices, asymmetry %s, %s "
         "consistent with the polytope" % (
             num(r["n_clusters_median"]), num(r["n_vertices_median"]),
-            num(r["m_asym_median"]), pct(r["verdict_eq_consistent"]))) + ".")
+            num(r["m_asym_median"]), judged(r))) + ".")
     return t, s
 
 
@@ -332,8 +344,8 @@ def spec_question(name):
 
 
 def draw(page, rf, fig):
-    import attnsweep_plots as plots
     import numpy as np
+    plots = figures
     kind = fig[0]
     if kind == "trial":
         where = fig[1]
@@ -396,7 +408,7 @@ def build(results, out, times=None, only=None):
             path = os.path.join(results, name + ".h5")
             question, method = spec_question(name)
             page.h(2, name, name)
-            page.add('<p class="question">%s</p>' % rep.html.escape(question))
+            page.p(question, "question")
             page.p("The sweep (jobs/referees/%s.yaml): %s" % (name, method))
             if not os.path.exists(path):
                 page.p("not run: %s is missing" % path, "warn")
@@ -405,7 +417,7 @@ def build(results, out, times=None, only=None):
                 for line in summ.completeness(rf, rf.read(["verdict"]))[1:]:
                     page.p(line, "note")
                 got = answer(rf)
-                page.add('<div class="answer">%s</div>' % rep.html.escape(got[1]))
+                page.box(got[1], "answer")
                 page.table(got[0])
                 for t in (got[2] if len(got) > 2 else []):
                     page.table(t)

@@ -163,6 +163,20 @@ int as_cli_gate_files(const char *cmd, const as_script_opt *opts, size_t n, int 
 /* `attnsweep help keys|fields`: prints the table of sweep keys or of /trials fields as
  * markdown; returns 0, or -1 for another topic. */
 int as_cli_help_table(const char *topic);
+/* `attnsweep help fields --json`: the layout of a /trials row as JSON (cmd_tables.c); returns
+ * 0, or -1 for a topic without a JSON form. */
+int as_cli_help_json(const char *topic);
+
+/* What as_cli_locate looks for: the analysis (Python) or the Slurm job template. */
+typedef enum as_cli_dir { AS_CLI_DIR_ANALYSIS, AS_CLI_DIR_JOBS } as_cli_dir;
+/* Finds `file` in the analysis directory or the job template's (main.c), first hit wins:
+ * $ATTNSWEEP_ANALYSIS_DIR or $ATTNSWEEP_JOBS_DIR; installed beside the executable
+ * (EXE_DIR/../share/attnsweep/analysis or jobs: the `cmake --install` layout, wherever the
+ * prefix was moved); the source tree it was built from and the install prefix it was
+ * configured with (both compiled in); a tree beside the executable (EXE_DIR/../analysis,
+ * EXE_DIR/../../analysis). Returns 1 with the file's path in out (cap bytes) and the place in
+ * *how (static text, also printed by --version), else 0 (*how "not found"). */
+int as_cli_locate(as_cli_dir kind, const char *file, char *out, size_t cap, const char **how);
 
 /* Prints "attnsweep CMD: message" and returns 2 (bad usage). */
 int as_cli_usage_error(const char *cmd, const char *fmt, ...)

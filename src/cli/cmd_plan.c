@@ -56,31 +56,11 @@ static void hms(double s, char *buf, size_t len) {
   snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
 }
 
-/* Writes DIR/REL/TEMPLATE_NAME into out; returns 1 when that file is readable. */
-static int template_in(const char *dir, const char *rel, char *out, size_t cap) {
-  if (!dir || !dir[0]) return 0;
-  int len = snprintf(out, cap, "%s%s/%s", dir, rel, TEMPLATE_NAME);
-  if (len < 0 || (size_t)len >= cap) return 0;
-  return access(out, R_OK) == 0;
-}
-
-/* Finds jobs/attnsweep.sbatch: $ATTNSWEEP_JOBS_DIR, the source tree, the install prefix, then
- * beside the executable. Returns 1 and the path in out, else 0. */
+/* Finds jobs/attnsweep.sbatch (as_cli_locate, main.c: $ATTNSWEEP_JOBS_DIR, installed beside
+ * the executable, the source tree, the install prefix). Returns 1 and the path in out, else 0. */
 static int find_template(char *out, size_t cap) {
-  if (template_in(getenv("ATTNSWEEP_JOBS_DIR"), "", out, cap)) return 1;
-  if (template_in(AS_ANALYSIS_DIR, "/../jobs", out, cap)) return 1;
-  if (template_in(AS_INSTALL_ANALYSIS_DIR, "/../jobs", out, cap)) return 1;
-  char exe[PATH_CAP];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return 0;
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (!slash) return 0;
-  *slash = '\0';
-  static const char *const rel[] = {"/../share/attnsweep/jobs", "/../jobs", "/../../jobs"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
-    if (template_in(exe, rel[i], out, cap)) return 1;
-  return 0;
+  const char *how = NULL;
+  return as_cli_locate(AS_CLI_DIR_JOBS, TEMPLATE_NAME, out, cap, &how);
 }
 
 /* Absolute form of a path whose directory may not exist yet (the job script creates it):
@@ -552,7 +532,7 @@ int as_cmd_plan(int argc, char **argv) {
   } else if (sbatch) {
     fprintf(stderr,
             "attnsweep plan: the job script template %s was not found (looked in "
-            "$ATTNSWEEP_JOBS_DIR, %s/../jobs and beside the executable); set "
+            "$ATTNSWEEP_JOBS_DIR, beside the executable and %s/../jobs); set "
             "ATTNSWEEP_JOBS_DIR to the directory that holds it\n",
             TEMPLATE_NAME, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)");
     return 3;

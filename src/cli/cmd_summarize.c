@@ -7,10 +7,10 @@
  * exit codes and output are the script's: 0 done, 2 bad arguments or not a results file,
  * 3 unreadable file or missing Python modules.
  *
- * Where a script is looked for, first hit wins:
- *   $ATTNSWEEP_ANALYSIS_DIR, AS_ANALYSIS_DIR (the source tree's analysis/, compiled in),
- *   AS_INSTALL_ANALYSIS_DIR (PREFIX/share/attnsweep/analysis), and relative to the
- *   executable: EXE_DIR/../share/attnsweep/analysis, EXE_DIR/../analysis, EXE_DIR/../../analysis.
+ * Where a script is looked for, first hit wins (as_cli_locate, main.c; `attnsweep --version`
+ * prints which): $ATTNSWEEP_ANALYSIS_DIR; installed beside the executable
+ *   (EXE_DIR/../share/attnsweep/analysis); the source tree's analysis/ and
+ *   PREFIX/share/attnsweep/analysis (compiled in); EXE_DIR/../analysis, EXE_DIR/../../analysis.
  * The interpreter is $ATTNSWEEP_PYTHON, else /usr/bin/python3 (Debian's python3-h5py,
  * python3-numpy and python3-matplotlib belong to it, not to a pyenv python3 on PATH).
  */
@@ -33,34 +33,10 @@
 
 #define PATH_CAP 4096
 
-/* Writes DIR/name into out; returns 1 when that file is readable. */
-static int script_in(const char *dir, const char *name, char *out, size_t cap) {
-  if (!dir || !dir[0]) return 0;
-  int len = snprintf(out, cap, "%s/%s", dir, name);
-  if (len < 0 || (size_t)len >= cap) return 0;
-  return access(out, R_OK) == 0;
-}
-
-/* Finds the script (see the file comment); returns 1 and its path in out, else 0. */
+/* Finds the script (as_cli_locate, main.c); returns 1 and its path in out, else 0. */
 static int find_script(const char *name, char *out, size_t cap) {
-  if (script_in(getenv("ATTNSWEEP_ANALYSIS_DIR"), name, out, cap)) return 1;
-  if (script_in(AS_ANALYSIS_DIR, name, out, cap)) return 1;
-  if (script_in(AS_INSTALL_ANALYSIS_DIR, name, out, cap)) return 1;
-  char exe[PATH_CAP];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return 0;
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (!slash) return 0;
-  *slash = '\0';
-  static const char *const rel[] = {"/../share/attnsweep/analysis", "/../analysis",
-                                    "/../../analysis"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    char dir[PATH_CAP + 64];
-    snprintf(dir, sizeof dir, "%s%s", exe, rel[i]);
-    if (script_in(dir, name, out, cap)) return 1;
-  }
-  return 0;
+  const char *how = NULL;
+  return as_cli_locate(AS_CLI_DIR_ANALYSIS, name, out, cap, &how);
 }
 
 /* The file an output option at argv[i] names (-o FILE, -oFILE, --output[=]FILE or a unique
@@ -111,7 +87,7 @@ int as_cli_exec_script(const char *cmd, const char *name, int argc, char **argv)
   if (!find_script(name, script, sizeof script)) {
     fprintf(stderr,
             "attnsweep %s: the analysis script %s was not found (looked in "
-            "$ATTNSWEEP_ANALYSIS_DIR, %s, %s and beside the executable); set "
+            "$ATTNSWEEP_ANALYSIS_DIR, beside the executable, %s and %s); set "
             "ATTNSWEEP_ANALYSIS_DIR to the directory that holds it\n",
             cmd, name, AS_ANALYSIS_DIR[0] ? AS_ANALYSIS_DIR : "(no source tree)",
             AS_INSTALL_ANALYSIS_DIR[0] ? AS_INSTALL_ANALYSIS_DIR : "(no install prefix)");

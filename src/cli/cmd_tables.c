@@ -4,7 +4,12 @@
  * (enums.h) and the pairs of model variants against the rules (rules.h) as markdown tables.
  * docs/spec.md, docs/results.md, docs/theory.md and docs/variants.md hold these tables verbatim
  * between markers; tests/cli/test_docs_tables.sh fails when they differ,
- * so the docs never drift from the one declaration. */
+ * so the docs never drift from the one declaration.
+ *
+ * `attnsweep help fields --json` prints the same layout for programs: every field of /trials
+ * with its record kind, numpy dtype and, for an enumeration, its labels and values; the flag
+ * bits; the schema version. The analysis (analysis/attnsweep/layout.py) builds the row dtype of
+ * synthetic results files from it instead of reading the C headers. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +17,7 @@
 #include "attnsweep/near.h"
 #include "attnsweep/params.h"
 #include "attnsweep/record.h"
+#include "attnsweep/results.h"
 #include "attnsweep/rules.h"
 #include "attnsweep/theorem.h"
 #include "cli.h"
@@ -85,6 +91,129 @@ static void print_fields(void) {
   printf(" |\n");
   AS_RECORD_FIELDS(AS_X_ROW)
 #undef AS_X_ROW
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    const unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+/* The enumeration table of a record kind (NULL: not an enumeration of enums.h). */
+static const as_enum_table *kind_table(const char *kind, const char *name) {
+  if (strcmp(kind, "ENUM") == 0) return as_record_enum_table(name);
+  static const struct {
+    const char *kind;
+    const as_enum_table *tab;
+  } tabs[] = {{"EXPM", &as_expm_table},     {"THEOREM", &as_theorem_table},
+              {"GEOM", &as_geom_table},     {"VERDICT", &as_verdict_table},
+              {"REASON", &as_reason_table}, {"OUTCOME", &as_outcome_table}};
+  for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++)
+    if (strcmp(tabs[i].kind, kind) == 0) return tabs[i].tab;
+  return NULL;
+}
+
+/* numpy dtype text of a record kind (little-endian, as the file stores it). */
+static const char *kind_dtype(const char *kind) {
+  if (strcmp(kind, "U64") == 0 || strcmp(kind, "HASH") == 0) return "<u8";
+  if (strcmp(kind, "I64") == 0) return "<i8";
+  if (strcmp(kind, "F64") == 0) return "<f8";
+  if (strcmp(kind, "MSG") == 0) {
+    static char msg[16];
+    snprintf(msg, sizeof msg, "S%d", AS_RECORD_MSG);
+    return msg;
+  }
+  return "<i4"; /* I32 and every enumeration */
+}
+
+/* A flag's name as the analysis spells it: AS_FLAG_M_SPD -> "m_spd". */
+static void json_flag_name(const char *name) {
+  putchar('"');
+  for (; *name; name++) putchar(*name >= 'A' && *name <= 'Z' ? *name - 'A' + 'a' : *name);
+  putchar('"');
+}
+
+/* The key-table kind of the sweep key recorded in field `name`, or NULL. */
+static const char *key_kind(const char *name, const char **key) {
+  static const char *const kinds[] = {"number", "integer", "integer", "bool",
+                                      "enum",   "text",    "matrix",  "group"};
+  for (int i = 0; i < AS_PARAM_COUNT; i++)
+    if (strcmp(as_params[i].rkind, "NONE") != 0 && strcmp(as_params[i].rname, name) == 0) {
+      *key = as_params[i].key;
+      return kinds[as_params[i].kind];
+    }
+  return NULL;
+}
+
+/* One field of `help fields --json`. */
+static void json_field(int *first, const char *kind, const char *name, const char *doc) {
+  printf("%s\n    {\"name\": ", *first ? "" : ",");
+  *first = 0;
+  json_str(name);
+  printf(", \"kind\": ");
+  json_str(kind);
+  printf(", \"dtype\": ");
+  json_str(kind_dtype(kind));
+  printf(", \"doc\": ");
+  json_str(doc);
+  const char *key = NULL, *kk = key_kind(name, &key);
+  if (kk) {
+    printf(", \"key\": ");
+    json_str(key);
+    printf(", \"key_kind\": \"%s\"", kk);
+  }
+  const as_enum_table *tab = kind_table(kind, name);
+  if (tab || strcmp(kind, "LABEL") == 0) {
+    /* An ENUM or LABEL field has "-" = -1 (not applicable); a LABEL field's other labels
+     * are the spec's (null here). */
+    const int na = strcmp(kind, "ENUM") == 0 || strcmp(kind, "LABEL") == 0;
+    printf(", \"enum\": {\"type\": ");
+    json_str(tab ? tab->type_name : "labels of the spec");
+    printf(", \"labels\": ");
+    if (!tab) {
+      printf("null");
+    } else {
+      printf("[");
+      if (na) printf("[\"-\", -1]%s", tab->count ? ", " : "");
+      for (int v = 0; v < tab->count; v++) {
+        printf("[");
+        json_str(tab->labels[v]);
+        printf(", %d]%s", v, v + 1 < tab->count ? ", " : "");
+      }
+      printf("]");
+    }
+    printf(", \"not_applicable\": %s}", na ? "-1" : "null");
+  }
+  printf("}");
+}
+
+/* `attnsweep help fields --json`: the layout of a /trials row (see the file comment). */
+static void print_fields_json(void) {
+  int first = 1;
+  printf("{\n  \"schema_version\": %d,\n  \"record_msg\": %d,\n  \"fields\": [",
+         AS_RESULTS_SCHEMA_VERSION, AS_RECORD_MSG);
+#define AS_X_JSON(kind, name, doc) json_field(&first, #kind, #name, doc);
+  AS_RECORD_FIELDS(AS_X_JSON)
+#undef AS_X_JSON
+  printf("\n  ],\n  \"flags\": {");
+  first = 1;
+#define AS_X_FLAG_JSON(name, bit, doc)  \
+  printf("%s\n    ", first ? "" : ","); \
+  first = 0;                            \
+  json_flag_name(#name);                \
+  printf(": %d", bit);
+  AS_FLAG_LIST(AS_X_FLAG_JSON)
+#undef AS_X_FLAG_JSON
+  printf("\n  }\n}\n");
 }
 
 /* The AS_FLAG_* names of the bits in flags, or "-". */
@@ -177,6 +306,14 @@ static void print_combinations(void) {
     }
     printf("\n");
   }
+}
+
+int as_cli_help_json(const char *topic) {
+  if (strcmp(topic, "fields") == 0) {
+    print_fields_json();
+    return 0;
+  }
+  return -1;
 }
 
 int as_cli_help_table(const char *topic) {

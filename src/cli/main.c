@@ -1,9 +1,11 @@
 /* main.c: the attnsweep command: global options, help, and dispatch to subcommands. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__ /* defined by the glibc headers above */
 #include <malloc.h>
 #endif
@@ -135,6 +137,81 @@ static void print_help(void) {
          "ATTNSWEEP_DEBUG=1 makes every error message name its place in the source (file:line).\n");
 }
 
+#ifndef AS_ANALYSIS_DIR
+#define AS_ANALYSIS_DIR ""
+#endif
+#ifndef AS_INSTALL_ANALYSIS_DIR
+#define AS_INSTALL_ANALYSIS_DIR ""
+#endif
+#define AS_PATH_CAP 4096
+
+/* Writes DIR/file into out; returns 1 when that file is readable. */
+static int file_in(const char *dir, const char *file, char *out, size_t cap) {
+  if (!dir || !dir[0]) return 0;
+  int len = snprintf(out, cap, "%s/%s", dir, file);
+  if (len < 0 || (size_t)len >= cap) return 0;
+  return access(out, R_OK) == 0;
+}
+
+int as_cli_locate(as_cli_dir kind, const char *file, char *out, size_t cap, const char **how) {
+  const int jobs = kind == AS_CLI_DIR_JOBS;
+  const char *sub = jobs ? "jobs" : "analysis";
+  char dir[AS_PATH_CAP + 64];
+  *how = jobs ? "ATTNSWEEP_JOBS_DIR" : "ATTNSWEEP_ANALYSIS_DIR";
+  if (file_in(getenv(*how), file, out, cap)) return 1;
+  /* The executable's own directory: an installed (or copied, or moved) prefix carries its
+   * analysis and job template in PREFIX/share/attnsweep, and they belong to it, not to the
+   * tree it was compiled in (issue 48). */
+  char exe[AS_PATH_CAP] = "";
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = NULL;
+  if (n > 0) {
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+  }
+  if (slash) {
+    snprintf(dir, sizeof dir, "%s/../share/attnsweep/%s", exe, sub);
+    *how = "installed beside the executable";
+    if (file_in(dir, file, out, cap)) return 1;
+  }
+  /* The source tree and the install prefix the executable was configured with (compiled in):
+   * a build tree's executable runs its own tree's scripts. */
+  snprintf(dir, sizeof dir, "%s%s", AS_ANALYSIS_DIR, jobs && AS_ANALYSIS_DIR[0] ? "/../jobs" : "");
+  *how = "the source tree it was built from";
+  if (file_in(dir, file, out, cap)) return 1;
+  snprintf(dir, sizeof dir, "%s%s", AS_INSTALL_ANALYSIS_DIR,
+           jobs && AS_INSTALL_ANALYSIS_DIR[0] ? "/../jobs" : "");
+  *how = "the install prefix it was configured with";
+  if (file_in(dir, file, out, cap)) return 1;
+  /* A build tree copied elsewhere: its source tree beside it. */
+  static const char *const rel[] = {"/..", "/../.."};
+  for (size_t i = 0; slash && i < sizeof rel / sizeof rel[0]; i++) {
+    snprintf(dir, sizeof dir, "%s%s/%s", exe, rel[i], sub);
+    *how = "a tree beside the executable";
+    if (file_in(dir, file, out, cap)) return 1;
+  }
+  *how = "not found";
+  return 0;
+}
+
+/* One line of --version: where the analysis or the job template is taken from. */
+static void print_located(const char *what, as_cli_dir kind, const char *file) {
+  char path[AS_PATH_CAP], real[AS_PATH_CAP];
+  const char *how = NULL;
+  if (!as_cli_locate(kind, file, path, sizeof path, &how)) {
+    printf("  %-9s not found (set %s)\n", what,
+           kind == AS_CLI_DIR_JOBS ? "ATTNSWEEP_JOBS_DIR" : "ATTNSWEEP_ANALYSIS_DIR");
+    return;
+  }
+  if (realpath(path, real)) snprintf(path, sizeof path, "%s", real);
+  if (kind == AS_CLI_DIR_ANALYSIS) { /* the directory, not the script in it */
+    char *slash = strrchr(path, '/');
+    if (slash && slash != path) *slash = '\0';
+  }
+  printf("  %-9s %s (%s)\n", what, path, how);
+}
+
 static void print_version(void) {
   as_versions v;
   as_versions_get(&v);
@@ -144,6 +221,10 @@ static void print_version(void) {
   printf("  libyaml: %s\n", v.yaml);
   printf("  BLAS:    %s\n", v.blas);
   printf("  RNG:     %s\n", v.rng);
+  print_located("analysis:", AS_CLI_DIR_ANALYSIS, "attnsweep_summarize.py");
+  print_located("jobs:", AS_CLI_DIR_JOBS, "attnsweep.sbatch");
+  const char *python = getenv("ATTNSWEEP_PYTHON");
+  printf("  python:   %s\n", python && python[0] ? python : "/usr/bin/python3");
 }
 
 static const as_command *find_command(const char *name) {
@@ -157,7 +238,7 @@ static const struct {
   const char *name, *what;
 } topics[] = {
     {"keys", "the sweep keys of a spec, as a markdown table (docs/spec.md)"},
-    {"fields", "the fields of /trials, as a markdown table (docs/results.md)"},
+    {"fields", "the fields of /trials, as a markdown table (docs/results.md); --json: as JSON"},
     {"theorems", "the theorem table: hypotheses, predictions, precedence (docs/theory.md)"},
     {"theorem_table", "the same rows as the /trials attribute theorem_table (tab-separated)"},
     {"reasons", "the reasons of a verdict and what decides each (docs/theory.md 2.2)"},
@@ -255,6 +336,11 @@ int main(int argc, char **argv) {
     if (argc == 2) {
       print_help();
       return 0;
+    }
+    if (argc == 4 && strcmp(argv[3], "--json") == 0) {
+      if (as_cli_help_json(argv[2]) == 0) return 0;
+      fprintf(stderr, "attnsweep help: --json goes with the topic fields\n");
+      return 2;
     }
     if (argc > 3) {
       fprintf(stderr, "attnsweep help: one topic at a time\n");

@@ -17,7 +17,8 @@
 #     3 otherwise);
 #   * bench_crc: both paths give the same CRC for every size;
 #   * `attnsweep bench all`: every benchmark of `help bench` prints its line, a share of dgemm
-#     that is its two rates' ratio, the high-d trial to T, Sinkhorn within its tolerance.
+#     that is its two rates' ratio, the high-d trial to T, Sinkhorn within its tolerance;
+#   * bench/summarize_1m.sh at 2,000 rows: both commands' wall time and peak memory.
 # Speed is not judged here (the benchmarks' figures are for a quiet core).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_test_init bench_scripts
@@ -203,4 +204,16 @@ for b in bad:
 print("ok: bench all's figures hold together" if not bad else "FAIL: %d problems" % len(bad))
 sys.exit(1 if bad else 0)
 PY
+# --- bench/summarize_1m.sh at 2,000 rows: the file is written, both commands exit 0 and print
+# their wall time and peak memory, and the machine is named
+out=$(ATTNSWEEP=$bin bash "$src/bench/summarize_1m.sh" --rows 2000 2>&1)
+rc=$?
+check "summarize_1m.sh --rows 2000 exits 0 ($rc)" test $rc -eq 0
+check "summarize_1m.sh names the machine" grep -q "^machine: .* cores" <<<"$out"
+check "summarize_1m.sh wrote 2000 rows" grep -q "^wrote 2000 rows" <<<"$out"
+for cmd in summarize report; do
+  check "summarize_1m.sh: $cmd's wall time and peak RSS, exit 0" \
+    grep -Eq "^$cmd +wall +[0-9.]+ s +peak RSS +[0-9]+ MiB +exit 0" <<<"$out"
+done
+
 exit $fail

@@ -42,7 +42,7 @@ arch="$src/docs/architecture.md"
 missing=""
 while IFS= read -r f; do
   grep -qF "\`$f\`" "$arch" || missing="$missing $f"
-done < <(cd "$src" && ls include/attnsweep/*.h src/*/*.[ch] bench/*.[ch] analysis/*.py)
+done < <(cd "$src" && ls include/attnsweep/*.h src/*/*.[ch] bench/*.[ch] analysis/*.py analysis/attnsweep/*.py)
 check "docs/architecture.md lists every source file (missing:${missing:- none})" test -z "$missing"
 gone=""
 for f in $(grep -o '`\(src\|include\|bench\|analysis\)/[A-Za-z0-9_/.]*\.\(c\|h\|py\)`' "$arch" | tr -d '`' | sort -u); do

@@ -32,6 +32,6 @@ for f in src/par/*.c; do
   grep -q '#include "cli.h"' "$f" && bad "$f (par) includes cli.h"
 done
 # The analysis reads results through the documented schema only: no link to the core.
-grep -lq "attnsweep_core\|ctypes" analysis/*.py 2>/dev/null && bad "analysis/ loads the core"
+grep -lq "attnsweep_core\|ctypes" analysis/*.py analysis/attnsweep/*.py 2>/dev/null && bad "analysis/ loads the core"
 [ $fail -eq 0 ] && echo "ok: layers cli -> par -> io -> core hold"
 exit $fail

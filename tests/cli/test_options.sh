@@ -116,7 +116,7 @@ check "help bench lists the benchmarks of cmd_bench.c's table ($(echo $names))" 
 err=$("$bin" bench nope 2>&1 >/dev/null); rc=$?
 nmiss=$(for nm in $names all; do grep -q "$nm" <<<"$err" || echo "$nm"; done)
 check "bench nope: exit 2 naming the benchmarks (missing: $nmiss)" bash -c '[ "$1" -eq 2 ] && [ -z "$2" ]' _ "$rc" "$nmiss"
-sopts=$(grep -oE 'add_argument\("(-o", ")?--[a-z0-9-]+"' "$src/analysis/attnsweep_summarize.py" | grep -oE -- '--[a-z0-9-]+' | sort)
+sopts=$(grep -oE 'add_argument\("(-o", ")?--[a-z0-9-]+"' "$src/analysis/attnsweep/cli.py" | grep -oE -- '--[a-z0-9-]+' | sort)
 h=$("$bin" help summarize); rc=$?
 missing=$(for o in $sopts; do grep -q -- "$o" <<<"$h" || echo "$o"; done)
 check "help summarize (exit $rc) lists the script's $(wc -w <<<"$sopts") options (missing: $missing)" \

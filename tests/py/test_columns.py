@@ -89,7 +89,8 @@ class ColumnsTest(unittest.TestCase):
                               "--format", "latex"])
         self.assertEqual(rc, 0, err)
         self.assertIn("T = 45", out_t)
-        # --stat --columns: k/n of near_verdict == consistent among the trials at each T
+        # --stat --columns: k/n of near_verdict == consistent among the judged trials at each T
+        # (the rule: consistent + violated + unresolved)
         rc, out, err = tr.run([p, "--stat", "near_verdict:=consistent", "--by", "d", "--columns",
                             "T"])
         self.assertEqual(rc, 0, err)
@@ -101,7 +102,8 @@ class ColumnsTest(unittest.TestCase):
             for t, cell in zip(ts, r[2:]):
                 at = sel & (a["T"] == t)
                 k = int((at & (nv == "consistent")).sum())
-                self.assertTrue(cell.endswith("(%d/%d)" % (k, int(at.sum()))), (r, cell))
+                judged = at & np.isin(nv, ["consistent", "violated", "unresolved"])
+                self.assertTrue(cell.endswith("(%d/%d)" % (k, int(judged.sum()))), (r, cell))
         for bad in (["--robustness", "--columns", "T", "--by", "d,T"],
                     ["--columns", "T"], ["--robustness", "--columns", "nosuchkey"],
                     ["--robustness", "--columns", "T", "--png", "x.png"],

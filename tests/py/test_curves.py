@@ -69,7 +69,7 @@ def build(rng):
 
 
 def schema_dtype():
-    return tr.schema.dtype_from_headers(tr.INCLUDE)
+    return tr.layout.record_dtype()
 
 
 def run(argv):
@@ -225,7 +225,7 @@ class CurvesTest(unittest.TestCase):
     def test_errors(self):
         rc, _, err = run([self.path, "--verdict", "near"])
         self.assertEqual(rc, 2)
-        self.assertIn("--verdict goes with --phase", err)
+        self.assertIn("--verdict goes with --phase or --robustness", err)
         rc, _, err = run([self.path, "--phase", "near_dist", "--pair", "T"])
         self.assertEqual(rc, 2)
         self.assertIn("not one", err)

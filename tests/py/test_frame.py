@@ -21,6 +21,7 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_frame as frame  # noqa: E402
 import optional  # noqa: E402
 
@@ -40,7 +41,7 @@ NETCDF_WRITERS = (("netcdf4", "NETCDF4"), ("netcdf4", "NETCDF3_64BIT"), ("h5netc
 MODULE_OF_ENGINE = {e: m for e, m, _ in frame.NETCDF_ENGINES}
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
 CASES = ["alpha", "beta/x", "beta/y"]
 
 
@@ -57,7 +58,7 @@ def synthetic(path, case_field=True, shuffle_verdict=False, spec=None):
     """A grid d x eps x replicate (2 x 3 x 4 = 24 trials) in three cases, every field of the C
     definition plus (case_field) a `case` enum and a fixed-string hash when record.h has none.
     Returns the rows written."""
-    dt = schema.dtype_from_headers(INCLUDE, labels={"case_name": CASES})
+    dt = layout.record_dtype(labels={"case_name": CASES})
     if not case_field:  # a file of schema 1: case_id numbers, no case names
         dt = np.dtype([("case_id", np.dtype("<i4")) if n == "case_name" else (n, dt[n])
                        for n in dt.names])
@@ -139,7 +140,7 @@ def check_netcdf_round_trip(test, ds, directory, tag):
                     want[n].values = np.where(pd.isna(v), "", v).astype(object)
             if is_netcdf3(engine, fmt):  # no 64-bit integers in netCDF 3
                 for n in want.variables:
-                    if want[n].dtype == np.int64:
+                    if want[n].dtype in (np.int64, np.uint64):
                         want[n] = want[n].astype(np.int32)
             back = frame.from_netcdf(path, engine=engine)
             test.assertEqual(sorted(back.variables), sorted(want.variables))
@@ -352,7 +353,7 @@ class TidyTest(unittest.TestCase):
             if not optional.have(mod):
                 raise unittest.SkipTest(optional.missing(mod))
         cls.tmp = tempfile.TemporaryDirectory()
-        dt = schema.dtype_from_headers(INCLUDE)
+        dt = layout.record_dtype()
         rows = [(r, h, vs, sk) for r in range(3) for h, vs in ((1, 1.0), (4, 0.25))
                 for sk in (1, 0)]
         a = np.zeros(len(rows), dtype=dt)

@@ -37,7 +37,7 @@ class TwoColumnTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         t = cls.tmp.name
         cls.by = os.path.join(t, "by.h5")
-        a, _ = ts.build_rows(ts.schema.dtype_from_headers(ts.INCLUDE))
+        a, _ = ts.build_rows(ts.layout.record_dtype())
         ts.write_file(cls.by, a)
         cls.rob = os.path.join(t, "rob.h5")
         tr.write(cls.rob, tr.build(np.random.default_rng(16), n=200))

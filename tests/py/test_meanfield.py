@@ -20,11 +20,11 @@ import numpy as np
 SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
-import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
 
 # n -> list of trials (cluster sizes, unresolved, hull vertices, initial hull, ref_w1)
 TRIALS = {
@@ -36,7 +36,7 @@ TRIALS = {
 
 
 def write(path, with_measure=True):
-    dtype = schema.dtype_from_headers(INCLUDE)
+    dtype = layout.record_dtype()
     if not with_measure:  # an older file: the measure fields absent
         keep = [f for f in dtype.names if not f.startswith("mass_")]
         dtype = np.dtype([(f, dtype[f]) for f in keep])

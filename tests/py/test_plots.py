@@ -19,12 +19,13 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_plots as plots  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 import matplotlib.image as mpimg  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
 # The paper's good-triple example (docs/theory.md section 5): eigenvalues 1.348 and -0.068.
 V_PAPER = np.array([[0.64709742, 0.81911926], [0.61210449, 0.63263484]])
 
@@ -345,7 +346,7 @@ class TrialFileTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = figure_dir(cls.tmp.name)
-        dt = schema.dtype_from_headers(INCLUDE, labels={"case_name": ["c%d" % k for k in range(64)]})
+        dt = layout.record_dtype(labels={"case_name": ["c%d" % k for k in range(64)]})
         S = np.array([[1.0, 0.3, 0.5], [0.0, 1.0, 0.8], [0.2, 0.0, 1.0]])
         cls.S = S
         V_obl = S @ np.diag([1.0, 1.0, -0.5]) @ np.linalg.inv(S)

@@ -25,10 +25,11 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
 Z = statistics.NormalDist().inv_cdf(0.975)
 JUDGED = ("consistent", "violated", "unresolved")
 
@@ -36,8 +37,8 @@ JUDGED = ("consistent", "violated", "unresolved")
 def theorem_table():
     """The /trials attribute theorem_table as the C writer states it (`attnsweep help
     theorem_table`, from src/core/theorem.c): synthetic files carry the real table."""
-    exe = os.path.join(os.environ.get("AS_BUILD_DIR") or os.path.join(SRC, "build", "test"),
-                       "attnsweep")
+    exe = os.environ.get("ATTNSWEEP") or os.path.join(
+        os.environ.get("AS_BUILD_DIR") or os.path.join(SRC, "build", "test"), "attnsweep")
     return subprocess.run([exe, "help", "theorem_table"], check=True, capture_output=True,
                           text=True).stdout.rstrip("\n")
 
@@ -61,7 +62,7 @@ def build(rng, n=400):
     """Rows: theorem none / identity / good, near theorem identity or good, distances spread
     over decades on both sides of 0, and a verdict that is never the near verdict (so a
     fraction read from `verdict` would be wrong)."""
-    dt = schema.dtype_from_headers(INCLUDE)
+    dt = layout.record_dtype()
     a = np.zeros(n, dtype=dt)
     for f in dt.names:
         if dt[f].kind == "f":

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""Tests of analysis/schema.py beyond what the summaries exercise: the file's self-description
+"""Tests of attnsweep.schema beyond what the summaries exercise: the file's self-description
 (description:/units:/flag: attributes of /trials, snapshot times), the fallbacks for files
-without it, and the parsing of the C record definition for kinds the analysis does not know by
-name (a per-spec enumeration such as the case names, a fixed-length string)."""
+without it, and the row layout the binary states (`attnsweep help fields --json`, read by
+attnsweep.layout) against a file the binary writes."""
 
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,9 +18,8 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import optional  # noqa: E402
-
-INCLUDE = os.path.join(SRC, "include")
 
 
 def minimal_file(path, attrs=None, spec=None, snap_times=None):
@@ -104,82 +104,64 @@ class SelfDescriptionTest(unittest.TestCase):
             self.assertEqual(rf.snapshot_times(), [1.0, 2.5, 4.0])
 
 
-class HeaderParsingTest(unittest.TestCase):
-    """parse_headers/dtype_from_headers on the real headers and on a synthetic record.h with
-    kinds they do not know by name."""
+class LayoutTest(unittest.TestCase):
+    """The row layout the binary states (`attnsweep help fields --json`, cmd_tables.c, from
+    AS_RECORD_FIELDS) against a results file the binary writes (results.c builds its HDF5
+    types from the same list by another path), and the fallback tables of schema.py against
+    the layout."""
 
-    def test_real_headers(self):
-        fields, enums, flags, msg_len = schema.parse_headers(INCLUDE)
-        dt = schema.dtype_from_headers(INCLUDE)
-        self.assertEqual(list(dt.names), [n for _, n in fields])
-        self.assertEqual(flags, schema.FLAG_BITS)
-        self.assertEqual(dt["message"], np.dtype("S%d" % msg_len))
-        for kind, name in fields:
-            mapping = h5py.check_enum_dtype(dt[name])
-            if kind in ("U64", "I64", "I32", "F64", "HASH") or dt[name].kind == "S":
-                self.assertIsNone(mapping, name)  # numbers and fixed strings
-            else:
-                self.assertIsNotNone(mapping, name)
-            if kind in enums:
-                self.assertEqual(sorted(mapping, key=mapping.get), enums[kind], name)
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        spec = os.path.join(cls.tmp.name, "s.yaml")
+        with open(spec, "w") as fh:
+            fh.write("name: layout\nseed: 3\nreplicates: 1\nsweep:\n  concat:\n"
+                     "    - {case: a, vfamily: identity, mfamily: identity, d: 2, n: 4, T: 1}\n"
+                     "    - {case: b, vfamily: good, mfamily: spd, d: 2, n: 4, T: 1}\n")
+        cls.path = os.path.join(cls.tmp.name, "l.h5")
+        subprocess.run([os.environ["ATTNSWEEP"], "run", spec, "-o", cls.path], check=True,
+                       capture_output=True)
 
-    def test_bool_keys(self):
-        # schema.BOOL_FIELDS mirrors the BOOL keys of the parameter table
-        bools = tuple(p["rname"] for p in schema.parse_params(INCLUDE)
-                      if p["kind"] == "BOOL" and p["rkind"] != "NONE")
-        self.assertEqual(bools, schema.BOOL_FIELDS)
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
 
-    def test_unknown_kinds(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        inc = os.path.join(tmp.name, "attnsweep")
-        os.makedirs(inc)
-        with open(os.path.join(inc, "record.h"), "w") as fh:
-            fh.write("""
-#define AS_RECORD_MSG 40
-#define AS_HASH_LEN 16
-enum { AS_FLAG_ONE = 1 << 0, AS_FLAG_TWO = 1 << 3 };
-#define AS_RECORD_FIELDS(X)                    \\
-  /* coordinates */                            \\
-  X(U64, trial, "row")                         \\
-  X(CASE, case, "case name")                   \\
-  X(VERDICT, verdict, "verdict")               \\
-  X(HASH, v_hash, "content hash of V")         \\
-  X(F64, eps, "size [1]")                      \\
-  X(MSG, message, "text")
-#define AS_CT_U64 uint64_t
-#define AS_CT_F64 double
-#define AS_CT_CASE int32_t
-#define AS_CT_VERDICT int32_t
-#define AS_CT_HASH char
-#define AS_CT_MSG char
-#define AS_DIM_U64
-#define AS_DIM_F64
-#define AS_DIM_CASE
-#define AS_DIM_VERDICT
-#define AS_DIM_HASH [AS_HASH_LEN]
-#define AS_DIM_MSG [AS_RECORD_MSG]
-""")
-        with open(os.path.join(inc, "enums.h"), "w") as fh:
-            fh.write("""
-#define AS_VERDICT_LIST(X) \\
-  X(AS_VERDICT_PENDING, "pending", "not run") \\
-  X(AS_VERDICT_OK, "consistent", "fine")
-""")
-        fields, enums, flags, msg_len = schema.parse_headers(tmp.name)
-        self.assertEqual(fields, [("U64", "trial"), ("CASE", "case"), ("VERDICT", "verdict"),
-                                  ("HASH", "v_hash"), ("F64", "eps"), ("MSG", "message")])
-        self.assertEqual(enums, {"VERDICT": ["pending", "consistent"]})
-        self.assertEqual(flags, {"one": 0, "two": 3})
-        self.assertEqual(msg_len, 40)
-        dt = schema.dtype_from_headers(tmp.name, labels={"case": ["a", "b/x"]})
-        self.assertEqual(h5py.check_enum_dtype(dt["case"]), {"a": 0, "b/x": 1})
-        self.assertEqual(h5py.check_enum_dtype(dt["verdict"]), {"pending": 0, "consistent": 1})
-        self.assertEqual(dt["v_hash"], np.dtype("S16"))
-        self.assertEqual(dt["message"], np.dtype("S40"))
-        self.assertEqual(dt["trial"], np.dtype("<u8"))
-        self.assertEqual(schema.enum_labels_from_headers(tmp.name),
-                         {"verdict": ["pending", "consistent"]})
+    def test_layout_is_the_files(self):
+        dt = layout.record_dtype(labels={"case_name": ["a", "b"]})
+        with h5py.File(self.path, "r") as f:
+            fdt = f["trials"].dtype
+        self.assertEqual(list(dt.names), list(fdt.names))
+        self.assertEqual(dt.itemsize, fdt.itemsize)
+        for name in fdt.names:
+            self.assertEqual(dt.fields[name][1], fdt.fields[name][1], name)  # packed offsets
+            a, b = h5py.check_enum_dtype(dt[name]), h5py.check_enum_dtype(fdt[name])
+            self.assertEqual(a is None, b is None, name)
+            if a is None:
+                self.assertEqual(dt[name].str, fdt[name].str, name)
+            elif name not in ("file", "init_file", "init_dataset"):  # labels of the spec
+                self.assertEqual(a, b, name)
+        for name, labels in layout.enum_labels().items():
+            with h5py.File(self.path, "r") as f:
+                m = h5py.check_enum_dtype(f["trials"].dtype[name])
+            self.assertEqual([k for k, v in sorted(m.items(), key=lambda t: t[1]) if v >= 0],
+                             labels, name)
+
+    def test_fallback_tables(self):
+        # schema.FLAG_BITS (the legend of a file without flag: attributes) and BOOL_FIELDS
+        # mirror the binary's record
+        self.assertEqual(layout.flag_bits(), schema.FLAG_BITS)
+        self.assertEqual(tuple(layout.bool_fields()), schema.BOOL_FIELDS)
+        with schema.open_results(self.path) as rf:
+            self.assertEqual(rf.flag_bits, schema.FLAG_BITS)
+        self.assertEqual(layout.describe()["schema_version"], schema.SCHEMA_VERSION)
+
+    def test_json_errors(self):
+        bin_ = os.environ["ATTNSWEEP"]
+        r = subprocess.run([bin_, "help", "keys", "--json"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--json goes with the topic fields", r.stderr)
+        with self.assertRaises(schema.FileAccessError):
+            layout.describe(os.path.join(self.tmp.name, "no-such-binary"))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ z_i' = V (sum_j P_ij z_j - z_i), P the map of the scores y_i^T M y_j with y = e^
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 

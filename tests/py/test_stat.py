@@ -29,13 +29,14 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_stat as fstat  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 import optional  # noqa: E402
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
-DTYPE = schema.dtype_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
+DTYPE = layout.record_dtype()
 
 
 def code(field, label):
@@ -152,13 +153,36 @@ class StatMathTest(unittest.TestCase):
         lo, hi = fstat.quantile_ci(np.arange(1.0, 6), 0.5)
         self.assertTrue(math.isnan(lo) and math.isnan(hi))
 
+    def test_one_wilson(self):
+        # the one Wilson interval of the analysis (issue 48, fault 9: it was written twice):
+        # the --stat fractions, the verdict tables and the older names all use it, vectorised
+        # and on scalars, and scipy.stats' Wilson bounds are its bounds
+        import attnsweep.stats
+        import attnsweep_summarize as summ
+        self.assertIs(fstat.wilson, attnsweep.stats.wilson)
+        self.assertIs(summ.wilson, attnsweep.stats.wilson)
+        ks, ns = np.meshgrid(np.arange(0, 41), np.arange(1, 41))
+        ok = ks <= ns
+        p, lo, hi = fstat.wilson(ks[ok], ns[ok])
+        for k, n, pv, lv, hv in zip(ks[ok], ns[ok], p, lo, hi):
+            self.assertEqual(fstat.wilson(int(k), int(n)), (pv, lv, hv))
+        self.assertTrue(all(math.isnan(x) for x in fstat.wilson(0, 0)))
+        if not optional.have("scipy.stats"):
+            self.skipTest(optional.missing("scipy.stats"))
+        from scipy.stats import binomtest
+        for k, n, lv, hv in zip(ks[ok], ns[ok], lo, hi):
+            ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=0.95,
+                                                         method="wilson")
+            self.assertAlmostEqual(lv, ci.low, places=12, msg="%d/%d" % (k, n))
+            self.assertAlmostEqual(hv, ci.high, places=12, msg="%d/%d" % (k, n))
+
     def test_fill_values_follow_record_h(self):
-        # every integer field whose record.h description names a fill value "(-1: none)" or
-        # "(-1: not counted)" has that fill value, also in a file without descriptions
+        # every integer field whose description (record.h, as `attnsweep help fields --json`
+        # prints it) names a fill value "(-1: none)" or "(-1: not counted)" has that fill
+        # value, also in a file without descriptions
         import re
-        with open(os.path.join(INCLUDE, "attnsweep", "record.h")) as fh:
-            text = fh.read()
-        found = re.findall(r'X\(I32, (\w+),\s*"[^"]*\((-1): (?:none|not counted)', text)
+        found = [(f["name"], m.group(1)) for f in layout.fields() if f["kind"] == "I32"
+                 for m in [re.search(r"\((-1): (?:none|not counted)", f["doc"])] if m]
         self.assertGreaterEqual(len(found), 5)
         for field, fill in found:
             self.assertEqual(fstat.fill_value(field, None), int(fill), field)

@@ -26,6 +26,7 @@ SRC = os.environ.get("AS_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "analysis"))
 import schema  # noqa: E402
+from attnsweep import layout  # noqa: E402
 import attnsweep_summarize as summ  # noqa: E402
 
 
@@ -43,7 +44,7 @@ THEOREM_TABLE = theorem_table()
 TABLE1_LABELS = [line.split("\t")[0] for line in THEOREM_TABLE.split("\n")]
 
 INCLUDE = os.path.join(SRC, "include")
-LABELS = schema.enum_labels_from_headers(INCLUDE)
+LABELS = layout.enum_labels()
 Z = statistics.NormalDist().inv_cdf(0.975)
 
 
@@ -184,7 +185,7 @@ class SummarizeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.dtype = schema.dtype_from_headers(INCLUDE)
+        cls.dtype = layout.record_dtype()
         cls.a, cls.ref = build_rows(cls.dtype)
         cls.path = os.path.join(cls.tmp.name, "out.h5")
         write_file(cls.path, cls.a)
@@ -328,8 +329,9 @@ class SummarizeTest(unittest.TestCase):
         return [r for r in self.ref if "n_clusters" in r]
 
     def test_not_converged_excluded(self):
-        """Trials with outcome not_converged (Sinkhorn attention that missed sinkhorn_tol) are
-        in no table and no statistic, and the preamble says how many were left out."""
+        """Trials with outcome not_converged (Sinkhorn attention that missed sinkhorn_tol) are in
+        no fraction and no statistic (the rule): the verdict table counts them beside, in the
+        column not_converged and in trials and done, and the preamble says how many."""
         a = self.a.copy()
         done = [i for i, r in enumerate(self.ref)
                 if r["verdict"] not in ("pending", "failed") and "n_clusters" in r]
@@ -343,8 +345,16 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         rows = csv_rows(out)
         for r in rows:
-            self.check_row(r, expected(kept, lambda x, t=r["theorem"]: x["theorem"] == t))
-        self.assertIn("excluded: %d not_converged trial(s)" % len(drop), err)
+            e = expected(kept, lambda x, t=r["theorem"]: x["theorem"] == t)
+            mine = [self.ref[i] for i in sorted(drop) if self.ref[i]["theorem"] == r["theorem"]]
+            nc = len(mine)
+            self.assertEqual(int(r["not_converged"]), nc, r["theorem"])
+            e["trials"] += nc
+            e["done"] += nc
+            e["wall"] += [x["wall"] for x in mine if "wall" in x]  # they ran
+            self.check_row(r, e)
+        self.assertIn("not_converged %d" % len(drop), err)
+        self.assertIn("counted beside", err)
         rc, out, err = run_main([path, "--by", "", "--stat", "n_clusters:n,median",
                                  "--format", "csv"])
         self.assertEqual(rc, 0, err)
@@ -538,9 +548,8 @@ class SummarizeTest(unittest.TestCase):
             self.check_row(r, expected(self.ref, lambda x, t=r["theorem"]: x["theorem"] == t))
 
     def test_schema_tracks_record_h(self):
-        fields, enums, flags, _ = schema.parse_headers(INCLUDE)
-        self.assertEqual(flags, schema.FLAG_BITS)
-        names = [n for _, n in fields]
+        self.assertEqual(layout.flag_bits(), schema.FLAG_BITS)
+        names = [f["name"] for f in layout.fields()]
         for f in summ.STAT_FIELDS + list(schema.REQUIRED_FIELDS) + ["theorem", "flags"]:
             self.assertIn(f, names)
         for v in summ.VERDICTS + ("pending",):
@@ -634,7 +643,7 @@ class LatexRenderTest(unittest.TestCase):
     def test_tables_fit_the_article(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
-        dtype = schema.dtype_from_headers(INCLUDE)
+        dtype = layout.record_dtype()
         a, _ = build_rows(dtype)
         path = os.path.join(tmp.name, "out.h5")
         write_file(path, a)
@@ -678,7 +687,7 @@ class ExitPathTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         t = cls.tmp.name
-        dtype = schema.dtype_from_headers(INCLUDE)
+        dtype = layout.record_dtype()
         a, _ = build_rows(dtype)
         cls.path = os.path.join(t, "out.h5")
         write_file(cls.path, a)
@@ -771,7 +780,8 @@ class ExitPathTest(unittest.TestCase):
         self.assertEqual(rc, 3, err)
 
     def test_internal_error_and_interrupt(self):
-        real = summ.summary_tables
+        import attnsweep.cli as cli
+        real = cli.summary_tables
 
         def boom(*a, **k):
             raise ValueError("synthetic bug")
@@ -782,22 +792,22 @@ class ExitPathTest(unittest.TestCase):
         try:
             for fake, rc, needle in ((boom, 3, "internal error"), (interrupted, 130,
                                                                    "interrupted")):
-                summ.summary_tables = fake
+                cli.summary_tables = fake
                 got, out, err = run_main([self.path])
                 self.assertEqual(got, rc, err)
                 lines = err.strip().splitlines()
                 self.assertEqual(len(lines), 1, err)
                 self.assertIn(needle, lines[0])
-            summ.summary_tables = boom
+            cli.summary_tables = boom
             got, out, err = run_main([self.path])
             self.assertIn("synthetic bug", err)
             self.assertRegex(err, r"test_summarize\.py:\d+")  # where the bug is
         finally:
-            summ.summary_tables = real
+            cli.summary_tables = real
 
     def test_full_group_phase_png(self):
         # the case of issue 20: a phase point with 80 of 80 consistent drew no error bars
-        dtype = schema.dtype_from_headers(INCLUDE)
+        dtype = layout.record_dtype()
         a = np.zeros(160, dtype=dtype)
         a["theorem"] = code("theorem", "identity")
         a["outcome"] = code("outcome", "reached_T")
