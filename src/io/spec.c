@@ -1758,20 +1758,49 @@ void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t l
     snprintf(buf, len, "%s", v->node->text);
 }
 
-as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
-  as_status st = AS_OK;
-  AS_CHECK(s && out, AS_ERR_ARG, "as_spec_trial: NULL argument");
-  AS_CHECK(index < s->trials, AS_ERR_ARG, "trial %llu out of range (the sweep has %llu)",
-           (unsigned long long)index, (unsigned long long)s->trials);
-  uint64_t r = index / s->points, p = index % s->points;
+/* The case of point p: the last case whose offset <= p. */
+static int case_of(const as_spec *s, uint64_t p) {
   int lo = 0, hi = s->ncases - 1;
-  while (lo < hi) { /* last case whose offset <= p */
+  while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
     if (s->cases[mid].offset <= p)
       lo = mid;
     else
       hi = mid - 1;
   }
+  return lo;
+}
+
+as_status as_spec_point_source(const as_spec *s, uint64_t p, int key, int *line, int *col,
+                               int *applies, int *case_id) {
+  as_status st = AS_OK;
+  AS_CHECK(s && line && col && applies && case_id, AS_ERR_ARG,
+           "as_spec_point_source: NULL argument");
+  AS_CHECK(p < s->points && key >= 0 && key < F_COUNT, AS_ERR_ARG,
+           "as_spec_point_source: point %llu or key %d out of range", (unsigned long long)p, key);
+  const int c = case_of(s, p);
+  point pt;
+  resolve_point(s, c, p - s->cases[c].offset, &pt);
+  const as_sn *n = pt.src[key];
+  *line = n ? n->line : 0;
+  *col = n ? n->col : 0;
+  *applies = as_params[key].applies(&pt.t);
+  *case_id = c;
+cleanup:
+  return st;
+}
+
+int as_spec_top_key(const char *name) {
+  return name && in_list(name, top_keys);
+}
+
+as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
+  as_status st = AS_OK;
+  AS_CHECK(s && out, AS_ERR_ARG, "as_spec_trial: NULL argument");
+  AS_CHECK(index < s->trials, AS_ERR_ARG, "trial %llu out of range (the sweep has %llu)",
+           (unsigned long long)index, (unsigned long long)s->trials);
+  uint64_t r = index / s->points, p = index % s->points;
+  const int lo = case_of(s, p);
   point pt;
   resolve_point(s, lo, p - s->cases[lo].offset, &pt);
   *out = pt.t;
