@@ -275,6 +275,10 @@ as_status as_results_segments(as_results *rf, as_results_segment *out, size_t ma
 
 /* A root attribute (string) into buf; AS_ERR_DATA when it does not exist. Independent. */
 as_status as_results_attr_string(as_results *rf, const char *name, char *buf, size_t len);
+/* The same for provenance that is compared and copied, never parsed (merge's build check):
+ * also a variable-length string (as h5py writes one) is read. AS_ERR_DATA when the attribute
+ * is absent or not a string. */
+as_status as_results_attr_text(as_results *rf, const char *name, char *buf, size_t len);
 /* A root attribute (unsigned integer). */
 as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value);
 

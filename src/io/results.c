@@ -2386,6 +2386,41 @@ cleanup:
   return st;
 }
 
+as_status as_results_attr_text(as_results *rf, const char *name, char *buf, size_t len) {
+  as_status st = AS_OK;
+  hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  char *vl = NULL;
+  AS_CHECK(rf && name && buf && len > 0, AS_ERR_ARG, "as_results_attr_text: bad arguments");
+  buf[0] = '\0';
+  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
+           name);
+  AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
+  AS_H5_ID(t, H5Aget_type(a));
+  AS_CHECK(H5Tget_class(t) == H5T_STRING, AS_ERR_DATA, "attribute %s is not a string", name);
+  if (!H5Tis_variable_str(t)) {
+    H5Aclose(a);
+    a = H5I_INVALID_HID;
+    AS_TRY(as_results_attr_string(rf, name, buf, len));
+    goto cleanup;
+  }
+  AS_H5_ID(s, H5Aget_space(a));
+  AS_CHECK(H5Sget_simple_extent_npoints(s) == 1, AS_ERR_DATA, "attribute %s is not one string",
+           name);
+  AS_H5_ID(mt, H5Tcopy(H5T_C_S1));
+  AS_H5_CHECK(H5Tset_size(mt, H5T_VARIABLE));
+  AS_H5_CHECK(H5Tset_cset(mt, H5Tget_cset(t))); /* h5py writes UTF-8: no conversion */
+  AS_H5_CHECK(H5Aread(a, mt, &vl));
+  snprintf(buf, len, "%s", vl ? vl : "");
+  H5free_memory(vl);
+  vl = NULL;
+cleanup:
+  if (mt >= 0) H5Tclose(mt);
+  if (s >= 0) H5Sclose(s);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return st;
+}
+
 as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value) {
   as_status st = AS_OK;
   hid_t a = H5I_INVALID_HID;
