@@ -111,6 +111,13 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out);
 as_status as_spec_point_source(const as_spec *s, uint64_t p, int key, int *line, int *col,
                                int *applies, int *case_id);
 
+/* 1 when a trial of spec b would take other random draws than the same trial of spec a: another
+ * seed, other common: keys, another layout (replicates, points), or a point whose stream keys
+ * differ (triple_seed); why (len bytes) then says which, e.g. "seed 4 -> 5". 0 when every
+ * trial draws alike (points sampled evenly above 2^20). `run --resume --allow-spec-change`
+ * refuses a change of the draws. */
+int as_spec_draws_differ(const as_spec *a, const as_spec *b, char *why, size_t len);
+
 /* 1 when name is a top-level key of a spec (name, seed, replicates, output, defaults, sweep,
  * common, ...: docs/spec.md "Top level"), else 0. */
 int as_spec_top_key(const char *name);

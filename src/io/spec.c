@@ -1790,6 +1790,64 @@ cleanup:
   return st;
 }
 
+/* Trial index's random-stream keys (docs/spec.md, "Enumeration and seeds"): the point with its
+ * common axes at their first value (no common keys: the point itself, so index and p as
+ * always). */
+static void stream_keys(const as_spec *s, uint64_t index, int c, const point *pt, uint64_t *token,
+                        uint64_t *triple) {
+  const uint64_t r = index / s->points, p = index % s->points;
+  const uint64_t cp = s->cases[c].offset + common_point(s, s->cases[c].t, p - s->cases[c].offset);
+  *token = r * s->points + cp;
+  *triple = pt->t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : *token;
+}
+
+int as_spec_draws_differ(const as_spec *a, const as_spec *b, char *why, size_t len) {
+  if (a->seed != b->seed) {
+    snprintf(why, len, "seed %llu -> %llu", (unsigned long long)a->seed,
+             (unsigned long long)b->seed);
+    return 1;
+  }
+  if (strcmp(a->common_text, b->common_text) != 0) {
+    snprintf(why, len, "common: [%s] -> [%s]", a->common_text, b->common_text);
+    return 1;
+  }
+  if (a->replicates != b->replicates || a->points != b->points) {
+    snprintf(why, len,
+             "replicates x points %u x %llu -> %u x %llu: trial i = replicate x points + point "
+             "would be another trial",
+             a->replicates, (unsigned long long)a->points, b->replicates,
+             (unsigned long long)b->points);
+    return 1;
+  }
+  /* Each point's keys (triple_seed, the common point), of the first two replicates: the
+   * others follow (token key r P + c). Evenly sampled above CHECK_POINTS points. */
+  const uint64_t P = a->points,
+                 stride = P > CHECK_POINTS ? (P + CHECK_POINTS - 1) / CHECK_POINTS : 1;
+  for (uint64_t p = 0; p < P; p += stride)
+    for (uint64_t r = 0; r < (a->replicates > 1 ? 2u : 1u); r++) {
+      const uint64_t index = r * P + p;
+      uint64_t key[2][2];
+      const as_spec *s2[2] = {a, b};
+      for (int k = 0; k < 2; k++) {
+        const int c = case_of(s2[k], p);
+        point pt;
+        resolve_point(s2[k], c, p - s2[k]->cases[c].offset, &pt);
+        stream_keys(s2[k], index, c, &pt, &key[k][0], &key[k][1]);
+      }
+      if (key[0][0] != key[1][0] || key[0][1] != key[1][1]) {
+        snprintf(why, len,
+                 "the stream keys (tokens, triple) of trial %llu (%llu, %llu) -> (%llu, %llu): "
+                 "triple_seed or the points changed",
+                 (unsigned long long)index, (unsigned long long)key[0][0],
+                 (unsigned long long)key[0][1], (unsigned long long)key[1][0],
+                 (unsigned long long)key[1][1]);
+        return 1;
+      }
+    }
+  if (why && len) why[0] = '\0';
+  return 0;
+}
+
 int as_spec_top_key(const char *name) {
   return name && in_list(name, top_keys);
 }
@@ -1812,12 +1870,7 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   }
   out->index = index;
   out->replicate = (uint32_t)r;
-  /* The draws' keys: the point with its common axes at their first value (no common keys:
-   * the point itself, so index and p as always). */
-  const uint64_t cp =
-      s->cases[lo].offset + common_point(s, s->cases[lo].t, p - s->cases[lo].offset);
-  out->token_key = r * s->points + cp;
-  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : out->token_key;
+  stream_keys(s, index, lo, &pt, &out->token_key, &out->triple_key);
   /* The defence of rules.h: validate checked every point (a bug when this fails). */
   const as_rule_env env = {s->spectral_threshold};
   AS_TRY(as_rules_check(out, &env));
