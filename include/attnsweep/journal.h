@@ -46,9 +46,19 @@ as_status as_journal_open(const char *path, int rank, int batch, double max_dela
 
 /* The same, recording the sweep's spec SHA-256 (hex, may be NULL: not recorded) in a new
  * header; an existing journal whose header records another one is refused (AS_ERR_MISMATCH
- * naming both), one that records none is accepted. */
+ * naming both), one that records none is accepted. spec_sha256 may list two, "A,B": a new
+ * header records A, an existing one may record either. */
 as_status as_journal_open_spec(const char *path, int rank, int batch, double max_delay_s,
                                const char *spec_sha256, as_journal **out);
+/* 1 when the spec tag of a journal header (its first AS_JOURNAL_SPEC_CHARS hex digits) is one
+ * of the SHA-256s of list ("A" or "A,B"). */
+int as_journal_tag_in(const char *tag, const char *list);
+/* Rewrite the spec tag in the header of the journal at path (the sweep's spec changed:
+ * `run --resume --allow-spec-change`, which stores the new spec), leaving every other byte;
+ * made durable (fdatasync) before it returns. A journal whose header is damaged or shorter
+ * than a header is left as it is (its entries are salvaged without a tag). AS_ERR_IO,
+ * AS_ERR_ARG (a symbolic link, a pipe), AS_ERR_MISMATCH (another record layout). */
+as_status as_journal_retag(const char *path, const char *spec_sha256);
 /* Buffer one record (entry for rec->trial); flushes when the batch is full or the delay has
  * passed. The record's bytes are copied, padding included: initialise records with
  * as_record_init so padding is zero. AS_ERR_IO on a failed write/fdatasync (the journal keeps

@@ -24,8 +24,15 @@
  * flag (opts.stop, e.g. SIGTERM) is checked between blocks: AS_ERR_INTERRUPTED, nothing
  * written; the same command merges again from the start.
  *
+ * Inputs must come from one build: the same AS_MERGE_BUILD_ATTRS (tool version, git revision,
+ * MPI, HDF5, libyaml, BLAS, RNG); inputs of different builds are refused (AS_ERR_MISMATCH,
+ * both files and the differing attributes named) unless allow_mixed_builds.
+ *
  * Provenance: the root attribute merged_from lists every input (path, shard, rows taken,
- * its segments: job ids, restarts, ranks), merge_partial is 1 when rows are pending.
+ * its segments: job ids, restarts, ranks, and the build that wrote it: every attribute of
+ * AS_MERGE_BUILD_ATTRS), merge_partial is 1 when rows are pending, merge_mixed_builds is 1
+ * when the inputs came from more than one build (the merged file's own tool_version and the
+ * like name the merging build).
  * Not collective: one process, the output is written on MPI_COMM_SELF (MPI initialised).
  */
 #ifndef ATTNSWEEP_MERGE_H
@@ -40,7 +47,15 @@ typedef struct as_merge_opts {
   int partial; /* 1: merge what exists (missing or unfinished shards leave rows pending) */
   int force;   /* 1: replace an existing output file */
   const volatile sig_atomic_t *stop; /* non-zero: stop (checked between blocks); NULL: none */
+  int allow_mixed_builds; /* 1: merge inputs written by different builds (AS_MERGE_BUILD_ATTRS) */
 } as_merge_opts;
+
+/* The root attributes that name the build that wrote a file (docs/results.md): inputs whose
+ * values differ were computed by different code or libraries, so their rows need not agree
+ * with what one build computes. */
+#define AS_MERGE_BUILD_ATTRS                                                                     \
+  "tool_version", "git_revision", "mpi_version", "hdf5_version", "yaml_version", "blas_version", \
+      "rng_algorithm"
 
 typedef struct as_merge_report {
   uint64_t n_trials;        /* rows of the sweep */
@@ -56,7 +71,8 @@ typedef struct as_merge_report {
 
 /* Merge n inputs into out. Statuses: AS_ERR_ARG (out exists without force, out is one of the
  * inputs, a missing or unfinished shard without partial: the file named), AS_ERR_MISMATCH
- * (another spec, other input files, a disagreeing row: both files and the trial named),
+ * (another spec, other input files, another build without allow_mixed_builds, a disagreeing
+ * row: both files and the trial named),
  * AS_ERR_DATA (an input that is not a results file), AS_ERR_IO (an input fails its checksums,
  * or I/O), AS_ERR_BUSY (out in use), AS_ERR_INTERRUPTED (stopped), HDF5 failures. On failure
  * no new output file is left behind and an existing one is untouched. rep may be NULL. */

@@ -227,9 +227,9 @@ as_status as_outset_journals_read(const char *results, as_side side, as_journal_
                                   void *ctx, as_outset_scan *sum);
 /* The same, refusing (AS_ERR_MISMATCH, naming the journal) a journal whose header records
  * another spec SHA-256 than spec_sha256 (NULL: no check; a journal that records none is
- * accepted). A journal whose header is damaged is read entry by entry (as_journal_salvage) and
- * counted in damaged_headers; as_outset_recover and as_outset_tidy check against the file's
- * spec_sha256 attribute. */
+ * accepted; "A,B": either of two). A journal whose header is damaged is read entry by entry
+ * (as_journal_salvage) and counted in damaged_headers; as_outset_recover and as_outset_tidy check
+ * against the file's spec_sha256 attribute. */
 as_status as_outset_journals_read_for(const char *results, as_side side, const char *spec_sha256,
                                       as_journal_visit_fn visit, void *ctx, as_outset_scan *sum);
 
@@ -239,6 +239,16 @@ as_status as_outset_journals_read_for(const char *results, as_side side, const c
  * its index). *recovered: rows written. rf open for writing. */
 as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, uint64_t n_trials,
                             uint64_t *recovered);
+/* The same, also taking journals tagged with spec_sha256 (NULL: none): a resume with
+ * --allow-spec-change, whose store of the new spec (as_outset_retag first, then the file) may
+ * have been interrupted, reads journals of either spec. */
+as_status as_outset_recover_also(const char *results, as_results *rf, const char *spec_sha256,
+                                 uint8_t *done, uint64_t n_trials, uint64_t *recovered);
+/* Tag every journal of results (and every journal a repair set aside) with spec_sha256: the
+ * sweep's spec changed (`run --resume --allow-spec-change`) and the file is about to record
+ * the new one. By the holder of the lock, while no journal is open. Statuses of
+ * as_outset_list and as_journal_retag. */
+as_status as_outset_retag(const char *results, const char *spec_sha256);
 
 /* ---------------------------------------------------------------- tidy after a clean close */
 

@@ -294,6 +294,17 @@ as_status as_results_segments(as_results *rf, as_results_segment *out, size_t ma
 
 /* A root attribute (string) into buf; AS_ERR_DATA when it does not exist. Independent. */
 as_status as_results_attr_string(as_results *rf, const char *name, char *buf, size_t len);
+/* The same for provenance that is compared and copied, never parsed (merge's build check):
+ * also a variable-length string (as h5py writes one) is read. AS_ERR_DATA when the attribute
+ * is absent or not a string. */
+as_status as_results_attr_text(as_results *rf, const char *name, char *buf, size_t len);
+/* Replace the spec the results file at path records: the /spec dataset by text, the root
+ * attributes spec_sha256 by sha and spec_name by name (a run resumed with --allow-spec-change
+ * stores the spec that ran once it has closed the file, so that a later resume, repair or
+ * reproduce reads it). Not collective: one process, while no process has the file open (the
+ * holder of its lock). AS_ERR_IO and HDF5 failures naming the file. */
+as_status as_results_store_spec(const char *path, const char *text, const char *sha,
+                                const char *name);
 /* A root attribute (unsigned integer). */
 as_status as_results_attr_u64(as_results *rf, const char *name, uint64_t *value);
 

@@ -104,6 +104,25 @@ uint32_t as_spec_replicates(const as_spec *s);
  * borrowed from s). AS_ERR_ARG for an index out of range. */
 as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out);
 
+/* Where point p (0 <= p < P) takes the value of the sweep key with index key in the key
+ * table (as_params, params.h) from: *line and *col the 1-based place of the value's node in
+ * the spec text, both 0 for the key's default; *applies whether the key means anything for
+ * the point's trials (the table's `applies`); *case_id the point's case. Used to check that a
+ * `--set` reaches the trials (override.h). AS_ERR_ARG when p or key is out of range. */
+as_status as_spec_point_source(const as_spec *s, uint64_t p, int key, int *line, int *col,
+                               int *applies, int *case_id);
+
+/* 1 when a trial of spec b would take other random draws than the same trial of spec a: another
+ * seed, other common: keys, another layout (replicates, points), or a point whose stream keys
+ * differ (triple_seed); why (len bytes) then says which, e.g. "seed 4 -> 5". 0 when every
+ * trial draws alike (points sampled evenly above 2^20). `run --resume --allow-spec-change`
+ * refuses a change of the draws. */
+int as_spec_draws_differ(const as_spec *a, const as_spec *b, char *why, size_t len);
+
+/* 1 when name is a top-level key of a spec (name, seed, replicates, output, defaults, sweep,
+ * common, ...: docs/spec.md "Top level"), else 0. */
+int as_spec_top_key(const char *name);
+
 /* Cases (the sub-sweeps of concat; a spec without concat has one case). */
 int as_spec_case_count(const as_spec *s);
 /* Name of case c (the `case:` key, "/"-joined through nested concats; "case<c>" when

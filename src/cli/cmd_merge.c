@@ -16,11 +16,14 @@ static const as_opt merge_opts[] = {
     AS_OPT_FLAG("partial", 0, as_merge_opts, partial,
                 "merge the shards that exist; the other rows stay pending"),
     AS_OPT_FLAG("force", 0, as_merge_opts, force, "replace an existing OUT.h5"),
+    AS_OPT_FLAG("allow-mixed-builds", 0, as_merge_opts, allow_mixed_builds,
+                "merge shards written by different builds (versions, git revision, BLAS); "
+                "merged_from then records each input's build"),
 };
 const as_optset as_opts_merge = AS_OPTSET(merge_opts, "OUT.h5 SHARD...");
 
 int as_cmd_merge(int argc, char **argv) {
-  as_merge_opts opts = {0, 0, NULL};
+  as_merge_opts opts = {0, 0, NULL, 0};
   const char *out = NULL;
   const char **inputs = calloc((size_t)argc, sizeof *inputs);
   int n = 0, rank = 0, code = 0, npos = 0;

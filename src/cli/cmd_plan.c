@@ -161,9 +161,10 @@ static long template_lead(const char *tpath) {
 
 /* Prints the job script: the template with its settings replaced. Returns an exit code. */
 static int render_sbatch(const as_spec *spec, const char *tpath, const char *spec_path,
-                         const char *out_path, const site_opts *so, double ranks, const char *wall,
-                         const char *merge_wall, const char *mem_per_cpu, long lead,
-                         double expect_s, double tot_s, uint64_t trials) {
+                         const char *out_path, const as_cli_sets *sets, const site_opts *so,
+                         double ranks, const char *wall, const char *merge_wall,
+                         const char *mem_per_cpu, long lead, double expect_s, double tot_s,
+                         uint64_t trials) {
   char exe[PATH_CAP], spec_abs[PATH_CAP], out_abs[PATH_CAP], name[128];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
@@ -201,6 +202,14 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
             unsafe);
     return 2;
   }
+  for (int k = 0; k < sets->n; k++)
+    if (!script_safe(sets->v[k])) {
+      fprintf(stderr,
+              "attnsweep plan: --set %s contains a control character: it cannot go into a job "
+              "script\n",
+              sets->v[k]);
+      return 2;
+    }
   if (as_path_check(tpath, "the job template", 0) != AS_OK) /* a FIFO would block the open */
     return as_cli_report("plan", as_error_get()->status);
   FILE *f = fopen(tpath, "r");
@@ -254,6 +263,15 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
              "#   %llu trials, estimated %.3g core-hours; %.0f ranks for about %.2f h of work,\n"
              "#   walltime = 1.2 x that + 1 min + %ld s of warning before the limit.\n",
              tpath, (unsigned long long)trials, tot_s / 3600.0, ranks, expect_s / 3600.0, lead);
+      if (sets->n) {
+        /* The job runs the sweep this plan sized: the overrides go to attnsweep run too. */
+        fputs("#   the spec with the overrides (passed to attnsweep run):", stdout);
+        for (int k = 0; k < sets->n; k++) {
+          fputs(" --set ", stdout);
+          shell_quote(stdout, sets->v[k]);
+        }
+        fputc('\n', stdout);
+      }
     } else if (starts_with(line, "AS_RENDERED_BIN=")) {
       fputs("AS_RENDERED_BIN=", stdout);
       shell_quote(stdout, exe);
@@ -264,6 +282,10 @@ static int render_sbatch(const as_spec *spec, const char *tpath, const char *spe
       shell_quote(stdout, spec_abs);
       fputs(" -o ", stdout);
       shell_quote(stdout, out_abs);
+      for (int k = 0; k < sets->n; k++) {
+        fputs(" --set ", stdout);
+        shell_quote(stdout, sets->v[k]);
+      }
       if (so->array) printf(" --shard \"${SLURM_ARRAY_TASK_ID:-0}/%ld\"", so->array);
       fputs(")\n", stdout);
       seen |= 8;
@@ -832,8 +854,8 @@ int as_cmd_plan(int argc, char **argv) {
     fprintf(rep, "merge job: about %.0f s at %.0f rows/s and %.0f MB/s (measured), walltime %s\n",
             merge_s, AS_COST_MERGE_ROWS_PER_S, AS_COST_MERGE_BYTES_PER_S / 1e6, merge_wall);
   if (sbatch)
-    code = render_sbatch(spec, tpath, path, out_path, &so, ranks, wall, merge_wall, mem_per_cpu,
-                         lead, expect_s, tot_s, as_spec_trial_count(spec));
+    code = render_sbatch(spec, tpath, path, out_path, &args.sets, &so, ranks, wall, merge_wall,
+                         mem_per_cpu, lead, expect_s, tot_s, as_spec_trial_count(spec));
 done:
   as_cost_estimate_free(&est);
   as_spec_diags_free(&diags);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnsweep/iocheck.h"
 #include "attnsweep/override.h"
 #include "attnsweep/spec.h"
 #include "cli.h"
@@ -26,38 +25,22 @@ int as_cli_opt_set(const as_opt *o, const char *arg, void *dst, char *msg, size_
 as_status as_cli_spec_parse(const char *cmd, const char *text, size_t len, const char *name,
                             const as_cli_sets *sets, int loud, as_spec_diags *diags, as_spec **out,
                             int *printed) {
-  as_status st = AS_OK;
-  char *t = NULL;
-  size_t tl = 0;
-  as_spec *probe = NULL;
-  as_spec_diags d = {0, 0, NULL};
+  int blame = -1;
   *printed = 0;
-  if (!sets || sets->n == 0) return as_spec_parse(text, len, name, diags, out);
-  /* The spec itself first: its own problems are reported as usual. */
-  AS_TRY(as_spec_parse(text, len, name, diags, &probe));
-  as_spec_destroy(&probe);
-  /* Then the overrides one by one: the first that makes it fail is named. */
-  for (int k = 1; k <= sets->n; k++) {
-    free(t);
-    t = NULL;
-    AS_TRY(as_override_apply(text, len, sets->v, k, &t, &tl));
-    as_spec_diags_free(&d);
-    as_status pst = as_spec_parse(t, tl, name, &d, k == sets->n ? out : &probe);
-    as_spec_destroy(&probe);
-    if (pst == AS_OK) continue;
-    if (pst != AS_ERR_SPEC || d.count == 0) AS_TRY(pst);
+  const int n = sets ? sets->n : 0;
+  as_status st = as_override_parse(text, len, name, n ? sets->v : NULL, n, diags, &blame, out);
+  /* The spec's own problems are the caller's to print (SPEC:LINE:COL); those an override
+   * brought are named by the first --set that made the spec fail (positions in the edited
+   * text would mislead). */
+  if (st == AS_ERR_SPEC && blame >= 0 && diags && diags->count > 0) {
     as_error_clear();
-    if (loud) {
-      for (int i = 0; i < d.count; i++)
-        fprintf(stderr, "attnsweep %s: --set %s: %s\n", cmd, sets->v[k - 1], d.items[i].message);
-    }
+    if (loud)
+      for (int i = 0; i < diags->count; i++)
+        fprintf(stderr, "attnsweep %s: --set %s: %s\n", cmd, sets->v[blame],
+                diags->items[i].message);
+    as_spec_diags_free(diags);
     *printed = 1;
     st = AS_ERR_ARG;
-    goto cleanup;
   }
-cleanup:
-  as_spec_destroy(&probe);
-  as_spec_diags_free(&d);
-  free(t);
   return st;
 }

@@ -213,6 +213,15 @@ as_status as_journal_open(const char *path, int rank, int batch, double max_dela
   return as_journal_open_spec(path, rank, batch, max_delay_s, NULL, out);
 }
 
+int as_journal_tag_in(const char *tag, const char *list) {
+  for (const char *p = list; p && *p;) {
+    if (strncmp(tag, p, AS_JOURNAL_SPEC_CHARS) == 0) return 1;
+    p = strchr(p, ',');
+    if (p) p++;
+  }
+  return 0;
+}
+
 /* The spec tag of a header as a string (empty when not recorded). */
 static void header_spec(const journal_header *h, char out[AS_JOURNAL_SPEC_CHARS + 1]) {
   memcpy(out, h->spec, AS_JOURNAL_SPEC_CHARS);
@@ -269,8 +278,7 @@ as_status as_journal_open_spec(const char *path, int rank, int batch, double max
     AS_TRY(read_header(j->fd, path, &h));
     char tag[AS_JOURNAL_SPEC_CHARS + 1];
     header_spec(&h, tag);
-    AS_CHECK(!spec_sha256 || !tag[0] || strncmp(tag, spec_sha256, AS_JOURNAL_SPEC_CHARS) == 0,
-             AS_ERR_MISMATCH,
+    AS_CHECK(!spec_sha256 || !tag[0] || as_journal_tag_in(tag, spec_sha256), AS_ERR_MISMATCH,
              "%s belongs to another sweep (spec SHA-256 %s..., this sweep %.*s...): move it away",
              path, tag, AS_JOURNAL_SPEC_CHARS, spec_sha256);
     as_journal_scan scan;
@@ -286,6 +294,29 @@ as_status as_journal_open_spec(const char *path, int rank, int batch, double max
   j = NULL;
 cleanup:
   if (j) as_journal_close(&j);
+  return st;
+}
+
+as_status as_journal_retag(const char *path, const char *spec_sha256) {
+  as_status st = AS_OK;
+  int fd = -1;
+  AS_CHECK(path && spec_sha256, AS_ERR_ARG, "as_journal_retag: NULL argument");
+  AS_TRY(open_journal_fd(path, O_RDWR, &fd));
+  journal_header h;
+  const as_status hst = read_header(fd, path, &h);
+  if (hst == AS_ERR_DATA) { /* damaged or torn: salvaged without a tag, nothing to rewrite */
+    as_error_clear();
+    goto cleanup;
+  }
+  AS_TRY(hst);
+  memset(h.spec, 0, sizeof h.spec);
+  const size_t k = strlen(spec_sha256);
+  memcpy(h.spec, spec_sha256, k < AS_JOURNAL_SPEC_CHARS ? k : AS_JOURNAL_SPEC_CHARS);
+  h.crc = as_crc32(&h, offsetof(journal_header, crc));
+  AS_CHECK(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && fdatasync(fd) == 0, AS_ERR_IO,
+           "cannot rewrite the header of journal %s: %s", path, strerror(errno));
+cleanup:
+  if (fd >= 0) close(fd);
   return st;
 }
 

@@ -117,7 +117,61 @@ cleanup:
   return st;
 }
 
-/* One line per input: path, shard, rows, and its segments (job id/restart, ranks). */
+static const char *const build_attrs[] = {AS_MERGE_BUILD_ATTRS};
+#define N_BUILD_ATTRS ((int)(sizeof build_attrs / sizeof build_attrs[0]))
+#define BUILD_ATTR_CAP 1024
+
+/* Attribute i of build_attrs of rf into buf ("" when the file has none: an older file). */
+static as_status build_attr(as_results *rf, int i, char *buf) {
+  as_status st = AS_OK;
+  buf[0] = '\0';
+  if (as_results_attr_text(rf, build_attrs[i], buf, BUILD_ATTR_CAP) != AS_OK) {
+    const as_status got = as_error_get()->status;
+    char why[AS_ERRMSG_MAX];
+    snprintf(why, sizeof why, "%s", as_error_get()->message);
+    as_error_clear();
+    AS_CHECK(got == AS_ERR_DATA, got, "reading attribute %s", build_attrs[i]);
+    snprintf(buf, BUILD_ATTR_CAP, "(%.200s)", why);
+  }
+cleanup:
+  return st;
+}
+
+/* The inputs come from one build: the attributes of AS_MERGE_BUILD_ATTRS agree with the first
+ * input's; otherwise refused unless allowed. *mixed: 1 when some differ. */
+static as_status same_build(const merge_input *in, int n, int allow, int *mixed) {
+  as_status st = AS_OK;
+  char *a = malloc(BUILD_ATTR_CAP), *b = malloc(BUILD_ATTR_CAP), *diff = malloc(4096);
+  AS_CHECK(a && b && diff, AS_ERR_NOMEM, "merge: build attributes");
+  *mixed = 0;
+  for (int k = 1; k < n; k++) {
+    size_t used = 0;
+    diff[0] = '\0';
+    for (int i = 0; i < N_BUILD_ATTRS; i++) {
+      AS_TRY(build_attr(in[0].rf, i, a));
+      AS_TRY(build_attr(in[k].rf, i, b));
+      if (strcmp(a, b) == 0) continue;
+      const int w = snprintf(diff + used, 4096 - used, "%s%s '%.120s' and '%.120s'",
+                             used ? "; " : "", build_attrs[i], a, b);
+      if (w > 0 && (size_t)w < 4096 - used) used += (size_t)w;
+    }
+    if (!used) continue;
+    *mixed = 1;
+    AS_CHECK(allow, AS_ERR_MISMATCH,
+             "%s and %s were written by different builds (%s): their rows need not agree with "
+             "what one build computes; merge shards of one build (rerun the others with it), or "
+             "pass --allow-mixed-builds to merge them anyway (every input's build is then "
+             "recorded in merged_from)",
+             in[0].path, in[k].path, diff);
+  }
+cleanup:
+  free(a);
+  free(b);
+  free(diff);
+  return st;
+}
+
+/* One line per input: path, shard, rows, its segments (job id/restart, ranks) and its build. */
 static as_status provenance(merge_input *in, int n, char **out) {
   as_status st = AS_OK;
   char *s = NULL;
@@ -138,6 +192,15 @@ static as_status provenance(merge_input *in, int n, char **out) {
     for (size_t i = 0; i < nseg; i++)
       AS_TRY(append(&s, &len, &cap, " job %s restart %d (%d ranks)%s", segs[i].job_id,
                     segs[i].restart, segs[i].ranks, i + 1 < nseg ? "," : ""));
+    AS_TRY(append(&s, &len, &cap, "; build:"));
+    for (int i = 0; i < N_BUILD_ATTRS; i++) {
+      char v[BUILD_ATTR_CAP];
+      AS_TRY(build_attr(in[k].rf, i, v));
+      for (char *c = v; *c; c++) /* one line per input */
+        if (*c == '\n' || *c == '\r') *c = ' ';
+      AS_TRY(
+          append(&s, &len, &cap, " %s=%s%s", build_attrs[i], v, i + 1 < N_BUILD_ATTRS ? "," : ""));
+    }
     AS_TRY(append(&s, &len, &cap, "\n"));
   }
   *out = s;
@@ -274,7 +337,7 @@ static int stopped(const as_merge_opts *o) {
 as_status as_merge_run(const char *out, const char *const *inputs, int n, const as_merge_opts *o,
                        as_merge_report *rep) {
   as_status st = AS_OK;
-  as_merge_opts opts = {0, 0, NULL};
+  as_merge_opts opts = {0, 0, NULL, 0};
   merge_input *in = NULL;
   owner_set *sets = NULL;
   int n_sets = 0, created = 0;
@@ -353,6 +416,8 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
     in[k].owner = sets[s].owner;
   }
   AS_TRY(same_inputs(in, n, &carried));
+  int mixed = 0;
+  AS_TRY(same_build(in, n, opts.allow_mixed_builds, &mixed));
 
   /* Pass 1: the checksums of every input, which trials the inputs' shards cover, and how far
    * each shard got. */
@@ -570,6 +635,7 @@ as_status as_merge_run(const char *out, const char *const *inputs, int n, const 
   AS_TRY(provenance(in, n, &prov));
   AS_TRY(as_results_set_attr_string(rf, "merged_from", prov));
   AS_TRY(as_results_set_attr_u64(rf, "merge_partial", r.done < T ? 1 : 0));
+  AS_TRY(as_results_set_attr_u64(rf, "merge_mixed_builds", (uint64_t)mixed));
   AS_TRY(as_results_close(&rf));
   AS_CHECK(!stopped(&opts), AS_ERR_INTERRUPTED,
            "merge stopped by a signal before its file took the name %s (untouched); run the "

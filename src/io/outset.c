@@ -722,8 +722,7 @@ as_status as_outset_journals_read_for(const char *results, as_side side, const c
       tot.damaged_headers++;
     } else {
       AS_TRY(hst);
-      AS_CHECK(!spec_sha256 || !scan.spec[0] ||
-                   strncmp(scan.spec, spec_sha256, AS_JOURNAL_SPEC_CHARS) == 0,
+      AS_CHECK(!spec_sha256 || !scan.spec[0] || as_journal_tag_in(scan.spec, spec_sha256),
                AS_ERR_MISMATCH,
                "journal %s belongs to another sweep (spec SHA-256 %s...), not to %s (%.*s...): "
                "use the spec of that sweep, or move the journal away",
@@ -779,6 +778,27 @@ cleanup:
 
 as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, uint64_t n_trials,
                             uint64_t *recovered) {
+  return as_outset_recover_also(results, rf, NULL, done, n_trials, recovered);
+}
+
+as_status as_outset_retag(const char *results, const char *spec_sha256) {
+  as_status st = AS_OK;
+  static const as_side kinds[] = {AS_SIDE_JOURNAL, AS_SIDE_DAMAGED_JOURNAL};
+  char **names = NULL;
+  size_t n = 0;
+  for (size_t s = 0; s < sizeof kinds / sizeof kinds[0]; s++) {
+    as_outset_list_free(&names, n);
+    n = 0;
+    AS_TRY(as_outset_list(results, kinds[s], &names, &n));
+    for (size_t i = 0; i < n; i++) AS_TRY(as_journal_retag(names[i], spec_sha256));
+  }
+cleanup:
+  as_outset_list_free(&names, n);
+  return st;
+}
+
+as_status as_outset_recover_also(const char *results, as_results *rf, const char *spec_sha256,
+                                 uint8_t *done, uint64_t n_trials, uint64_t *recovered) {
   as_status st = AS_OK;
   recover_ctx *r = NULL;
   AS_CHECK(rf && (done || n_trials == 0) && recovered, AS_ERR_ARG,
@@ -788,10 +808,14 @@ as_status as_outset_recover(const char *results, as_results *rf, uint8_t *done, 
   r->rf = rf;
   r->done = done;
   r->n_trials = n_trials;
-  char sha[80] = "";
-  if (as_results_attr_string(rf, "spec_sha256", sha, sizeof sha) != AS_OK) {
+  char sha[160] = "";
+  if (as_results_attr_string(rf, "spec_sha256", sha, 80) != AS_OK) {
     as_error_clear();
     sha[0] = '\0';
+  }
+  if (sha[0] && spec_sha256) { /* either spec's journals */
+    const size_t k = strlen(sha);
+    snprintf(sha + k, sizeof sha - k, ",%.70s", spec_sha256);
   }
   AS_TRY(as_outset_journals_read_for(results, AS_SIDE_JOURNAL, sha[0] ? sha : NULL, recover_visit,
                                      r, NULL));

@@ -1328,7 +1328,8 @@ cleanup:
   return st;
 }
 
-static as_status create_spec(as_results *rf, const char *text) {
+/* The /spec dataset of file holding text; writer: this process writes it (rank 0). */
+static as_status write_spec(hid_t file, int writer, const char *text) {
   as_status st = AS_OK;
   hid_t t = H5I_INVALID_HID, s = H5I_INVALID_HID, d = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
   size_t len = strlen(text);
@@ -1337,14 +1338,18 @@ static as_status create_spec(as_results *rf, const char *text) {
   AS_H5_ID(s, H5Screate(H5S_SCALAR));
   AS_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
   AS_H5_CHECK(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
-  AS_H5_ID(d, H5Dcreate2(rf->file, "spec", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-  if (rf->rank == 0 && len) AS_H5_CHECK(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text));
+  AS_H5_ID(d, H5Dcreate2(file, "spec", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (writer && len) AS_H5_CHECK(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text));
 cleanup:
   if (d >= 0) H5Dclose(d);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (s >= 0) H5Sclose(s);
   if (t >= 0) H5Tclose(t);
   return st;
+}
+
+static as_status create_spec(as_results *rf, const char *text) {
+  return write_spec(rf->file, rf->rank == 0, text);
 }
 
 static as_status create_bulk(as_results *rf, const as_results_info *info) {
@@ -2853,6 +2858,64 @@ as_status as_results_attr_string(as_results *rf, const char *name, char *buf, si
 cleanup:
   free(tmp);
   if (mt >= 0) H5Tclose(mt);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return st;
+}
+
+as_status as_results_store_spec(const char *path, const char *text, const char *sha,
+                                const char *name) {
+  as_status st = AS_OK;
+  hid_t f = H5I_INVALID_HID;
+  AS_CHECK(path && text && sha && name, AS_ERR_ARG, "as_results_store_spec: NULL argument");
+  as_h5_quiet();
+  /* One process, the POSIX driver: no other process has the file open (the run closed it). */
+  AS_H5_ID(f, H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT));
+  if (H5Lexists(f, "spec", H5P_DEFAULT) > 0) AS_H5_CHECK(H5Ldelete(f, "spec", H5P_DEFAULT));
+  AS_TRY(write_spec(f, 1, text));
+  static const char *const names[] = {"spec_sha256", "spec_name"};
+  const char *values[] = {sha, name};
+  for (int i = 0; i < 2; i++) {
+    if (H5Aexists(f, names[i]) > 0) AS_H5_CHECK(H5Adelete(f, names[i]));
+    AS_TRY(attr_write_str(f, names[i], values[i], 0));
+  }
+  AS_H5_CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+cleanup:
+  if (f >= 0 && H5Fclose(f) < 0 && st == AS_OK)
+    st = as_error_set(AS_ERR_IO, __FILE__, __LINE__, __func__, "cannot close %s", path);
+  return st;
+}
+
+as_status as_results_attr_text(as_results *rf, const char *name, char *buf, size_t len) {
+  as_status st = AS_OK;
+  hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID, s = H5I_INVALID_HID;
+  char *vl = NULL;
+  AS_CHECK(rf && name && buf && len > 0, AS_ERR_ARG, "as_results_attr_text: bad arguments");
+  buf[0] = '\0';
+  AS_CHECK(H5Aexists(rf->file, name) > 0, AS_ERR_DATA, "the results file has no attribute %s",
+           name);
+  AS_H5_ID(a, H5Aopen(rf->file, name, H5P_DEFAULT));
+  AS_H5_ID(t, H5Aget_type(a));
+  AS_CHECK(H5Tget_class(t) == H5T_STRING, AS_ERR_DATA, "attribute %s is not a string", name);
+  if (!H5Tis_variable_str(t)) {
+    H5Aclose(a);
+    a = H5I_INVALID_HID;
+    AS_TRY(as_results_attr_string(rf, name, buf, len));
+    goto cleanup;
+  }
+  AS_H5_ID(s, H5Aget_space(a));
+  AS_CHECK(H5Sget_simple_extent_npoints(s) == 1, AS_ERR_DATA, "attribute %s is not one string",
+           name);
+  AS_H5_ID(mt, H5Tcopy(H5T_C_S1));
+  AS_H5_CHECK(H5Tset_size(mt, H5T_VARIABLE));
+  AS_H5_CHECK(H5Tset_cset(mt, H5Tget_cset(t))); /* h5py writes UTF-8: no conversion */
+  AS_H5_CHECK(H5Aread(a, mt, &vl));
+  snprintf(buf, len, "%s", vl ? vl : "");
+  H5free_memory(vl);
+  vl = NULL;
+cleanup:
+  if (mt >= 0) H5Tclose(mt);
+  if (s >= 0) H5Sclose(s);
   if (t >= 0) H5Tclose(t);
   if (a >= 0) H5Aclose(a);
   return st;

@@ -1772,20 +1772,107 @@ void as_spec_axis_value(const as_spec *s, int i, uint64_t j, char *buf, size_t l
     snprintf(buf, len, "%s", v->node->text);
 }
 
-as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
-  as_status st = AS_OK;
-  AS_CHECK(s && out, AS_ERR_ARG, "as_spec_trial: NULL argument");
-  AS_CHECK(index < s->trials, AS_ERR_ARG, "trial %llu out of range (the sweep has %llu)",
-           (unsigned long long)index, (unsigned long long)s->trials);
-  uint64_t r = index / s->points, p = index % s->points;
+/* The case of point p: the last case whose offset <= p. */
+static int case_of(const as_spec *s, uint64_t p) {
   int lo = 0, hi = s->ncases - 1;
-  while (lo < hi) { /* last case whose offset <= p */
+  while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
     if (s->cases[mid].offset <= p)
       lo = mid;
     else
       hi = mid - 1;
   }
+  return lo;
+}
+
+as_status as_spec_point_source(const as_spec *s, uint64_t p, int key, int *line, int *col,
+                               int *applies, int *case_id) {
+  as_status st = AS_OK;
+  AS_CHECK(s && line && col && applies && case_id, AS_ERR_ARG,
+           "as_spec_point_source: NULL argument");
+  AS_CHECK(p < s->points && key >= 0 && key < F_COUNT, AS_ERR_ARG,
+           "as_spec_point_source: point %llu or key %d out of range", (unsigned long long)p, key);
+  const int c = case_of(s, p);
+  point pt;
+  resolve_point(s, c, p - s->cases[c].offset, &pt);
+  const as_sn *n = pt.src[key];
+  *line = n ? n->line : 0;
+  *col = n ? n->col : 0;
+  *applies = as_params[key].applies(&pt.t);
+  *case_id = c;
+cleanup:
+  return st;
+}
+
+/* Trial index's random-stream keys (docs/spec.md, "Enumeration and seeds"): the point with its
+ * common axes at their first value (no common keys: the point itself, so index and p as
+ * always). */
+static void stream_keys(const as_spec *s, uint64_t index, int c, const point *pt, uint64_t *token,
+                        uint64_t *triple) {
+  const uint64_t r = index / s->points, p = index % s->points;
+  const uint64_t cp = s->cases[c].offset + common_point(s, s->cases[c].t, p - s->cases[c].offset);
+  *token = r * s->points + cp;
+  *triple = pt->t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : *token;
+}
+
+int as_spec_draws_differ(const as_spec *a, const as_spec *b, char *why, size_t len) {
+  if (a->seed != b->seed) {
+    snprintf(why, len, "seed %llu -> %llu", (unsigned long long)a->seed,
+             (unsigned long long)b->seed);
+    return 1;
+  }
+  if (strcmp(a->common_text, b->common_text) != 0) {
+    snprintf(why, len, "common: [%s] -> [%s]", a->common_text, b->common_text);
+    return 1;
+  }
+  if (a->replicates != b->replicates || a->points != b->points) {
+    snprintf(why, len,
+             "replicates x points %u x %llu -> %u x %llu: trial i = replicate x points + point "
+             "would be another trial",
+             a->replicates, (unsigned long long)a->points, b->replicates,
+             (unsigned long long)b->points);
+    return 1;
+  }
+  /* Each point's keys (triple_seed, the common point), of the first two replicates: the
+   * others follow (token key r P + c). Evenly sampled above CHECK_POINTS points. */
+  const uint64_t P = a->points,
+                 stride = P > CHECK_POINTS ? (P + CHECK_POINTS - 1) / CHECK_POINTS : 1;
+  for (uint64_t p = 0; p < P; p += stride)
+    for (uint64_t r = 0; r < (a->replicates > 1 ? 2u : 1u); r++) {
+      const uint64_t index = r * P + p;
+      uint64_t key[2][2];
+      const as_spec *s2[2] = {a, b};
+      for (int k = 0; k < 2; k++) {
+        const int c = case_of(s2[k], p);
+        point pt;
+        resolve_point(s2[k], c, p - s2[k]->cases[c].offset, &pt);
+        stream_keys(s2[k], index, c, &pt, &key[k][0], &key[k][1]);
+      }
+      if (key[0][0] != key[1][0] || key[0][1] != key[1][1]) {
+        snprintf(why, len,
+                 "the stream keys (tokens, triple) of trial %llu (%llu, %llu) -> (%llu, %llu): "
+                 "triple_seed or the points changed",
+                 (unsigned long long)index, (unsigned long long)key[0][0],
+                 (unsigned long long)key[0][1], (unsigned long long)key[1][0],
+                 (unsigned long long)key[1][1]);
+        return 1;
+      }
+    }
+  if (why && len) why[0] = '\0';
+  return 0;
+}
+
+int as_spec_top_key(const char *name) {
+  return name && in_list(name, top_keys);
+}
+
+as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
+  as_status st = AS_OK;
+  AS_CHECK(s && out, AS_ERR_ARG, "as_spec_trial: NULL argument");
+  AS_CHECK(index < s->trials, AS_ERR_ARG, "trial %llu out of range (the sweep has %llu)",
+           (unsigned long long)index, (unsigned long long)s->trials);
+  uint64_t r = index / s->points, p = index % s->points;
+  const int lo = case_of(s, p);
   point pt;
   resolve_point(s, lo, p - s->cases[lo].offset, &pt);
   *out = pt.t;
@@ -1797,12 +1884,7 @@ as_status as_spec_trial(const as_spec *s, uint64_t index, as_trial *out) {
   }
   out->index = index;
   out->replicate = (uint32_t)r;
-  /* The draws' keys: the point with its common axes at their first value (no common keys:
-   * the point itself, so index and p as always). */
-  const uint64_t cp =
-      s->cases[lo].offset + common_point(s, s->cases[lo].t, p - s->cases[lo].offset);
-  out->token_key = r * s->points + cp;
-  out->triple_key = pt.t.triple_seed == AS_TSEED_PER_PARAMETERS ? cp : out->token_key;
+  stream_keys(s, index, lo, &pt, &out->token_key, &out->triple_key);
   /* The defence of rules.h: validate checked every point (a bug when this fails). */
   const as_rule_env env = {s->spectral_threshold};
   AS_TRY(as_rules_check(out, &env));

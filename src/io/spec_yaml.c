@@ -111,6 +111,20 @@ static as_sn *new_node(as_spec_cx *cx, as_sn_kind kind, yaml_mark_t mark) {
   return s;
 }
 
+/* An explicit YAML tag (!foo, !!binary, !<...>) is refused at its node: the spec's values are
+ * plain YAML, and a tag would be read past silently (the value taken as if untagged). !!str
+ * is the one tag read: it makes a scalar a string. */
+static void refuse_tag(as_spec_cx *cx, const yaml_event_t *ev, const unsigned char *tag) {
+  static const char core[] = "tag:yaml.org,2002:";
+  const char *t = (const char *)tag;
+  if (!t || (ev->type == YAML_SCALAR_EVENT && strcmp(t, "tag:yaml.org,2002:str") == 0)) return;
+  const int short_form = strncmp(t, core, sizeof core - 1) == 0;
+  as_spec_note(cx, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
+               "YAML tag '%s%.64s' is not supported: write the value without it (!!str, which "
+               "makes a scalar a string, is the one tag a spec may use)",
+               short_form ? "!!" : "", short_form ? t + sizeof core - 1 : t);
+}
+
 typedef struct frame {
   as_sn *node;
   int used; /* slots filled (map: keys and values) */
@@ -179,6 +193,7 @@ void as_spec_tree_build(as_spec_cx *cx, const char *text, size_t len, as_sn **ro
       done = 1;
       break;
     case YAML_SCALAR_EVENT: {
+      refuse_tag(cx, &ev, ev.data.scalar.tag);
       node = new_node(cx, AS_SN_SCALAR, ev.start_mark);
       if (!node) break;
       node->len = ev.data.scalar.length;
@@ -190,6 +205,9 @@ void as_spec_tree_build(as_spec_cx *cx, const char *text, size_t len, as_sn **ro
     }
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT:
+      refuse_tag(cx, &ev,
+                 ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.tag
+                                                      : ev.data.mapping_start.tag);
       node =
           new_node(cx, ev.type == YAML_SEQUENCE_START_EVENT ? AS_SN_SEQ : AS_SN_MAP, ev.start_mark);
       break;

@@ -597,7 +597,8 @@ typedef struct sweep_run {
   uint64_t n_trials;
   char path[AS_OUTSET_PATH_MAX]; /* the results file under its own name */
   char file_sha[80];             /* the file's spec SHA-256: what its journals are tagged with */
-  as_outset *claim;              /* rank 0: the lock on the output set */
+  int respec; /* resume --allow-spec-change with another spec: stored at the close (store_spec) */
+  as_outset *claim; /* rank 0: the lock on the output set */
   as_results *rf;
   as_journal *journal;
   as_pipeline *pl;
@@ -716,6 +717,36 @@ cleanup:
   return st;
 }
 
+/* --allow-spec-change: the new spec may change what trials do (the expert's call), never their
+ * random draws (docs/robustness.md, "Guards"): the rows done would come from other draws than
+ * the rest, and reproduce could not tell. The file's spec is parsed as stored. */
+static as_status same_draws(as_results *rf, const char *path, const as_spec *spec) {
+  as_status st = AS_OK;
+  char *text = NULL;
+  as_spec *old = NULL;
+  as_spec_diags dg = {0, 0, NULL};
+  char why[512] = "";
+  AS_TRY(as_results_spec_text(rf, &text));
+  if (as_spec_parse(text, strlen(text), path, &dg, &old) != AS_OK) {
+    as_error_clear();
+    AS_CHECK(0, AS_ERR_MISMATCH,
+             "%s: --allow-spec-change: the spec stored in the file does not parse (%s), so "
+             "whether this spec keeps the trials' random draws cannot be checked: resume with the "
+             "original spec",
+             path, dg.count ? dg.items[0].message : "unknown problem");
+  }
+  AS_CHECK(!as_spec_draws_differ(old, spec, why, sizeof why), AS_ERR_MISMATCH,
+           "%s: --allow-spec-change cannot change the trials' random draws (from the file's "
+           "spec to this one: %s): the rows done would come from other draws than the rest. "
+           "Resume with the original spec, or write a new results file",
+           path, why);
+cleanup:
+  as_spec_destroy(&old);
+  as_spec_diags_free(&dg);
+  free(text);
+  return st;
+}
+
 /* Resume: reopen the file, refuse another spec, changed inputs or another shape. */
 static as_status phase_reopen(sweep_run *w) {
   as_status st = AS_OK;
@@ -738,6 +769,8 @@ static as_status phase_reopen(sweep_run *w) {
       cst = as_error_set(AS_ERR_MISMATCH, __FILE__, __LINE__, __func__,
                          "%s has %llu trials, the spec %llu: cannot resume", path,
                          (unsigned long long)rows, (unsigned long long)w->n_trials);
+    else if (cst == AS_OK && strcmp(sha, as_spec_sha256(spec)) != 0)
+      cst = same_draws(w->rf, path, spec);
     if (cst == AS_OK) cst = as_outset_inputs_check(w->rf, spec, path, w->opts.allow_input_change);
     /* A file from before the spec side file existed: give it one, from /spec. */
     if (cst == AS_OK) cst = as_outset_spec_ensure(path, w->rf);
@@ -746,6 +779,7 @@ static as_status phase_reopen(sweep_run *w) {
   }
   AS_TRY(agree(comm, cst));
   AS_MPI_CHECK(MPI_Bcast(w->file_sha, (int)sizeof w->file_sha, MPI_CHAR, 0, comm));
+  w->respec = strcmp(w->file_sha, as_spec_sha256(spec)) != 0;
 cleanup:
   return st;
 }
@@ -777,7 +811,8 @@ static as_status phase_todo(sweep_run *w) {
         for (uint64_t i = 0; i < n_trials; i++) r->skipped += done[i] && !w->flags[i];
         memcpy(w->done_before, done, n_trials);
         /* done[i] = 1 for a row with damaged bulk data keeps its journal entry out. */
-        dst = as_outset_recover(w->path, w->rf, done, n_trials, &r->recovered);
+        dst = as_outset_recover_also(w->path, w->rf, w->respec ? as_spec_sha256(w->spec) : NULL,
+                                     done, n_trials, &r->recovered);
       }
       if (dst == AS_OK) {
         for (uint64_t i = 0; i < n_trials; i++)
@@ -828,10 +863,13 @@ static as_status phase_workers(sweep_run *w) {
   as_status st = AS_OK;
   MPI_Comm comm = w->comm;
   const int rank = w->rank;
-  char aside[AS_OUTSET_PATH_MAX + 64] = "";
-  as_status wst = as_outset_journal_open_spec(w->path, rank, SWEEP_BATCH, 3600.0,
-                                              w->file_sha[0] ? w->file_sha : NULL, aside,
-                                              sizeof aside, &w->journal);
+  char aside[AS_OUTSET_PATH_MAX + 64] = "", tags[2 * sizeof w->file_sha] = "";
+  /* The file's spec tags the journals; while a changed spec is not stored yet (store_spec),
+   * a journal already tagged with it (a store that was interrupted) is this sweep's too. */
+  snprintf(tags, sizeof tags, "%s%s%s", w->file_sha, w->respec ? "," : "",
+           w->respec ? as_spec_sha256(w->spec) : "");
+  as_status wst = as_outset_journal_open_spec(
+      w->path, rank, SWEEP_BATCH, 3600.0, tags[0] ? tags : NULL, aside, sizeof aside, &w->journal);
   if (wst == AS_OK && aside[0])
     fprintf(stderr,
             "attnsweep run: warning: [rank %d] the header of %s's journal was damaged: it was "
@@ -962,6 +1000,26 @@ static as_status phase_schedule(sweep_run *w) {
  * Collective close on every path that opened the file. A clean close of a complete sweep:
  * the side files go, once every journaled record is verified in the file (outset.h). Still
  * under the lock; a failure here leaves them and is reported, but the sweep is complete. */
+/* A resume with --allow-spec-change stores the new spec once the file is closed (cleanly:
+ * done, or stopped and resumable), so that the file says what ran: a later resume, repair,
+ * reproduce and status read it. By rank 0 under the lock, no process having the file open
+ * (a collective rewrite of /spec meets HDF5's collective metadata reads with caches that
+ * differ between ranks). The journals are tagged with it first, then the spec copy, then the
+ * file: interrupted in between, the same resume command completes it (its recovery and its
+ * journals take either spec's tag). */
+static as_status store_spec(sweep_run *w) {
+  as_status st = AS_OK;
+  size_t len = 0;
+  const char *text = as_spec_text(w->spec, &len);
+  const char *sha = as_spec_sha256(w->spec);
+  AS_TRY(as_outset_retag(w->path, sha));
+  AS_TRY(as_outset_spec_save(w->path, text, len));
+  AS_TRY(as_results_store_spec(w->path, text, sha, as_spec_name(w->spec)));
+  snprintf(w->file_sha, sizeof w->file_sha, "%s", sha);
+cleanup:
+  return st;
+}
+
 static as_status phase_close(sweep_run *w, as_status st) {
   as_status cst = as_journal_close(&w->journal);
   if (st == AS_OK && cst != AS_OK) st = cst;
@@ -971,6 +1029,10 @@ static as_status phase_close(sweep_run *w, as_status st) {
     if (st == AS_OK && cst != AS_OK) st = cst;
     w->r.counted = cst == AS_OK && counts.total > 0;
     w->r.not_converged = counts.outcome[AS_OUT_NOT_CONVERGED];
+    if (w->respec && w->claim && cst == AS_OK && (st == AS_OK || st == AS_ERR_INTERRUPTED)) {
+      const as_status sst = store_spec(w);
+      if (sst != AS_OK) st = sst;
+    }
   }
   if (st == AS_OK && w->claim) {
     w->r.tidy_status = as_outset_tidy(w->path, &w->r.journal_differing);
